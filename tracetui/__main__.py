@@ -1,0 +1,5 @@
+"""``python -m tracetui`` runs the command line."""
+
+from tracetui.cli import main
+
+main()

@@ -1,0 +1,107 @@
+"""The ``tracetui`` command line: a thin layer over the trace model, the app and capture.
+
+Each subcommand lives in the module that owns its feature and is imported only when
+it runs, so ``tracetui capture`` works on a machine with torch but without polars or
+textual, and ``tracetui --help`` starts instantly.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import click
+
+from tracetui import __version__
+from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, TraceError
+
+# command name -> "module:attribute" of its click.Command
+COMMANDS: dict[str, str] = {
+    "open": "tracetui.app.command:open_command",
+    "summary": "tracetui.report.commands:summary_command",
+    "export": "tracetui.report.commands:export_command",
+    "capture": "tracetui.capture.command:capture_command",
+    "diff": "tracetui.compare.command:diff_command",
+    "check": "tracetui.compare.command:check_command",
+}
+
+EPILOG = """\b
+Exit codes:
+  0  success
+  1  `tracetui check`: at least one expectation failed
+  2  bad input: usage error, unreadable or invalid trace, bad expectations file
+  3  internal error (a bug in tracetui; TRACETUI_DEBUG=1 shows the traceback)
+"""
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        return getattr(importlib.import_module(module_name), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Short help without importing every command module.
+        rows = [(name, SHORT_HELP[name]) for name in COMMANDS]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+SHORT_HELP = {
+    "open": "Explore a trace in the terminal (default: the bundled sample).",
+    "summary": "Print a one-screen report of a trace (or --json).",
+    "export": "Write the events, ops or kernels table as csv, parquet or json.",
+    "capture": "Profile a built-in workload and write a trace.",
+    "diff": "Compare two traces: kernels, dispatch chains, time.",
+    "check": "Check a trace against an expectations file (exit 1 on failure).",
+}
+
+
+@click.group(cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="tracetui")
+def cli() -> None:
+    """tracetui: a terminal explorer for PyTorch profiler traces.
+
+    Which CPU op launched which GPU kernel, which ops launched none, and where the
+    time went. Guess first, then look.
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; every error the user can cause is one line on stderr."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        code = cli.main(args=args, prog_name="tracetui", standalone_mode=False)
+    except TraceError as exc:
+        click.echo(f"tracetui: {exc}", err=True)
+        code = EXIT_BAD_INPUT
+    except click.exceptions.Abort:
+        click.echo("tracetui: interrupted", err=True)
+        code = 130
+    except click.ClickException as exc:
+        ctx = getattr(exc, "ctx", None)
+        where = ctx.command_path if ctx is not None else "tracetui"
+        click.echo(f"{where}: {exc.format_message()} (see --help)", err=True)
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        click.echo("tracetui: interrupted", err=True)
+        code = 130
+    except BrokenPipeError:
+        code = 0
+    except Exception as exc:  # a bug: still one line unless debugging
+        if os.environ.get("TRACETUI_DEBUG"):
+            raise
+        click.echo(
+            f"tracetui: internal error: {type(exc).__name__}: {exc} (TRACETUI_DEBUG=1 shows the traceback)",
+            err=True,
+        )
+        code = EXIT_INTERNAL
+    sys.exit(code if isinstance(code, int) else 0)
