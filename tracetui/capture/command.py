@@ -1,0 +1,194 @@
+"""``tracetui capture``: the click command, flag validation and what is printed after a capture.
+
+Importing this module needs click and the (torch-free) workload registry only; torch, triton and
+the profiling loop are imported when the command runs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from workloads.registry import (
+    COMPILE_MODES,
+    DTYPES,
+    KERNELS,
+    SHAPE_FLAGS,
+    SHAPE_HELP,
+    WORKLOADS,
+    ConfigError,
+    RunConfig,
+    Variant,
+    flag_name,
+    make_config,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+
+class CaptureCommand(click.Command):
+    """A click command whose unknown-option error lists every valid option, on one line."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            valid = " ".join(o for p in self.get_params(ctx) for o in p.opts if o.startswith("--"))
+            raise click.NoSuchOption(
+                exc.option_name, message=f"no such option: {exc.option_name}; valid: {valid}", ctx=ctx
+            ) from None
+
+
+def _shape_help(key: str) -> str:
+    defaults = ", ".join(f"{w.name} {w.defaults[key]}" for w in WORKLOADS.values() if key in w.defaults)
+    return f"{SHAPE_HELP[key]} [default: {defaults}]."
+
+
+def _epilog() -> str:
+    rows = "\n".join(f"  {w.name:<11} {w.summary}  [{w.flags()}]" for w in WORKLOADS.values())
+    return (
+        "\b\nWorkloads:\n"
+        f"{rows}\n\n"
+        "\b\nExamples:\n"
+        "  tracetui capture mlp                  # eager, writes mlp_eager.json.gz\n"
+        "  tracetui capture mlp --compile        # mlp_compiled.json.gz\n"
+        "  tracetui capture mlp --kernel triton --train\n"
+    )
+
+
+def _shape_options(func: click.decorators.FC) -> click.decorators.FC:
+    for key in reversed(SHAPE_FLAGS):
+        func = click.option(
+            flag_name(key), key, type=click.IntRange(min=1), default=None, help=_shape_help(key)
+        )(func)
+    return func
+
+
+@click.command(
+    "capture", cls=CaptureCommand, epilog=_epilog(), context_settings={"help_option_names": ["-h", "--help"]}
+)
+@click.argument("workload", type=click.Choice(list(WORKLOADS)), metavar="WORKLOAD")
+@click.option("--compile", "compile_", is_flag=True, help="Run the model under torch.compile.")
+@click.option(
+    "--mode", type=click.Choice(COMPILE_MODES), default=None, help="torch.compile mode (with --compile)."
+)
+@click.option(
+    "--cuda-graph",
+    is_flag=True,
+    help="Capture the step once in a CUDA graph, replay it while profiling (GPU).",
+)
+@click.option(
+    "--train",
+    is_flag=True,
+    help="Forward, backward and an AdamW step (labels: WORKLOAD_fwd, backward, optimizer).",
+)
+@click.option(
+    "--kernel",
+    type=click.Choice(KERNELS),
+    default="torch",
+    show_default=True,
+    help="mlp: gelu·mul as torch ops, or this project's one-pass Triton kernel (GPU).",
+)
+@click.option(
+    "--dtype",
+    type=click.Choice(list(DTYPES)),
+    default=None,
+    help="Parameter and input dtype [default: bf16].",
+)
+@_shape_options
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Trace file (.json.gz, or .json for plain text) [default: ./WORKLOAD_VARIANT.json.gz].",
+)
+@click.option(
+    "--steps", type=click.IntRange(1, 100), default=3, show_default=True, help="Active profiler steps."
+)
+@click.option("--with-stack", is_flag=True, help="Record Python call stacks (a much bigger trace).")
+@click.option("--memory", is_flag=True, help="Record memory allocations (profile_memory).")
+@click.option("--open", "open_", is_flag=True, help="Open the trace in the explorer afterwards.")
+def capture_command(
+    workload: str,
+    compile_: bool,
+    mode: str | None,
+    cuda_graph: bool,
+    train: bool,
+    kernel: str,
+    dtype: str | None,
+    output: Path | None,
+    steps: int,
+    with_stack: bool,
+    memory: bool,
+    open_: bool,
+    **shapes: int | None,
+) -> None:
+    """Profile a built-in WORKLOAD with the blog's settings and write a Chrome trace.
+
+    schedule(wait=1, warmup=1, active=STEPS), one record_function label per forward
+    (matmul_add_fwd, linear_fwd, mlp_fwd), record_shapes, CPU + CUDA activities. Without a
+    GPU the workload runs on the CPU and the trace has CPU ops only.
+    """
+    variant = Variant(compile=compile_, mode=mode, cuda_graph=cuda_graph, train=train, kernel=kernel)
+    try:
+        config = make_config(workload, variant=variant, shapes=shapes, dtype=dtype)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+    path = output if output is not None else Path(f"{config.file_stem()}.json.gz")
+    device = _device_for(config)
+
+    from tracetui.capture.profile import run_capture
+
+    run_capture(config, path, steps=steps, with_stack=with_stack, memory=memory, device=device)
+    click.echo(f"wrote {shlex.quote(str(path))} ({path.stat().st_size / 1024:.0f} KiB)")
+    _after(path, open_)
+
+
+def _device_for(config: RunConfig) -> torch.device:
+    """The device to run on; a one-line UsageError when the variant needs what is not here."""
+    try:
+        import torch
+    except ImportError:
+        raise click.UsageError("capturing needs torch: pip install 'tracetui[capture]'") from None
+    needs = config.variant.gpu_flags()
+    if not torch.cuda.is_available():
+        if needs:
+            raise click.UsageError(f"{needs[0]} needs a CUDA GPU and there is none here")
+        click.echo("no CUDA GPU here: running on the CPU (the trace will have CPU ops only)", err=True)
+        return torch.device("cpu")
+    if config.variant.kernel == "triton" and importlib.util.find_spec("triton") is None:
+        raise click.UsageError("--kernel triton needs the triton package (pip install triton)")
+    return torch.device("cuda")
+
+
+def _skipped(what: str, exc: ImportError, command: str) -> None:
+    missing = exc.name or "a dependency"
+    if missing.startswith("tracetui"):
+        reason = f"{missing} is missing from this install"
+    else:
+        reason = f"{missing} is not installed here"
+    click.echo(f"{what} skipped: {reason} (run '{command}' where it is)", err=True)
+
+
+def _after(path: Path, open_: bool) -> None:
+    """Print the one-screen summary, then open the explorer if asked; degrade to one line each."""
+    quoted = shlex.quote(str(path))
+    try:
+        from tracetui.report.summary import print_summary
+    except ImportError as exc:
+        _skipped("summary", exc, f"tracetui summary {quoted}")
+    else:
+        print_summary(path)
+    if open_:
+        try:
+            from tracetui.app.command import open_trace
+        except ImportError as exc:
+            _skipped("open", exc, f"tracetui open {quoted}")
+        else:
+            open_trace(path)

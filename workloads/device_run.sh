@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Everything issue 3 needs from a GPU machine, in one go: environment, tests, benchmark, sample traces.
+#
+#   OUT=/tmp/out bash workloads/device_run.sh [all|bench|samples|smoke|tests]
+#
+# Run from the repository root. Logs land in $OUT (env.txt, pytest_*.txt, bench.md, capture.log) and
+# the sample traces in $OUT/samples.tar.gz; copy them into sample_traces/ and record the commands
+# and versions in sample_traces/README.md. Each step has its own time limit so one hang loses one step.
+set -uo pipefail
+OUT=$(realpath -m "${OUT:-out}")
+WHAT=${1:-all}
+REPO=$(pwd)
+mkdir -p "$OUT/samples" "$OUT/smoke"
+export PYTHONPATH=$REPO PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
+
+step() {  # step SECONDS LOG COMMAND...: run, tee to $OUT/LOG, report status
+    local limit=$1 log=$2
+    shift 2
+    echo "### $*" | tee -a "$OUT/$log"
+    timeout "$limit" "$@" 2>&1 | tee -a "$OUT/$log"
+    echo "### exit ${PIPESTATUS[0]}: $*" | tee -a "$OUT/$log"
+}
+
+capture() {  # capture DIR ARGS...: tracetui capture in DIR, as the samples' README records it
+    (cd "$OUT/$1" && shift && step 240 capture.log python3 -m tracetui capture "$@")
+}
+
+if [[ $WHAT == all || $WHAT == tests ]]; then
+    {
+        nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+        python3 -c "import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__, torch.version.cuda)"
+    } 2>&1 | tee "$OUT/env.txt"
+    step 300 pytest_gpu.txt python3 -m pytest tests/workloads -m gpu -q -rs -p no:cacheprovider
+    step 200 pytest_cpu.txt python3 -m pytest tests/workloads -m "not gpu" -q -rs -p no:cacheprovider
+fi
+if [[ $WHAT == all || $WHAT == bench ]]; then
+    step 300 bench.md python3 -m workloads.bench --sweep
+fi
+if [[ $WHAT == all || $WHAT == samples ]]; then
+    capture samples matmul-add
+    capture samples linear
+    capture samples linear --compile
+    capture samples mlp
+    capture samples mlp --compile
+    capture samples mlp --kernel triton
+    capture samples mlp --cuda-graph
+    capture samples mlp --kernel triton --train
+    tar czf "$OUT/samples.tar.gz" -C "$OUT/samples" .
+    ls -l "$OUT/samples" | tee -a "$OUT/capture.log"
+fi
+if [[ $WHAT == all || $WHAT == smoke ]]; then  # other variants: must run, traces not kept
+    capture smoke mlp --kernel triton --compile
+    capture smoke mlp --kernel triton --cuda-graph --train
+    capture smoke mlp --compile --train
+    capture smoke matmul-add --cuda-graph --train
+    capture smoke linear --memory --with-stack --dtype fp32
+    ls -l "$OUT/smoke" | tee -a "$OUT/capture.log"
+    rm -rf "$OUT/smoke"
+fi
+rm -rf "$OUT/samples"

@@ -1,0 +1,127 @@
+"""This project's GeGLU kernel in Triton: ``gelu(g, approximate="tanh") * u`` in one pass.
+
+The forward reads ``g`` and ``u`` once and writes the output once; the backward reads ``dy``,
+``g`` and ``u`` once and writes ``dg`` and ``du`` once. Both kernels walk the flattened tensors
+with a 1-D grid and a masked tail, so any shape works (including sizes that are not a multiple
+of the block) without a recompilation per shape: Triton specialises only on the dtype, pointer
+alignment and whether the element count is a multiple of 16. Math is fp32 inside; outputs are
+in the input dtype.
+
+gelu_tanh(g) = 0.5·g·(1 + tanh(z)) with z = √(2/π)·(g + 0.044715·g³); since
+0.5·(1 + tanh(z)) = sigmoid(2z), the kernels compute g·sigmoid(2z), and the derivative
+sigmoid(2z) + 2·g·s·(1 − s)·√(2/π)·(1 + 3·0.044715·g²) with s = sigmoid(2z).
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+# Launch configuration, chosen with ``python -m workloads.bench --sweep`` on an H200
+# (bf16, [8192, 3072]); see docs/workloads.md.
+BLOCK = 4096
+NUM_WARPS = 8
+
+# Globals used inside @triton.jit functions must be constexpr.
+_SQRT_2_OVER_PI = tl.constexpr(0.7978845608028654)
+_COEF = tl.constexpr(0.044715)
+_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+# TRITON_INTERPRET=1 runs the kernels on the CPU (Triton's interpreter), for debugging without a GPU.
+_INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+
+
+@triton.jit
+def _geglu_fwd_kernel(g_ptr, u_ptr, out_ptr, n_elements, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n_elements
+    g = tl.load(g_ptr + offsets, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+    u = tl.load(u_ptr + offsets, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+    z = _SQRT_2_OVER_PI * (g + _COEF * g * g * g)
+    out = g * tl.sigmoid(2.0 * z) * u
+    tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _geglu_bwd_kernel(dy_ptr, g_ptr, u_ptr, dg_ptr, du_ptr, n_elements, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n_elements
+    dy = tl.load(dy_ptr + offsets, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+    g = tl.load(g_ptr + offsets, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+    u = tl.load(u_ptr + offsets, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+    g2 = g * g
+    s = tl.sigmoid(2.0 * _SQRT_2_OVER_PI * (g + _COEF * g2 * g))
+    dgelu = s + 2.0 * _SQRT_2_OVER_PI * g * s * (1.0 - s) * (1.0 + 3.0 * _COEF * g2)
+    tl.store(du_ptr + offsets, (dy * g * s).to(du_ptr.dtype.element_ty), mask=mask)
+    tl.store(dg_ptr + offsets, (dy * u * dgelu).to(dg_ptr.dtype.element_ty), mask=mask)
+
+
+def _check(*tensors: torch.Tensor) -> None:
+    first = tensors[0]
+    for t in tensors:
+        if t.shape != first.shape or t.dtype != first.dtype or t.device != first.device:
+            raise ValueError(
+                f"geglu: tensors must share shape, dtype and device, got {tuple(first.shape)} {first.dtype} "
+                f"{first.device} and {tuple(t.shape)} {t.dtype} {t.device}"
+            )
+    if first.dtype not in _DTYPES:
+        raise ValueError(f"geglu: dtype {first.dtype} is not supported (float16, bfloat16, float32)")
+    if first.device.type != "cuda" and not _INTERPRET:
+        raise ValueError(f"geglu: tensors must be on a CUDA device, not {first.device}")
+
+
+def geglu_forward(
+    g: torch.Tensor,
+    u: torch.Tensor,
+    *,
+    out: torch.Tensor | None = None,
+    block: int = BLOCK,
+    num_warps: int = NUM_WARPS,
+) -> torch.Tensor:
+    """``gelu(g, approximate="tanh") * u`` in one kernel; ``out`` (contiguous, same shape) is optional."""
+    _check(g, u)
+    g, u = g.contiguous(), u.contiguous()
+    if out is None:
+        out = torch.empty_like(g)
+    elif out.shape != g.shape or out.dtype != g.dtype or not out.is_contiguous():
+        raise ValueError("geglu: out must be a contiguous tensor of the inputs' shape and dtype")
+    n = g.numel()
+    if n:
+        _geglu_fwd_kernel[(triton.cdiv(n, block),)](g, u, out, n, BLOCK=block, num_warps=num_warps)
+    return out
+
+
+def geglu_backward(
+    dy: torch.Tensor, g: torch.Tensor, u: torch.Tensor, *, block: int = BLOCK, num_warps: int = NUM_WARPS
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gradients ``(dg, du)`` of ``gelu(g) * u`` for the output gradient ``dy``, in one kernel."""
+    _check(dy, g, u)
+    dy, g, u = dy.contiguous(), g.contiguous(), u.contiguous()
+    dg, du = torch.empty_like(g), torch.empty_like(u)
+    n = g.numel()
+    if n:
+        _geglu_bwd_kernel[(triton.cdiv(n, block),)](dy, g, u, dg, du, n, BLOCK=block, num_warps=num_warps)
+    return dg, du
+
+
+class GeGLUFunction(torch.autograd.Function):
+    """Autograd wrapper: Triton forward, Triton backward; saves ``g`` and ``u`` (no extra memory)."""
+
+    @staticmethod
+    def forward(ctx: torch.autograd.function.FunctionCtx, g: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(g, u)
+        return geglu_forward(g, u)
+
+    @staticmethod
+    def backward(
+        ctx: torch.autograd.function.FunctionCtx, dy: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        g, u = ctx.saved_tensors  # type: ignore[attr-defined]
+        return geglu_backward(dy, g, u)
+
+
+def geglu(g: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """``gelu(g, approximate="tanh") * u`` with the Triton kernels, differentiable in ``g`` and ``u``."""
+    return GeGLUFunction.apply(g, u)

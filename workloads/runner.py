@@ -1,0 +1,153 @@
+"""Turn a :class:`~workloads.registry.RunConfig` into one warmed-up step: a forward or a training step.
+
+The step carries the blog's ``record_function`` labels (``mlp_fwd``; ``backward`` and
+``optimizer`` when training), so the same code serves ``tracetui capture`` and the benchmark.
+Compilation, warm-up and CUDA-graph capture happen here, before any profiling, and each shows
+one progress line on stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import torch
+from torch.profiler import record_function
+
+from workloads.registry import DTYPES, RunConfig
+
+WARMUP_STEPS = 3
+LEARNING_RATE = 1e-4
+# Label of a replayed training graph: forward, backward and optimizer are one graph launch.
+GRAPH_TRAIN_LABEL = "train_step"
+
+
+@dataclass
+class Prepared:
+    """A workload ready to profile: call ``step()`` once per profiler step."""
+
+    step: Callable[[], None]
+    device: torch.device
+    optimizer: str | None  # e.g. "AdamW(lr=0.0001)" when training
+    labels: tuple[str, ...]  # the record_function labels one step emits
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    """``"bf16"`` -> ``torch.bfloat16``."""
+    return getattr(torch, DTYPES[name])
+
+
+def default_device() -> torch.device:
+    """The first CUDA device when there is one, else the CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+@contextlib.contextmanager
+def progress(what: str) -> Iterator[None]:
+    """Print ``what… done in 1.2 s`` on one stderr line around a slow phase."""
+    print(f"{what}… ", end="", file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    try:
+        yield
+    except BaseException:
+        print("failed", file=sys.stderr, flush=True)
+        raise
+    print(f"done in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def prepare(config: RunConfig, device: torch.device | None = None) -> Prepared:
+    """Build the workload on ``device``, compile it if asked, warm it up and capture its graph."""
+    device = device or default_device()
+    variant, label = config.variant, config.workload.label
+    torch.manual_seed(0)
+    module = importlib.import_module(config.workload.module)
+    model, x = module.build(config.shapes, torch_dtype(config.dtype), device, variant.kernel)
+    fn: Callable[[torch.Tensor], torch.Tensor] = model
+    if variant.compile:
+        fn = torch.compile(model, mode=variant.mode)
+
+    optimizer: torch.optim.Optimizer | None = None
+    if variant.train:
+        model.train()
+        opt = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, capturable=variant.cuda_graph)
+        optimizer = opt
+
+        def body() -> None:
+            with record_function(label):
+                out = fn(x)
+            with record_function("backward"):
+                out.float().square().mean().backward()
+            with record_function("optimizer"):
+                opt.step()
+                if not variant.cuda_graph:  # a graph keeps its gradient buffers (see _graphed)
+                    opt.zero_grad(set_to_none=True)
+
+        labels: tuple[str, ...] = (label, "backward", "optimizer")
+    else:
+        model.eval()
+
+        def body() -> None:
+            with torch.no_grad(), record_function(label):
+                fn(x)
+
+        labels = (label,)
+
+    what = f"compiling {config.workload.name} (torch.compile, mode {variant.mode or 'default'})"
+    if not variant.compile:
+        what = f"warming up {config.workload.name} on {device.type}"
+    step = body
+    if variant.cuda_graph:
+        step, labels = _graphed(body, device, optimizer, what, label, variant.train)
+    else:
+        with progress(what):
+            for _ in range(WARMUP_STEPS):
+                body()
+            _sync(device)
+    name = f"AdamW(lr={LEARNING_RATE})" if optimizer is not None else None
+    return Prepared(step=step, device=device, optimizer=name, labels=labels)
+
+
+def _graphed(
+    body: Callable[[], None],
+    device: torch.device,
+    optimizer: torch.optim.Optimizer | None,
+    what: str,
+    label: str,
+    train: bool,
+) -> tuple[Callable[[], None], tuple[str, ...]]:
+    """Warm ``body`` up on a side stream, capture it once in a CUDA graph, return a replaying step.
+
+    For training, gradients are set to None before capture so the captured backward writes
+    (rather than accumulates) them in the graph's own memory, and AdamW runs ``capturable``.
+    """
+    side = torch.cuda.Stream(device)
+    side.wait_stream(torch.cuda.current_stream(device))
+    with progress(what), torch.cuda.stream(side):
+        for _ in range(WARMUP_STEPS):
+            body()
+            if optimizer is not None:
+                optimizer.zero_grad(set_to_none=True)
+        _sync(device)
+    torch.cuda.current_stream(device).wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with progress("capturing a CUDA graph"):
+        with torch.cuda.graph(graph):
+            body()
+        graph.replay()
+        _sync(device)
+    replay_label = GRAPH_TRAIN_LABEL if train else label
+
+    def step() -> None:
+        with record_function(replay_label):
+            graph.replay()
+
+    return step, (replay_label,)
