@@ -1,0 +1,145 @@
+"""Roofline arithmetic and verdicts, checked by hand on the blog's kernels (H200)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from tracetui.insight.devices import peaks_for
+from tracetui.insight.kernel_names import decode_kernel_name
+from tracetui.insight.roofline import (
+    format_byte_rate,
+    format_flops_rate,
+    roof_dtype,
+    roofline,
+    roofline_columns,
+)
+
+GEMM_FLOPS = 2 * 8192 * 768 * 3072  # one of the blog MLP's three GEMMs
+GEMM_BYTES = 17_301_504 + 50_331_648  # x and W read, the [8192, 3072] output written
+FUSED_FLOPS = 64 * 128 * 3072 * 9  # Inductor's gelu·mul: gelu 8 + mul 1 per element
+FUSED_BYTES = 150_994_944  # "the 151 MB it moves"
+
+
+def test_blog_fused_gelu_mul_is_memory_bound_near_copy_bandwidth() -> None:
+    # compiled MLP: the fused kernel ran 37.4 µs → ~4.0 TB/s
+    r = roofline(FUSED_FLOPS, FUSED_BYTES, 37.4, "NVIDIA H200", "bf16", matrix=False)
+    assert r.gbs == pytest.approx(FUSED_BYTES / 37.4e-6 / 1e9)  # 4037 GB/s
+    assert r.intensity == pytest.approx(1.5)  # 9 FLOP per 6 bytes
+    assert r.bound == "memory-bound"
+    assert r.fraction == pytest.approx(4037.3 / 4260, abs=1e-4)
+    assert r.verdict == "memory-bound: 4.04 TB/s = 95% of 4.26 TB/s (measured device copy on H200 SXM)"
+    assert r.memory_peak is not None and r.memory_peak.basis == "measured"
+
+
+def test_blog_gemm_is_compute_bound() -> None:
+    r = roofline(GEMM_FLOPS, GEMM_BYTES, 58.5, "NVIDIA H200", "bf16")
+    assert r.tflops == pytest.approx(GEMM_FLOPS / 58.5e-6 / 1e12)  # 660.8
+    assert r.intensity == pytest.approx(571.5, abs=0.1)  # far right of the ridge
+    assert r.ridge == pytest.approx(790e3 / 4260)  # 185.4 FLOP/B
+    assert r.bound == "compute-bound"
+    assert r.fraction == pytest.approx(660.76 / 790, abs=1e-4)
+    assert r.verdict == "compute-bound: 661 TFLOP/s = 84% of 790 TFLOP/s (measured bf16 GEMM on H200 SXM)"
+    # against the datasheet (989 TFLOP/s dense bf16) the same kernel is at 67 %
+    sheet = roofline(GEMM_FLOPS, GEMM_BYTES, 58.5, peaks_for("NVIDIA H200", prefer="datasheet"), "bf16")
+    assert sheet.verdict == "compute-bound: 661 TFLOP/s = 67% of 989 TFLOP/s (H200 SXM datasheet bf16)"
+
+
+def test_unknown_device_reports_rates_only() -> None:
+    r = roofline(GEMM_FLOPS, GEMM_BYTES, 58.5, "AMD Instinct MI300X", "bf16")
+    assert (r.bound, r.fraction, r.compute_peak, r.memory_peak) == (None, None, None, None)
+    assert r.verdict == "661 TFLOP/s, 1.16 TB/s"
+
+
+def test_copies_and_missing_data() -> None:
+    copy = roofline(0, 8.6e9, 2000.0, "NVIDIA H200")
+    assert copy.bound == "memory-bound"
+    assert copy.verdict == "memory-bound: 4.30 TB/s = 101% of 4.26 TB/s (measured device copy on H200 SXM)"
+    memcpy = roofline(None, 1_000_000, 10.0, "NVIDIA H200")  # bytes only: counts as 0 FLOPs
+    assert (memcpy.bound, memcpy.tflops) == ("memory-bound", None)
+    assert roofline(GEMM_FLOPS, GEMM_BYTES, 0.0, "NVIDIA H200").verdict == "no duration"
+    assert roofline(GEMM_FLOPS, GEMM_BYTES, None, "NVIDIA H200").verdict == "no duration"
+    assert roofline(None, None, 5.0, "NVIDIA H200").verdict == ""
+    flops_only = roofline(GEMM_FLOPS, None, 58.5, "NVIDIA H200", "bf16")
+    assert (flops_only.bound, flops_only.verdict) == (None, "661 TFLOP/s")
+    no_dtype = roofline(GEMM_FLOPS, GEMM_BYTES, 58.5, "NVIDIA H200", None)
+    assert no_dtype.bound is None  # no compute roof, no ridge
+
+
+def test_non_matrix_kernels_use_the_fp32_roof() -> None:
+    r = roofline(FUSED_FLOPS, FUSED_BYTES, 37.4, "NVIDIA H200", "bf16", matrix=False)
+    assert r.compute_peak is not None
+    assert r.compute_peak.value == 50.6
+    assert r.ridge == pytest.approx(50.6e3 / 4260)
+
+
+@pytest.mark.parametrize(
+    ("value", "bytes_text", "flops_text"),
+    [
+        (4037.3, "4.04 TB/s", "4037 TFLOP/s"),
+        (3900.0, "3.90 TB/s", "3900 TFLOP/s"),
+        (500.0, "500 GB/s", "500 TFLOP/s"),
+        (99.4, "99.4 GB/s", "99.4 TFLOP/s"),
+        (12.345, "12.3 GB/s", "12.3 TFLOP/s"),
+        (9.994, "9.99 GB/s", "9.99 TFLOP/s"),
+        (0.5, "0.50 GB/s", "500 GFLOP/s"),
+    ],
+)
+def test_rate_formatting(value: float, bytes_text: str, flops_text: str) -> None:
+    assert format_byte_rate(value) == bytes_text
+    assert format_flops_rate(value) == flops_text
+
+
+def test_roof_dtype_follows_the_kernel_name() -> None:
+    ffma = decode_kernel_name(
+        "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_"
+        "execute_kernel__5x_cublas"
+    )
+    assert roof_dtype("fp32", ffma) == "fp32"
+    assert roof_dtype("bf16", decode_kernel_name("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT")) == "bf16"
+    assert roof_dtype(None, decode_kernel_name("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT")) == "bf16"
+    tf32 = decode_kernel_name("sm80_xmma_gemm_tf32f32_tf32f32_f32_tn_n_tilesize128x128x32_stage4_kernel")
+    assert roof_dtype("fp32", tf32) == "tf32"
+    assert roof_dtype("fp16") == "fp16"
+
+
+def test_roofline_columns_match_the_scalar_function() -> None:
+    kernels = pl.DataFrame(
+        {
+            "flops": [FUSED_FLOPS, GEMM_FLOPS, None, 0, GEMM_FLOPS, None, 10, GEMM_FLOPS],
+            "bytes": [FUSED_BYTES, GEMM_BYTES, 1_000_000, 0, None, None, 0, GEMM_BYTES],
+            "dur": [37.4, 58.5, 2.0, 1.0, 58.5, 3.0, None, -1.0],
+            "dtype": ["bf16", "bf16", None, "fp32", "BFloat16", None, "bf16", "bf16"],
+            "kind": ["pointwise", "gemm", "copy", "fill", "gemm", None, "gemm", "gemm"],
+        }
+    )
+    for device in ("NVIDIA H200", "NVIDIA L4", "unknown GPU"):
+        out = roofline_columns(kernels, device)
+        for row in out.iter_rows(named=True):
+            scalar = roofline(
+                row["flops"],
+                row["bytes"],
+                row["dur"],
+                device,
+                row["dtype"],
+                matrix=row["kind"] in ("gemm", "convolution", "attention", "template"),
+            )
+            assert row["verdict"] == scalar.verdict
+            assert row["bound"] == scalar.bound
+            if scalar.fraction is None:
+                assert row["roof_fraction"] is None
+            else:
+                assert row["roof_fraction"] == pytest.approx(scalar.fraction)
+    h200 = roofline_columns(kernels, "NVIDIA H200")
+    assert h200["bound"].to_list()[:2] == ["memory-bound", "compute-bound"]
+    assert h200["peak_tflops"].to_list()[1] == 790.0
+    assert h200["peak_tflops"].to_list()[4] == 790.0  # "BFloat16" normalises to bf16
+    assert h200["tflops"][1] == pytest.approx(660.76, abs=0.01)
+
+
+def test_roofline_columns_without_dtype_or_kind_columns() -> None:
+    kernels = pl.DataFrame({"flops": [GEMM_FLOPS], "bytes": [GEMM_BYTES], "dur": [58.5]})
+    out = roofline_columns(kernels, "NVIDIA H200")
+    assert out["bound"].to_list() == [None]  # no dtype, no compute roof
+    assert out["verdict"].to_list() == ["661 TFLOP/s, 1.16 TB/s"]
+    assert out["gbs"][0] == pytest.approx(GEMM_BYTES / 58.5e-6 / 1e9)

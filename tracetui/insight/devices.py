@@ -1,0 +1,356 @@
+"""Peak compute and memory rates per GPU, keyed by the trace's ``deviceProperties[].name``.
+
+Each figure is a :class:`Peak` that says where it comes from:
+
+- ``datasheet``: the vendor's published figure. Tensor-core rates are **dense**: NVIDIA datasheets
+  print the 2:4-sparsity figure with an asterisk, and the dense rate is half of it. 16-bit tensor
+  rates are with fp32 accumulation (what PyTorch uses). ``fp32`` is the CUDA-core (non-tensor) rate.
+- ``reported``: a figure the vendor does not publish (the AWS-only A10G); taken from public
+  comparisons and marked so.
+- ``measured``: measured on this project's machines (see each source string for how and when).
+
+:func:`peaks_for` prefers a measured figure over the datasheet where one exists (a GEMM library
+reaches ~80 % of the datasheet rate, so a measured roof is the honest 100 %), and every
+:class:`Peak` carries its basis so callers can say which they used. ``prefer="datasheet"`` gives
+the datasheet figures only. An unknown device gives ``None``: show achieved rates without a %.
+
+Matching is by whole words in the normalised name (lower case, ``-``/``_`` as spaces), most
+specific entry first, so ``NVIDIA H100 80GB HBM3``, ``NVIDIA H100 PCIe`` and ``NVIDIA H100 NVL``
+each find their own row, and ``GH200`` never matches ``H200``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal
+
+__all__ = ["DEVICE_TABLE", "DTYPE_ALIASES", "DevicePeaks", "DeviceSpec", "Peak", "peaks_for"]
+
+Basis = Literal["measured", "datasheet", "reported"]
+
+
+@dataclass(frozen=True, slots=True)
+class Peak:
+    """One peak rate: TFLOP/s for compute, GB/s (10⁹ bytes/s) for memory."""
+
+    value: float
+    unit: str
+    basis: Basis
+    label: str
+    """Short text for verdicts, e.g. ``"measured bf16 GEMM"`` or ``"H100 SXM datasheet"``."""
+    source: str
+    """Where the number comes from, in a sentence."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceSpec:
+    """One row of :data:`DEVICE_TABLE` (datasheet figures, plus measured ones where we have them)."""
+
+    device: str
+    pattern: str
+    """Regex searched in the normalised ``deviceProperties`` name."""
+    compute: Mapping[str, float]
+    """Dense TFLOP/s by dtype: ``bf16 fp16 tf32 fp32`` (CUDA cores) ``fp64 fp8 int8``."""
+    memory_gbs: float
+    source: str
+    basis: Basis = "datasheet"
+    measured_compute: Mapping[str, float] = field(default_factory=dict)
+    measured_memory_gbs: float | None = None
+    measured_source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DevicePeaks:
+    """The peaks chosen for one device."""
+
+    device: str
+    """The table's name for the device."""
+    query: str
+    """The ``deviceProperties`` name that was looked up."""
+    compute: Mapping[str, Peak] = field(hash=False)
+    memory: Peak
+
+    def compute_peak(self, dtype: str | None) -> Peak | None:
+        """The compute roof for ``dtype`` (``bf16``, ``fp16``, ``tf32``, ``fp32``, ``fp8``, …)."""
+        if dtype is None:
+            return None
+        key = DTYPE_ALIASES.get(dtype.lower(), dtype.lower())
+        return self.compute.get(key)
+
+    @property
+    def ridge(self) -> Mapping[str, float]:
+        """FLOP per byte where each compute roof meets the memory roof."""
+        return {k: p.value * 1e3 / self.memory.value for k, p in self.compute.items()}
+
+
+DTYPE_ALIASES = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "f16": "fp16",
+    "float32": "fp32",
+    "float": "fp32",
+    "f32": "fp32",
+    "float64": "fp64",
+    "double": "fp64",
+    "f64": "fp64",
+    "e4m3": "fp8",
+    "e5m2": "fp8",
+    "float8": "fp8",
+    "i8": "int8",
+}
+
+_H100_SXM = {
+    "bf16": 989.4,
+    "fp16": 989.4,
+    "tf32": 494.7,
+    "fp32": 66.9,
+    "fp64": 66.9,
+    "fp8": 1978.9,
+    "int8": 1978.9,
+}
+_HOPPER_NVL = {"bf16": 835.5, "fp16": 835.5, "tf32": 417.5, "fp32": 60.0, "fp64": 60.0, "fp8": 1670.5}
+_A100 = {"bf16": 312.0, "fp16": 312.0, "tf32": 156.0, "fp32": 19.5, "fp64": 19.5, "int8": 624.0}
+_DENSE = "dense: half the datasheet's with-sparsity figure"
+
+_H200_MEASURED_SOURCE = (
+    "measured on this project's H200 machines (torch 2.11, CUDA 13.0, Nov 2026): 8192×8192×8192 "
+    "torch.matmul on random data, mean of 10 after 3 warm-ups: bf16 793 and 796 TFLOP/s (earlier "
+    "sessions: 788, and 769–798 on another machine), fp16 763, tf32 405, fp32 without TF32 50.6, fp8 "
+    "torch._scaled_mm e4m3 → bf16 1444; a 2 GiB device-to-device copy moved 4.26 TB/s counting bytes "
+    "read and written (earlier sessions: ~4.2 and ~4.3)"
+)
+
+DEVICE_TABLE: tuple[DeviceSpec, ...] = (
+    DeviceSpec(
+        "NVIDIA H200 NVL",
+        r"\bh200\b.*\bnvl\b",
+        _HOPPER_NVL,
+        4800.0,
+        f"NVIDIA H200 Tensor Core GPU datasheet, H200 NVL column ({_DENSE})",
+    ),
+    DeviceSpec(
+        "NVIDIA H200 SXM",
+        r"\bh200\b",
+        _H100_SXM,
+        4800.0,
+        f"NVIDIA H200 Tensor Core GPU datasheet, H200 SXM column ({_DENSE}); "
+        "the arithmetic rates are the H100 SXM's",
+        measured_compute={"bf16": 790.0, "fp16": 763.0, "tf32": 405.0, "fp32": 50.6, "fp8": 1444.0},
+        measured_memory_gbs=4260.0,
+        measured_source=_H200_MEASURED_SOURCE,
+    ),
+    DeviceSpec(
+        "NVIDIA GH200 (144 GB HBM3e)",
+        r"\bgh200\b.*(?:\b144\s*g|hbm3e)",
+        _H100_SXM,
+        4900.0,
+        f"NVIDIA GH200 Grace Hopper Superchip datasheet, HBM3e version ({_DENSE})",
+    ),
+    DeviceSpec(
+        "NVIDIA GH200 (96 GB HBM3)",
+        r"\bgh200\b",
+        _H100_SXM,
+        4000.0,
+        f"NVIDIA GH200 Grace Hopper Superchip datasheet, 96 GB HBM3 version ({_DENSE})",
+    ),
+    DeviceSpec(
+        "NVIDIA H100 NVL",
+        r"\bh100\b.*\bnvl\b",
+        _HOPPER_NVL,
+        3900.0,
+        f"NVIDIA H100 Tensor Core GPU datasheet, H100 NVL column ({_DENSE})",
+    ),
+    DeviceSpec(
+        "NVIDIA H100 PCIe",
+        r"\bh100\b.*\bpcie\b",
+        {
+            "bf16": 756.5,
+            "fp16": 756.5,
+            "tf32": 378.0,
+            "fp32": 51.0,
+            "fp64": 51.0,
+            "fp8": 1513.0,
+            "int8": 1513.0,
+        },
+        2000.0,
+        f"NVIDIA H100 Tensor Core GPU datasheet, H100 PCIe column ({_DENSE})",
+    ),
+    DeviceSpec(
+        "NVIDIA H100 SXM",
+        r"\bh100\b",
+        _H100_SXM,
+        3350.0,
+        f"NVIDIA H100 Tensor Core GPU datasheet, H100 SXM column ({_DENSE})",
+    ),
+    DeviceSpec(
+        "NVIDIA A100 80GB PCIe",
+        r"\ba100\b.*(?:\b80\s*gb\b.*\bpcie\b|\bpcie\b.*\b80\s*gb\b)",
+        _A100,
+        1935.0,
+        f"NVIDIA A100 Tensor Core GPU datasheet, A100 80GB PCIe column ({_DENSE})",
+    ),
+    DeviceSpec(
+        "NVIDIA A100 40GB PCIe",
+        r"\ba100\b.*\bpcie\b",
+        _A100,
+        1555.0,
+        f"NVIDIA A100 Tensor Core GPU datasheet, A100 40GB PCIe column ({_DENSE})",
+    ),
+    DeviceSpec(
+        "NVIDIA A100 80GB SXM",
+        r"\ba100\b.*\b80\s*gb\b",
+        _A100,
+        2039.0,
+        f"NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM column ({_DENSE})",
+    ),
+    DeviceSpec(
+        "NVIDIA A100 40GB SXM",
+        r"\ba100\b",
+        _A100,
+        1555.0,
+        f"NVIDIA A100 Tensor Core GPU datasheet, A100 40GB SXM column ({_DENSE})",
+    ),
+    DeviceSpec(
+        "NVIDIA L40S",
+        r"\bl40s\b",
+        {"bf16": 362.05, "fp16": 362.05, "tf32": 183.0, "fp32": 91.6, "fp8": 733.0, "int8": 733.0},
+        864.0,
+        f"NVIDIA L40S datasheet ({_DENSE})",
+    ),
+    DeviceSpec(
+        "NVIDIA L40",
+        r"\bl40\b",
+        {"bf16": 181.05, "fp16": 181.05, "tf32": 90.5, "fp32": 90.5, "fp8": 362.0, "int8": 362.0},
+        864.0,
+        f"NVIDIA L40 datasheet ({_DENSE})",
+    ),
+    DeviceSpec(
+        "NVIDIA L4",
+        r"\bl4\b",
+        {"bf16": 121.0, "fp16": 121.0, "tf32": 60.0, "fp32": 30.3, "fp8": 242.5, "int8": 242.5},
+        300.0,
+        f"NVIDIA L4 Tensor Core GPU datasheet ({_DENSE})",
+    ),
+    DeviceSpec(
+        "NVIDIA A10G",
+        r"\ba10g\b",
+        {"bf16": 70.0, "fp16": 70.0, "tf32": 35.0, "fp32": 35.0},
+        600.0,
+        "reported, not a vendor datasheet: the A10G is an AWS-only part (EC2 G5); figures as published "
+        "in public A10-vs-A10G comparisons (e.g. Baseten's), memory as the A10's",
+        basis="reported",
+    ),
+    DeviceSpec(
+        "NVIDIA A10",
+        r"\ba10\b",
+        {"bf16": 125.0, "fp16": 125.0, "tf32": 62.5, "fp32": 31.2, "int8": 250.0},
+        600.0,
+        f"NVIDIA A10 Tensor Core GPU datasheet ({_DENSE})",
+    ),
+    DeviceSpec(
+        "NVIDIA GeForce RTX 4090",
+        r"\brtx 4090\b",
+        {"bf16": 165.2, "fp16": 165.2, "tf32": 82.6, "fp32": 82.6, "fp8": 330.3},
+        1008.0,
+        "NVIDIA Ada Lovelace GPU architecture whitepaper, GeForce RTX 4090 column (tensor rates with FP32 "
+        "accumulate, dense)",
+    ),
+    DeviceSpec(
+        "NVIDIA GeForce RTX 3090",
+        r"\brtx 3090\b(?! ti)",
+        {"bf16": 71.0, "fp16": 71.0, "tf32": 35.6, "fp32": 35.6},
+        936.0,
+        "NVIDIA Ampere GA102 GPU architecture whitepaper, GeForce RTX 3090 column (tensor rates with FP32 "
+        "accumulate, dense)",
+    ),
+    DeviceSpec(
+        "NVIDIA V100 PCIe",
+        r"\bv100\b.*\bpcie\b",
+        {"fp16": 112.0, "fp32": 14.0, "fp64": 7.0},
+        900.0,
+        "NVIDIA Tesla V100 datasheet, PCIe column (no bf16 or tf32 on Volta)",
+    ),
+    DeviceSpec(
+        "NVIDIA V100 SXM2",
+        r"\bv100\b",
+        {"fp16": 125.0, "fp32": 15.7, "fp64": 7.8},
+        900.0,
+        "NVIDIA Tesla V100 datasheet, SXM2 column (no bf16 or tf32 on Volta)",
+    ),
+    DeviceSpec(
+        "NVIDIA T4",
+        r"\bt4\b",
+        {"fp16": 65.0, "fp32": 8.1, "int8": 130.0},
+        320.0,
+        "NVIDIA T4 Tensor Core GPU datasheet (no bf16 or tf32 on Turing)",
+    ),
+)
+"""Most specific first; :func:`peaks_for` takes the first whose pattern matches."""
+
+_PATTERNS = tuple((re.compile(spec.pattern), spec) for spec in DEVICE_TABLE)
+
+
+def _normalise(name: str) -> str:
+    return " ".join(re.sub(r"[-_/,()]+", " ", name.lower()).split())
+
+
+def _spec_for(device_name: str) -> DeviceSpec | None:
+    text = _normalise(device_name)
+    return next((spec for regex, spec in _PATTERNS if regex.search(text)), None)
+
+
+def peaks_for(
+    device_name: str | None, *, prefer: Literal["measured", "datasheet"] = "measured"
+) -> DevicePeaks | None:
+    """The peaks for a ``deviceProperties`` name, or ``None`` for a device not in the table.
+
+    With ``prefer="measured"`` (the default), each dtype's compute roof and the memory roof are the
+    measured figures where this project has them, the datasheet's otherwise; ``Peak.basis`` says which.
+    """
+    if not device_name or not isinstance(device_name, str):
+        return None
+    spec = _spec_for(device_name)
+    if spec is None:
+        return None
+    short = spec.device.removeprefix("NVIDIA ")
+    compute: dict[str, Peak] = {}
+    for dtype, value in spec.compute.items():
+        measured = spec.measured_compute.get(dtype) if prefer == "measured" else None
+        if measured is not None:
+            compute[dtype] = Peak(
+                measured, "TFLOP/s", "measured", f"measured {dtype} GEMM on {short}", spec.measured_source
+            )
+        else:
+            compute[dtype] = Peak(
+                value,
+                "TFLOP/s",
+                spec.basis,
+                f"{short} {'datasheet' if spec.basis == 'datasheet' else 'reported'} {dtype}",
+                spec.source,
+            )
+    if prefer == "measured" and spec.measured_memory_gbs is not None:
+        memory = Peak(
+            spec.measured_memory_gbs,
+            "GB/s",
+            "measured",
+            f"measured device copy on {short}",
+            spec.measured_source,
+        )
+    else:
+        memory = Peak(
+            spec.memory_gbs,
+            "GB/s",
+            spec.basis,
+            f"{short} {'datasheet' if spec.basis == 'datasheet' else 'reported'} memory bandwidth",
+            spec.source,
+        )
+    return DevicePeaks(
+        device=spec.device,
+        query=device_name,
+        compute=MappingProxyType(compute),
+        memory=memory,
+    )
