@@ -5,10 +5,13 @@ is a cuBLASLt GEMM for sm90 with a 256×128 output tile, a 64-wide K tile in 4 p
 cluster, the cooperative schedule and ``TNT`` operand layouts; ``triton_poi_fused__unsafe_view_gelu_mul_0``
 is Inductor's pointwise kernel #0 fusing ``_unsafe_view``, ``gelu`` and ``mul``.
 
-The decoder is table-driven: :data:`RULES` is an ordered list of :class:`Rule` (a family, a regex and
-a handler); the first rule whose regex matches decodes the name, and a name no rule matches is family
-``"other"`` with a readable short form (templates and parameter lists collapsed). Adding a family is
-one entry in :data:`RULES`. :func:`decode_kernel_name` never raises and is cached per distinct name;
+The decoder is table-driven: :data:`RULES` (matched against the whole name) and then
+:data:`HEAD_RULES` (matched against the qualified function name, so ``void at::native::…<…>(…)`` is
+routed by ``at::native::…`` whatever its template arguments mention) are ordered lists of
+:class:`Rule` (a family, a regex and a handler); the first rule whose regex matches decodes the name,
+and a name no rule matches is family ``"other"`` with a readable short form (templates and parameter
+lists collapsed). Adding a family is one entry in one of the two tables.
+:func:`decode_kernel_name` never raises and is cached per distinct name;
 :func:`kernel_name_columns` decodes the unique names of a polars Series into a frame to join back.
 
 Field readings that come from the libraries' naming habits rather than documentation are worded as
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FAMILIES",
+    "HEAD_RULES",
     "KINDS",
     "RULES",
     "KernelName",
