@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tracetui.safetext import clean
+
 # Exit codes (documented in the README and in ``tracetui --help``).
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1  # ``tracetui check``: at least one expectation failed
@@ -15,6 +17,6 @@ class TraceError(Exception):
     """A problem with the user's input, shown as ``path: problem`` on one line."""
 
     def __init__(self, path: str | Path | None, problem: str) -> None:
-        self.path = None if path is None else str(path)
-        self.problem = problem
+        self.path = None if path is None else clean(str(path))
+        self.problem = clean(problem)
         super().__init__(f"{self.path}: {problem}" if self.path else problem)

@@ -1,0 +1,81 @@
+"""Decode trace bytes into events and top-level metadata, tolerating broken files.
+
+Fast path: one typed msgspec decode. When the JSON is broken, :mod:`repair` recovers
+every complete event (truncated files) or patches the known Kineto defects (unescaped
+quotes, raw control characters, trailing commas) and says what it did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from tracetui.errors import TraceError
+from tracetui.safetext import clean_value
+from tracetui.trace import repair
+from tracetui.trace.schema import EVENTS_DECODER, TOP_DECODER, Event
+
+
+@dataclass
+class Decoded:
+    """What the JSON held: events in file order and the other top-level keys."""
+
+    events: list[Event]
+    top: dict[str, Any]
+    form: str  # "object" (Kineto) or "array" (legacy exporter)
+    top_keys: list[str] = field(default_factory=list)  # in file order, traceEvents included
+    truncated: bool = False
+    repairs: list[str] = field(default_factory=list)
+    # JSON of an array that decodes to ``events`` (for lazily reading every arg)
+    events_json: bytes | msgspec.Raw | None = None
+
+
+def decode(data: bytes, path: Path) -> Decoded:
+    """Decode ``data``; raise :class:`TraceError` if it is not a trace at all."""
+    form = "array" if data.lstrip()[:1] == b"[" else "object"
+    try:
+        if form == "array":
+            events, repairs, events_json = decode_events(data)
+            return Decoded(events, {}, form, [], repairs=repairs, events_json=events_json)
+        top_raw = TOP_DECODER.decode(data)
+        if "traceEvents" not in top_raw:
+            raise TraceError(path, "JSON that is not a trace: no 'traceEvents' array")
+        events, repairs, events_json = decode_events(top_raw["traceEvents"])
+    except msgspec.DecodeError as exc:
+        return repair.recover(data, form, str(exc), path)
+    except msgspec.ValidationError:
+        raise TraceError(path, "JSON that is not a trace: the top level is not an object or array") from None
+    except NotAList:
+        raise TraceError(path, "JSON that is not a trace: 'traceEvents' is not a list") from None
+    top = {key: _decode_value(raw) for key, raw in top_raw.items() if key != "traceEvents"}
+    return Decoded(events, top, form, list(top_raw), repairs=repairs, events_json=events_json)
+
+
+class NotAList(Exception):
+    """The events JSON is valid but not an array."""
+
+
+def decode_events(events_json: bytes | msgspec.Raw) -> tuple[list[Event], list[str], bytes | msgspec.Raw]:
+    """Decode a JSON array of events; odd field types fall back to a per-event coercion.
+
+    Returns the events, the repairs made and JSON that decodes to exactly those events.
+    Raises ``msgspec.DecodeError`` for broken JSON and :class:`NotAList` for valid JSON
+    that is not an array.
+    """
+    try:
+        return EVENTS_DECODER.decode(events_json), [], events_json
+    except msgspec.ValidationError:
+        generic = msgspec.json.decode(events_json)
+    if not isinstance(generic, list):
+        raise NotAList
+    return repair.coerce_events(generic)
+
+
+def _decode_value(raw: msgspec.Raw) -> Any:
+    try:
+        return clean_value(msgspec.json.decode(raw))
+    except msgspec.DecodeError:
+        return None

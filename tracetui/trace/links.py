@@ -1,0 +1,146 @@
+"""Link GPU work to the CPU: runtime call (correlation), launching op, annotation, step.
+
+* A GPU event (kernel, memcpy, memset, sync) joins its runtime/driver call on
+  ``args.correlation``; one call may launch many (``cudaGraphLaunch``). GPU events with
+  no call in the trace are orphans: kept, counted and listed.
+* The launching op is the call's nearest ``cpu_op`` ancestor in the CPU tree; the
+  annotation its nearest ``user_annotation`` that is neither a ``ProfilerStep#N`` nor an
+  Inductor ``## … ##`` marker. The step is the ``ProfilerStep#N`` whose time window holds
+  the event's start on any thread of its process (backward ops run on the autograd
+  thread, outside the main thread's step span).
+* On PyTorch ≥ 2.4 traces the call's ``External id`` names its op; disagreements are
+  anomalies (before 2.4 it was the call's own correlation id, so it is not checked).
+* ``fwdbwd`` flows (else ``Sequence number`` + ``Fwd thread id``) link backward ops to the
+  forward op that created them.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracetui.trace.categories import GPU_KIND, LAUNCH_CALLS
+from tracetui.trace.nesting import ancestor_ids
+
+STEP_PATTERN = r"^ProfilerStep#\d+$"
+MARKER_PATTERN = r"^## .* ##$"
+
+ANOMALY_SCHEMA = {"kind": pl.String, "event_id": pl.UInt32, "other_id": pl.UInt32}
+
+
+def is_step() -> pl.Expr:
+    return (pl.col("cat") == "user_annotation") & pl.col("name").str.contains(STEP_PATTERN)
+
+
+def is_annotation() -> pl.Expr:
+    """A user annotation that is neither a profiler step nor an Inductor marker."""
+    return (
+        (pl.col("cat") == "user_annotation")
+        & ~pl.col("name").str.contains(STEP_PATTERN)
+        & ~pl.col("name").str.contains(MARKER_PATTERN)
+    )
+
+
+def cpu_ancestors(tree: pl.DataFrame) -> pl.DataFrame:
+    """For each CPU event (rows of ``tree`` joined with cat/name): op and annotation ids."""
+    return pl.DataFrame(
+        {
+            "id": tree["id"],
+            "op_id": ancestor_ids(tree, pl.col("cat") == "cpu_op", include_self=False),
+            "annotation_id": ancestor_ids(tree, is_annotation()),
+        }
+    )
+
+
+def steps_by_time(events: pl.DataFrame) -> pl.DataFrame:
+    """``(id, step_id)`` for CPU events that start inside a ``ProfilerStep#N`` of their process."""
+    steps = (
+        events.filter(is_step() & pl.col("start_ns").is_not_null())
+        .select(
+            "pid",
+            pl.col("start_ns").alias("step_start"),
+            pl.col("end_ns").alias("step_end"),
+            pl.col("id").alias("step_id"),
+        )
+        .sort("step_start")
+    )
+    cpu = events.filter(pl.col("pos").is_not_null()).select("id", "pid", "start_ns").sort("start_ns")
+    if steps.is_empty() or cpu.is_empty():
+        return pl.DataFrame(schema={"id": pl.UInt32, "step_id": pl.UInt32})
+    matched = cpu.join_asof(
+        steps,
+        left_on="start_ns",
+        right_on="step_start",
+        by="pid",
+        strategy="backward",
+        check_sortedness=False,
+    )
+    return matched.filter(pl.col("start_ns") <= pl.col("step_end")).select("id", "step_id")
+
+
+def launches(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``(id, launch_id)`` for every GPU event (``launch_id`` null for orphans), and anomalies."""
+    gpu = events.filter(pl.col("cat").is_in(list(GPU_KIND))).select("id", "correlation", "start_ns")
+    calls = events.filter(pl.col("cat").is_in(LAUNCH_CALLS) & pl.col("correlation").is_not_null()).select(
+        pl.col("id").alias("launch_id"), "correlation", pl.col("start_ns").alias("call_start")
+    )
+    joined = gpu.join(calls, on="correlation", how="left")
+    # Several calls with one correlation should not happen; prefer the closest earlier one.
+    best = joined.sort(
+        [
+            "id",
+            pl.col("call_start") > pl.col("start_ns"),
+            (pl.col("call_start") - pl.col("start_ns")).abs(),
+        ],
+        nulls_last=True,
+    ).unique("id", keep="first", maintain_order=True)
+    duplicates = calls.filter(pl.len().over("correlation") > 1).select(
+        pl.lit("duplicate_correlation").alias("kind"),
+        pl.col("launch_id").alias("event_id"),
+        pl.lit(None, pl.UInt32).alias("other_id"),
+    )
+    return best.select("id", "launch_id"), duplicates
+
+
+def external_id_mismatches(events: pl.DataFrame) -> pl.DataFrame:
+    """Launch calls whose ``External id`` disagrees with the op that encloses them (≥ 2.4)."""
+    launching = events.filter(pl.col("launch_id").is_not_null()).select("launch_id").unique()
+    calls = events.join(launching, left_on="id", right_on="launch_id").select("id", "external_id", "op_id")
+    ops = events.select(pl.col("id").alias("op_id"), pl.col("external_id").alias("op_external_id"))
+    checked = calls.join(ops, on="op_id", how="left").filter(
+        pl.col("external_id").is_not_null()
+        & (pl.col("op_external_id").is_null() | (pl.col("external_id") != pl.col("op_external_id")))
+    )
+    return checked.select(
+        pl.lit("external_id_mismatch").alias("kind"),
+        pl.col("id").cast(pl.UInt32).alias("event_id"),
+        pl.col("op_id").cast(pl.UInt32).alias("other_id"),
+    )
+
+
+def forward_links(events: pl.DataFrame, flows: pl.DataFrame) -> pl.DataFrame:
+    """``(id, fwd_id)`` for backward ops: from ``fwdbwd`` flows, else sequence numbers."""
+    ops = events.filter(pl.col("cat") == "cpu_op")
+    fwdbwd = flows.filter(pl.col("cat") == "fwdbwd")
+    if not fwdbwd.is_empty():
+        # A flow binds to the deepest op starting at its timestamp on its thread.
+        bound = (
+            fwdbwd.join(
+                ops.select("id", "pid", "tid", "start_ns", "depth"),
+                left_on=["pid", "tid", "ts_ns"],
+                right_on=["pid", "tid", "start_ns"],
+                suffix="_op",
+            )
+            .sort("depth", descending=True)
+            .unique("id", keep="first")
+        )
+        starts = bound.filter(pl.col("ph") == "s").select("flow_id", pl.col("id_op").alias("fwd_id"))
+        ends = bound.filter(pl.col("ph") == "f").select("flow_id", pl.col("id_op").alias("id"))
+        return ends.join(starts, on="flow_id").select("id", "fwd_id").unique("id", keep="first").sort("id")
+    forward = (
+        ops.filter((pl.col("fwd_tid") == 0) & pl.col("seq").is_not_null())
+        .sort("start_ns")
+        .group_by("seq")
+        .agg(pl.col("id").last().alias("fwd_id"))
+    )
+    backward = ops.filter(pl.col("fwd_tid") > 0).select("id", "seq")
+    return backward.join(forward, on="seq").select("id", "fwd_id").sort("id")

@@ -1,0 +1,93 @@
+"""Nest CPU-side events into per-thread trees by time containment.
+
+Per (pid, tid) track, events are sorted by (start, end descending, category rank, file
+order). The parent of an event is the latest-starting earlier event on its track that
+contains it; that order is then a depth-first preorder of the tree, so every subtree
+is a contiguous range of positions and inclusive sums are prefix-sum differences.
+
+A partial overlap (an event starting inside another and ending after it, e.g. a python
+frame straddling a ``record_function`` span) cannot nest: the event that does not fit
+becomes a sibling, and the pair is recorded as an anomaly with both event ids.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tracetui.trace.categories import CALL_RANK, GPU_LANE, LAUNCH_CALLS, NEST_RANK, OTHER_RANK
+from tracetui.trace.vector import depths, nearest_marked_ancestor, prev_at_least_self
+
+TREE_COLUMNS = ("track", "pos", "end_pos", "parent", "depth")
+
+
+def rank_expr() -> pl.Expr:
+    """Tie-break rank of identical intervals: the outer kind first."""
+    by_kind = pl.col("cat").replace_strict(NEST_RANK, default=OTHER_RANK, return_dtype=pl.Int8)
+    return pl.when(pl.col("cat").is_in(LAUNCH_CALLS)).then(pl.lit(CALL_RANK, pl.Int8)).otherwise(by_kind)
+
+
+def nest(events: pl.DataFrame, tracks: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Tree columns for the CPU-side events, and the partial-overlap anomalies.
+
+    ``events`` needs id, cat, pid, tid, start_ns, end_ns; ``tracks`` maps (pid, tid) to
+    a ``track`` number. Returns a frame sorted by ``pos`` with columns id, track, pos,
+    end_pos (one past the subtree), parent (event id), depth, parent_pos.
+    """
+    cpu = (
+        events.filter(~pl.col("cat").is_in(GPU_LANE) & pl.col("start_ns").is_not_null())
+        .select("id", "cat", "pid", "tid", "start_ns", "end_ns")
+        .join(tracks.select("pid", "tid", "track"), on=["pid", "tid"], how="left")
+        .with_columns(rank=rank_expr())
+        .sort(["track", "start_ns", "end_ns", "rank", "id"], descending=[False, False, True, False, False])
+        .with_row_index("pos")
+        .with_columns(pl.col("pos").cast(pl.Int64))
+        .with_columns(first=pl.col("pos").min().over("track"), last=pl.col("pos").max().over("track"))
+    )
+    parent_pos = prev_at_least_self(cpu["end_ns"], cpu["first"]).alias("parent_pos")
+    cpu = cpu.with_columns(parent_pos, depth=depths(parent_pos).cast(pl.Int32))
+    cpu = cpu.with_columns(
+        parent=pl.when(pl.col("parent_pos") >= 0).then(pl.col("id").gather(pl.col("parent_pos").clip(0)))
+    )
+    cpu = _with_siblings(cpu)
+    # A subtree ends where the next sibling of its nearest ancestor-or-self with one begins.
+    has_next = cpu["next_sibling"].is_not_null()
+    holder = cpu["pos"].zip_with(has_next, nearest_marked_ancestor(cpu["parent_pos"], has_next))
+    cpu = cpu.with_columns(holder=holder).with_columns(
+        end_pos=pl.when(pl.col("holder") >= 0)
+        .then(pl.col("next_sibling").gather(pl.col("holder").clip(0)))
+        .otherwise(pl.col("last") + 1)
+    )
+    # Sibling ends strictly increase (a later sibling ending no later would be contained),
+    # so an event overlaps an earlier sibling exactly when it starts before the previous one ends.
+    anomalies = cpu.filter(pl.col("prev_sibling_end") > pl.col("start_ns")).select(
+        pl.lit("partial_overlap").alias("kind"),
+        pl.col("id").alias("event_id"),
+        pl.col("prev_sibling").alias("other_id"),
+    )
+    tree = cpu.select("id", "track", "pos", "end_pos", "parent", "depth", "parent_pos")
+    return tree, anomalies
+
+
+def _with_siblings(cpu: pl.DataFrame) -> pl.DataFrame:
+    """Add next_sibling (position), prev_sibling (id) and prev_sibling_end, keeping ``pos`` order."""
+    key = ("track", "parent_pos")
+    by_parent = cpu.select("pos", "id", "end_ns", *key).sort(*key, "pos")
+    same_prev = pl.all_horizontal(pl.col(k) == pl.col(k).shift(1) for k in key)
+    same_next = pl.all_horizontal(pl.col(k) == pl.col(k).shift(-1) for k in key)
+    siblings = by_parent.select(
+        "pos",
+        next_sibling=pl.when(same_next).then(pl.col("pos").shift(-1)),
+        prev_sibling=pl.when(same_prev).then(pl.col("id").shift(1)),
+        prev_sibling_end=pl.when(same_prev).then(pl.col("end_ns").shift(1)),
+    ).sort("pos")
+    return cpu.with_columns(siblings.drop("pos"))
+
+
+def ancestor_ids(tree: pl.DataFrame, marked: pl.Expr, include_self: bool = True) -> pl.Series:
+    """Event id of each row's nearest ancestor (or self) for which ``marked`` holds."""
+    mark = tree.select(marked.fill_null(False)).to_series()
+    pos = nearest_marked_ancestor(tree["parent_pos"], mark)
+    if include_self:
+        pos = tree["pos"].zip_with(mark, pos)
+    found = pl.lit(pos)
+    return tree.select(pl.when(found >= 0).then(pl.col("id").gather(found.clip(0)))).to_series()
