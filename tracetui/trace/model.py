@@ -45,6 +45,7 @@ class Trace:
     other_phases: dict[str, int] = field(default_factory=dict)
     _events_json: bytes | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _parents: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
 
     # ---- basic facts -------------------------------------------------------------
     @property
@@ -109,6 +110,52 @@ class Trace:
     def steps(self) -> pl.DataFrame:
         return self.step_instances
 
+    # ---- navigation ----------------------------------------------------------------------
+    def visible_parents(self, hide_python: bool = False) -> pl.DataFrame:
+        """``(id, parent)`` for CPU events in preorder; with ``hide_python`` python frames are
+        skipped (their children hang from the nearest non-python ancestor) and not listed."""
+        key = "with_python" if not hide_python else "without_python"
+        with self._lock:
+            cached = self._parents.get(key)
+            if cached is None:
+                cached = _visible_parents(self.events, hide_python)
+                self._parents[key] = cached
+        return cached
+
+    def row(self, event_id: int) -> int:
+        """Row of an event id (a file position) in ``events``; KeyError if it is not an X event."""
+        ids = self.events["id"]
+        row = ids.search_sorted(event_id)
+        if row >= len(ids) or ids[row] != event_id:
+            raise KeyError(event_id)
+        return int(row)
+
+    def event(self, event_id: int) -> dict[str, Any]:
+        """One event's row as a dict."""
+        return self.events.row(self.row(event_id), named=True)
+
+    def ancestors(self, event_id: int) -> list[int]:
+        """Ids from the root down to the event itself (GPU events: via their launch call)."""
+        parent = self.events["parent"]
+        row = self.row(event_id)
+        chain = [event_id]
+        up = self.events["launch_id"][row]
+        current = up if up is not None else parent[row]
+        while current is not None and len(chain) <= len(parent):
+            chain.append(current)
+            current = parent[self.row(current)]
+        return chain[::-1]
+
+    def launched_below(self, event_id: int) -> pl.DataFrame:
+        """GPU work launched by the event or anything below it (its subtree)."""
+        row = self.event(event_id)
+        if row["pos"] is None:
+            return self.gpu.clear()
+        calls = self.events.filter(
+            (pl.col("track") == row["track"]) & pl.col("pos").is_between(row["pos"], row["end_pos"] - 1)
+        ).select(pl.col("id").alias("launch_id"))
+        return self.gpu.filter(pl.col("cat").is_in(GPU_WORK)).join(calls, on="launch_id").sort("start_ns")
+
     # ---- raw args ----------------------------------------------------------------------
     @cached_property
     def _raw_args(self) -> list[msgspec.Raw]:
@@ -124,3 +171,20 @@ class Trace:
             return {}
         value = msgspec.json.decode(raws[event_id])
         return clean_value(value) if isinstance(value, dict) else {"args": clean_value(value)}
+
+
+def _visible_parents(events: pl.DataFrame, hide_python: bool) -> pl.DataFrame:
+    tree = events.filter(pl.col("pos").is_not_null()).sort("track", "pos")
+    if not hide_python:
+        return tree.select("id", "parent")
+    from tracetui.trace.nesting import ancestor_ids
+
+    tree = tree.with_columns(parent_pos=_positions(tree))
+    shown = ancestor_ids(tree, pl.col("cat") != "python_function", include_self=False)
+    return tree.with_columns(parent=shown).filter(pl.col("cat") != "python_function").select("id", "parent")
+
+
+def _positions(tree: pl.DataFrame) -> pl.Series:
+    """Row index of each row's parent within ``tree`` (-1 for roots)."""
+    index = tree.select(pl.col("id").alias("parent"), pl.int_range(pl.len(), dtype=pl.Int64).alias("row"))
+    return tree.join(index, on="parent", how="left", maintain_order="left")["row"].fill_null(-1)
