@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Everything issue 3 needs from a GPU machine, in one go: environment, tests, benchmark, sample traces.
 #
-#   OUT=/tmp/out bash workloads/device_run.sh [all|bench|samples|smoke|tests]
+#   OUT=/tmp/out bash workloads/device_run.sh [all | tests bench samples smoke]...
 #
 # Run from the repository root. Logs land in $OUT (env.txt, pytest_*.txt, bench.md, capture.log) and
 # the sample traces in $OUT/samples.tar.gz; copy them into sample_traces/ and record the commands
 # and versions in sample_traces/README.md. Each step has its own time limit so one hang loses one step.
 set -uo pipefail
 OUT=$(realpath -m "${OUT:-out}")
-WHAT=${1:-all}
+WHAT=" ${*:-all} "
 REPO=$(pwd)
 mkdir -p "$OUT/samples" "$OUT/smoke"
 export PYTHONPATH=$REPO PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
@@ -21,22 +21,26 @@ step() {  # step SECONDS LOG COMMAND...: run, tee to $OUT/LOG, report status
     echo "### exit ${PIPESTATUS[0]}: $*" | tee -a "$OUT/$log"
 }
 
+want() { [[ $WHAT == *" all "* || $WHAT == *" $1 "* ]]; }
+
 capture() {  # capture DIR ARGS...: tracetui capture in DIR, as the samples' README records it
     (cd "$OUT/$1" && shift && step 240 capture.log python3 -m tracetui capture "$@")
 }
 
-if [[ $WHAT == all || $WHAT == tests ]]; then
+if want tests; then
     {
         nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
         python3 -c "import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__, torch.version.cuda)"
     } 2>&1 | tee "$OUT/env.txt"
+    # Without tests/__init__.py, pytest names tests/workloads "workloads" and hides the real package.
+    [[ -e tests/__init__.py ]] || touch tests/__init__.py
     step 300 pytest_gpu.txt python3 -m pytest tests/workloads -m gpu -q -rs -p no:cacheprovider
     step 200 pytest_cpu.txt python3 -m pytest tests/workloads -m "not gpu" -q -rs -p no:cacheprovider
 fi
-if [[ $WHAT == all || $WHAT == bench ]]; then
+if want bench; then
     step 300 bench.md python3 -m workloads.bench --sweep
 fi
-if [[ $WHAT == all || $WHAT == samples ]]; then
+if want samples; then
     capture samples matmul-add
     capture samples linear
     capture samples linear --compile
@@ -48,7 +52,7 @@ if [[ $WHAT == all || $WHAT == samples ]]; then
     tar czf "$OUT/samples.tar.gz" -C "$OUT/samples" .
     ls -l "$OUT/samples" | tee -a "$OUT/capture.log"
 fi
-if [[ $WHAT == all || $WHAT == smoke ]]; then  # other variants: must run, traces not kept
+if want smoke; then  # other variants: must run, traces not kept
     capture smoke mlp --kernel triton --compile
     capture smoke mlp --kernel triton --cuda-graph --train
     capture smoke mlp --compile --train

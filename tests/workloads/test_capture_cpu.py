@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.workloads.conftest import Run, complete_names, read_trace
+from .helpers import Run, complete_names, read_trace
 
 
 def _only_trace(run: Run, name: str):
@@ -46,6 +46,7 @@ def test_trace_has_labels_steps_and_metadata(cpu_captures: dict[str, Run]) -> No
 
 
 def test_trace_loads_with_the_model(cpu_captures: dict[str, Run]) -> None:
+    pytest.importorskip("polars", reason="the trace model needs polars")
     model = pytest.importorskip("tracetui.trace", reason="the trace model has not landed yet")
     if not hasattr(model, "load"):
         pytest.skip("tracetui.load has not landed yet")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workloads.conftest import TINY_MLP, complete_names, read_trace, run_cli
+from .helpers import TINY_MLP, complete_names, read_trace, run_cli
 
 pytestmark = pytest.mark.gpu
 SMALL_MLP = ["--batch", "8", "--seq", "16", "--dim", "64", "--hidden", "256"]

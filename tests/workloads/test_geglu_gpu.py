@@ -74,16 +74,34 @@ def test_no_recompilation_per_shape() -> None:
     caches = getattr(_geglu_fwd_kernel, "device_caches", None)
     if caches is None:
         pytest.skip("this triton keeps its kernel cache elsewhere")
-    device = torch.cuda.current_device()
-    sizes = [(1000, 4097), (999, 4099), (8191, 3073), (8, 3072), (16, 3072), (4096, 1024)]
-    for rows, hidden in sizes:  # two divisibility classes: numel % 16 != 0, then == 0
-        g = torch.randn(rows, hidden, device="cuda", dtype=torch.bfloat16)
-        geglu_forward(g, g)
-    before = len(caches[device][0])
-    for rows, hidden in [(77, 4097), (12, 3072)]:
-        g = torch.randn(rows, hidden, device="cuda", dtype=torch.bfloat16)
-        geglu_forward(g, g)
-    assert len(caches[device][0]) == before
+
+    def run(shapes: list[tuple[int, int]]) -> int:
+        for shape in shapes:
+            g = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
+            geglu_forward(g, g)
+        return len(caches[torch.cuda.current_device()][0])
+
+    # size classes: odd; a multiple of 16 but of no block (3216, 5360); a multiple of every block
+    seen = run([(1000, 4097), (3, 1072), (64, 3072)])
+    assert run([(77, 4097), (999, 4099), (5, 1072), (128, 3072), (8192, 3072)]) == seen
+
+
+@pytest.mark.parametrize(
+    "config",
+    [(512, 2, "evict_first"), (1024, 4, ""), (2048, 8, "evict_last"), (8192, 16, "")],
+    ids=lambda c: "-".join(map(str, c)),
+)
+def test_launch_configurations_agree(config: tuple[int, int, str]) -> None:
+    import torch
+
+    from workloads.geglu_triton import LaunchConfig, geglu_backward, geglu_forward
+
+    launch = LaunchConfig(block=config[0], num_warps=config[1], evict=config[2])
+    g, u, dy = (torch.randn(1000, 4097, device="cuda") for _ in range(3))
+    ref, dg_ref, du_ref = _reference(g, u, dy)
+    assert _rel(geglu_forward(g, u, config=launch), ref) < TOLERANCE["float32"]
+    dg, du = geglu_backward(dy, g, u, config=launch)
+    assert _rel(dg, dg_ref) < TOLERANCE["float32"] and _rel(du, du_ref) < TOLERANCE["float32"]
 
 
 def test_mismatched_inputs_are_rejected() -> None:

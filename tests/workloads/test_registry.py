@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
-from tests.workloads.conftest import cli_env
 from workloads.registry import WORKLOADS, ConfigError, Variant, make_config
+
+from .helpers import cli_env
 
 
 def test_workloads_and_labels() -> None:
