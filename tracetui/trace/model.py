@@ -163,6 +163,16 @@ class Trace:
             return []
         return [event.args for event in RAW_ARGS_DECODER.decode(self._events_json)]
 
+    def args_json(self) -> pl.Series:
+        """Every X event's complete args as JSON text (as written), aligned with ``events`` rows."""
+        with self._lock:
+            raws = self._raw_args
+        ids = self.events["id"].to_list()
+        texts = [bytes(raws[i]).decode("utf-8", "replace") if i < len(raws) and raws[i] else None for i in ids]
+        from tracetui.trace.text import clean_series
+
+        return clean_series(pl.Series("args", texts, dtype=pl.String))
+
     def event_args(self, event_id: int) -> dict[str, Any]:
         """Every arg of one event as written (unknown keys included), control chars cleaned."""
         with self._lock:

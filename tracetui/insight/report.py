@@ -1,0 +1,219 @@
+"""Insight on a loaded trace: decoded kernels with their roofline, step and annotation verdicts,
+and the CPU cost of ``torch.compile``'s pre-ops.
+
+These join the pure decoders (:mod:`kernel_names`, :mod:`flops`, :mod:`roofline`) to the trace
+model; the summary, export and the viewer all read them from here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from tracetui.insight.flops import op_cost_columns
+from tracetui.insight.kernel_names import kernel_name_columns
+from tracetui.insight.roofline import roofline_columns
+from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
+from tracetui.trace.stats import union_length
+
+if TYPE_CHECKING:
+    from tracetui.trace import Trace
+
+KERNEL_FIELDS = ("family", "kind", "arch", "tile", "stages", "layout", "fused_ops", "short")
+SYNC_CALLS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent")
+COMPILE_PREOPS = (
+    "TorchDynamo Cache Lookup",
+    "Pregraph bytecode",
+    "AOTDispatcher Runtime Wrapper Prologue",
+    "CompiledFunction",
+)
+BUSY_GPU_BOUND = 0.8  # GPU busy over the step's window at or above which a step is GPU-bound
+
+
+def kernel_insight(trace: Trace) -> pl.DataFrame:
+    """One row per GPU work event (``id``): decoded name, cost of its launching op, roofline.
+
+    An op's FLOPs and bytes are spread over the kernels it launched: each kernel reports the op's
+    cost and rates computed over the op's total kernel time (``op_kernel_us``), so a split-K GEMM
+    (two kernels) is not counted twice. Memcpys report their ``bytes`` arg; memsets nothing.
+    """
+    gpu = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)).select(
+        "id", "name", "cat", "dur", "device", "launch_op_id", "bytes"
+    )
+    if gpu.is_empty():
+        return gpu.select("id")
+    names = kernel_name_columns(gpu["name"]).select("name", *KERNEL_FIELDS, "notes")
+    ops = trace.events.select(
+        pl.col("id").alias("launch_op_id"),
+        pl.col("name").alias("op"),
+        "input_dims",
+        "input_type",
+        "concrete_inputs",
+    )
+    rows = gpu.join(names, on="name", how="left").join(ops, on="launch_op_id", how="left")
+    costs = op_cost_columns(rows, name="op")
+    keys = ["op", "input_dims", "input_type", "concrete_inputs"]
+    rows = rows.join(costs, on=keys, how="left", nulls_equal=True)
+    is_kernel = pl.col("cat") == "kernel"
+    rows = rows.with_columns(
+        op_kernel_us=pl.when(is_kernel & pl.col("launch_op_id").is_not_null())
+        .then(pl.col("dur").sum().over("launch_op_id", is_kernel))
+        .otherwise(pl.col("dur")),
+        flops=pl.when(is_kernel).then(pl.col("flops")),
+        bytes=pl.when(is_kernel)
+        .then(pl.col("bytes_right"))
+        .when(pl.col("cat") == "gpu_memcpy")
+        .then(pl.col("bytes")),
+    ).drop("bytes_right")
+    out = []
+    device_names = {d.get("id"): d.get("name") for d in trace.devices}
+    for device, part in rows.group_by("device", maintain_order=True):
+        name = device_names.get(device[0])
+        out.append(roofline_columns(part, name, dur="op_kernel_us", dtype="cost_dtype", kind="kind"))
+    return pl.concat(out, how="diagonal_relaxed").sort("id").drop("name", "cat", "dur", "device")
+
+
+def step_verdicts(trace: Trace) -> pl.DataFrame:
+    """Per step: GPU busy share of the step, idle gaps, CPU launch time vs GPU time, a verdict."""
+    steps = trace.step_instances
+    work = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("step_id").is_not_null())
+    return _verdicts(steps, work.rename({"step_id": "span"}), _sync_time(trace, "step_id"))
+
+
+def annotation_verdicts(trace: Trace) -> pl.DataFrame:
+    """Per annotation instance: the same reading as :func:`step_verdicts`, over the annotation."""
+    spans = trace.annotation_instances
+    calls = trace.events.select(pl.col("id").alias("launch_id"), pl.col("pos").alias("call_pos"))
+    work = (
+        trace.gpu.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("launch_id").is_not_null())
+        .join(calls, on="launch_id")
+        .join_where(
+            spans.select(pl.col("id").alias("span"), "pos", "end_pos"),
+            pl.col("call_pos") >= pl.col("pos"),
+            pl.col("call_pos") < pl.col("end_pos"),
+        )
+    )
+    return _verdicts(spans, work, _sync_time(trace, "annotation_id"))
+
+
+def _sync_time(trace: Trace, by: str) -> pl.DataFrame:
+    """CPU time spent waiting in synchronize calls, per step or annotation."""
+    syncs = trace.events.filter(pl.col("cat").is_in(LAUNCH_CALLS) & pl.col("name").is_in(SYNC_CALLS))
+    return syncs.group_by(by).agg(pl.col("dur").sum().alias("sync_us")).rename({by: "span"})
+
+
+def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl.DataFrame:
+    if spans.is_empty():
+        return pl.DataFrame(schema={"id": pl.UInt32, "name": pl.String, "verdict": pl.String})
+    gpu_end = work.group_by("span").agg(pl.col("end_ns").max().alias("gpu_end"))
+    gaps = _idle_gaps(work)
+    table = (
+        spans.select("id", "name", "start_ns", "end_ns", "dur", "gpu_us", "gpu_busy_us", "gpu_events")
+        .join(gpu_end, left_on="id", right_on="span", how="left")
+        .join(gaps, left_on="id", right_on="span", how="left")
+        .join(sync, left_on="id", right_on="span", how="left")
+        .with_columns(pl.col("sync_us", "idle_gaps", "largest_gap_us").fill_null(0))
+        .with_columns(window_us=(pl.max_horizontal("end_ns", "gpu_end") - pl.col("start_ns")) / 1000.0)
+        .with_columns(
+            cpu_launch_us=(pl.col("dur") - pl.col("sync_us")).clip(0),
+            gpu_busy_pct=pl.when(pl.col("window_us") > 0).then(
+                100.0 * pl.col("gpu_busy_us") / pl.col("window_us")
+            ),
+        )
+    )
+    busy = pl.col("gpu_busy_pct").round(0).cast(pl.Int64).cast(pl.String)
+    numbers = pl.format(
+        "CPU {} µs to launch {} µs of GPU work; GPU busy {}% of {} µs",
+        pl.col("cpu_launch_us").round(1),
+        pl.col("gpu_busy_us").round(1),
+        busy,
+        pl.col("window_us").round(1),
+    )
+    verdict = (
+        pl.when(pl.col("gpu_events").fill_null(0) == 0)
+        .then(pl.lit("no GPU work"))
+        .when(pl.col("cpu_launch_us") > pl.col("gpu_busy_us"))
+        .then(pl.format("launch/overhead-bound: {}", numbers))
+        .when(pl.col("gpu_busy_pct") >= 100 * BUSY_GPU_BOUND)
+        .then(pl.format("GPU-bound: {}", numbers))
+        .otherwise(pl.format("GPU waits outside launches (sync, data, Python): {}", numbers))
+    )
+    bound = (
+        pl.when(pl.col("gpu_events").fill_null(0) == 0)
+        .then(pl.lit("idle"))
+        .when(pl.col("cpu_launch_us") > pl.col("gpu_busy_us"))
+        .then(pl.lit("launch-bound"))
+        .when(pl.col("gpu_busy_pct") >= 100 * BUSY_GPU_BOUND)
+        .then(pl.lit("gpu-bound"))
+        .otherwise(pl.lit("gpu-waits"))
+    )
+    return table.with_columns(bound=bound, verdict=verdict).drop("end_ns", "gpu_end").sort("start_ns")
+
+
+def _idle_gaps(work: pl.DataFrame, min_gap_ns: int = 1000) -> pl.DataFrame:
+    """Per span: number of gaps ≥ 1 µs between GPU work and the largest one (µs)."""
+    ordered = work.select("span", "start_ns", "end_ns").sort("span", "start_ns")
+    gaps = ordered.with_columns(reach=pl.col("end_ns").cum_max().shift(1).over("span")).with_columns(
+        gap=(pl.col("start_ns") - pl.col("reach")).clip(0)
+    )
+    return gaps.group_by("span").agg(
+        (pl.col("gap") >= min_gap_ns).sum().alias("idle_gaps"),
+        (pl.col("gap").max().fill_null(0) / 1000.0).alias("largest_gap_us"),
+    )
+
+
+def compile_overheads(trace: Trace) -> pl.DataFrame:
+    """CPU cost per call of ``torch.compile``'s pre-ops, and of the compiled-region wrapper.
+
+    The wrapper overhead of a ``Torch-Compiled Region`` is its CPU time minus the time inside
+    the Inductor graph call (``## Call CompiledFxGraph … ##``) below it.
+    """
+    events = trace.events
+    preops = events.filter(pl.col("cat") == "cpu_op").filter(
+        pl.col("name").is_in(COMPILE_PREOPS) | pl.col("name").str.starts_with("Torch-Compiled Region")
+    )
+    regions = events.filter(pl.col("name").str.starts_with("Torch-Compiled Region")).select(
+        "id", "track", "pos", "end_pos", "dur"
+    )
+    graphs = events.filter(pl.col("name").str.contains(r"^## Call CompiledFxGraph")).select(
+        "track", pl.col("pos").alias("graph_pos"), pl.col("dur").alias("graph_us")
+    )
+    wrapper = (
+        regions.join_where(
+            graphs,
+            pl.col("track") == pl.col("track_right"),
+            pl.col("graph_pos") > pl.col("pos"),
+            pl.col("graph_pos") < pl.col("end_pos"),
+        )
+        .group_by("id", "dur")
+        .agg(pl.col("graph_us").sum())
+        .select(
+            pl.lit("Torch-Compiled Region wrapper (outside the graph call)").alias("name"),
+            (pl.col("dur") - pl.col("graph_us")).alias("dur"),
+        )
+        if not regions.is_empty() and not graphs.is_empty()
+        else pl.DataFrame(schema={"name": pl.String, "dur": pl.Float64})
+    )
+    rows = pl.concat([preops.select("name", "dur"), wrapper])
+    return (
+        rows.group_by("name")
+        .agg(
+            pl.len().alias("calls"),
+            pl.col("dur").mean().alias("avg_us"),
+            pl.col("dur").sum().alias("total_us"),
+        )
+        .sort("total_us", descending=True)
+    )
+
+
+def gpu_work_union_us(trace: Trace) -> float:
+    """GPU busy time over the whole trace (µs): the union of all GPU work intervals."""
+    work = (
+        trace.gpu.filter(pl.col("cat").is_in(GPU_WORK))
+        .select("start_ns", "end_ns")
+        .with_columns(one=pl.lit(1))
+    )
+    if work.is_empty():
+        return 0.0
+    return float(union_length(work, "one")["gpu_busy_us"][0])

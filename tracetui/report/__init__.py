@@ -1,0 +1,1 @@
+"""Reports over the trace model: ``tracetui summary`` and ``tracetui export``."""

@@ -1,0 +1,129 @@
+"""``tracetui export``: the model's tables as csv, parquet or json."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from tracetui.errors import TraceError
+
+if TYPE_CHECKING:
+    from tracetui.trace import Trace
+
+TABLES = ("events", "ops", "kernels", "annotations", "steps", "runtime", "anomalies")
+FORMATS = ("csv", "parquet", "json")
+
+
+def export_table(trace: Trace, table: str) -> pl.DataFrame:
+    """The frame behind ``--table``."""
+    if table == "events":
+        return trace.events.with_columns(trace.args_json())
+    if table == "ops":
+        return trace.ops
+    if table == "kernels":
+        return kernels_table(trace)
+    if table == "annotations":
+        return trace.annotations
+    if table == "steps":
+        return trace.steps
+    if table == "runtime":
+        return trace.runtime
+    if table == "anomalies":
+        return trace.anomalies
+    raise ValueError(table)
+
+
+def kernels_table(trace: Trace) -> pl.DataFrame:
+    """One row per GPU event: where it ran, what launched it, and what its name and shapes say."""
+    from tracetui.insight.report import kernel_insight
+
+    names = trace.events.select("id", "name")
+    gpu = trace.gpu.select(
+        "id",
+        "name",
+        pl.col("cat").alias("category"),
+        "ts",
+        "dur",
+        "device",
+        "stream",
+        "correlation",
+        "launch_id",
+        "launch_op_id",
+        "annotation_id",
+        "step_id",
+    )
+    linked = (
+        gpu.join(names.rename({"id": "launch_id", "name": "runtime"}), on="launch_id", how="left")
+        .join(names.rename({"id": "launch_op_id", "name": "launch_op"}), on="launch_op_id", how="left")
+        .join(names.rename({"id": "annotation_id", "name": "annotation"}), on="annotation_id", how="left")
+        .join(names.rename({"id": "step_id", "name": "step"}), on="step_id", how="left")
+        .with_columns(pl.col("launch_op").fill_null(""))
+    )
+    insight = kernel_insight(trace).select(
+        "id",
+        "family",
+        "kind",
+        "arch",
+        "tile",
+        "stages",
+        "layout",
+        "fused_ops",
+        "short",
+        "flops",
+        "bytes",
+        "tflops",
+        "gbs",
+        "intensity",
+        "bound",
+        "verdict",
+    )
+    table = linked.join(insight, on="id", how="left")
+    first = [
+        "name",
+        "ts",
+        "dur",
+        "device",
+        "stream",
+        "correlation",
+        "runtime",
+        "launch_op",
+        "launch_op_id",
+        "annotation",
+        "step",
+        "category",
+    ]
+    return table.sort("ts").select(first + [c for c in table.columns if c not in first])
+
+
+def write_table(frame: pl.DataFrame, fmt: str, output: Path | None, source: Path) -> None:
+    """Write ``frame``; to stdout when ``output`` is None (not for parquet)."""
+    if output is not None and output.exists() and output.resolve() == source.resolve():
+        raise TraceError(output, "refusing to overwrite the trace being exported")
+    if fmt == "csv":
+        frame = _flatten_lists(frame)
+    if output is None:
+        if fmt == "parquet":
+            raise TraceError(None, "parquet needs an output file (-o FILE)")
+        buffer = io.StringIO()
+        frame.write_csv(buffer) if fmt == "csv" else frame.write_json(buffer)
+        sys.stdout.write(buffer.getvalue() + ("" if fmt == "csv" else "\n"))
+        return
+    try:
+        if fmt == "csv":
+            frame.write_csv(output)
+        elif fmt == "parquet":
+            frame.write_parquet(output)
+        else:
+            frame.write_json(output)
+    except OSError as exc:
+        raise TraceError(output, f"cannot write: {exc.strerror or exc}") from None
+
+
+def _flatten_lists(frame: pl.DataFrame) -> pl.DataFrame:
+    """CSV has no lists: join them with '; '."""
+    lists = [name for name, dtype in frame.schema.items() if isinstance(dtype, pl.List)]
+    return frame.with_columns(pl.col(c).list.join("; ") for c in lists)

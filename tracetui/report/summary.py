@@ -1,0 +1,270 @@
+"""``tracetui summary``: the one-screen readable report (rich), over :func:`summary_data`.
+
+Every string that came from the trace is wrapped in ``rich.text.Text`` so it is never parsed
+as markup.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich import box
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from tracetui.report.summary_data import summary_data
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from tracetui.trace import Trace
+
+TOP = 10
+
+
+def print_summary(path: str | Path, console: Console | None = None) -> None:
+    """Load a trace and print its summary (used by ``tracetui capture``)."""
+    from tracetui.report.loading import load_with_progress
+
+    console = console or Console(markup=False, highlight=False)
+    render_summary(load_with_progress(path), console)
+
+
+def render_summary(trace: Trace, console: Console) -> None:
+    """Print the summary of a loaded trace."""
+    console.print(summary_renderable(summary_data(trace)))
+
+
+def summary_renderable(data: dict[str, Any]) -> RenderableType:
+    """The whole report as one rich renderable."""
+    parts: list[RenderableType] = [_header(data)]
+    parts += [t for t in (_steps(data), _annotations(data), _ops(data)) if t is not None]
+    parts.append(_no_kernel_line(data))
+    parts += [t for t in (_kernels(data), _runtime(data), _compile(data)) if t is not None]
+    parts.append(_problems(data))
+    return Group(*parts)
+
+
+def _header(data: dict[str, Any]) -> RenderableType:
+    info = data["trace"]
+    counts = data["counts"]
+    lines = Text()
+    lines.append(info["name"], style="bold")
+    lines.append(f"  {info['format']}  {info['events']:,} events", style="dim")
+    for device in info["devices"]:
+        lines.append("\n")
+        lines.append_text(_device(device))
+    lines.append(
+        f"\nspan {_ms(info['span_us'])}, GPU busy {_ms(info['gpu_busy_us'])}; "
+        f"{counts['kernels']} kernels, {counts['memcpys']} memcpys, {counts['memsets']} memsets"
+    )
+    by_cat = ", ".join(f"{cat or '(none)'} {n:,}" for cat, n in counts["by_category"].items())
+    lines.append("\nevents: ", style="dim")
+    lines.append(by_cat, style="dim")
+    if info["truncated"]:
+        lines.append("\nwarning: the file is truncated; every complete event was read", style="bold yellow")
+    for repair in info["repairs"]:
+        lines.append(f"\nwarning: repaired invalid JSON: {repair}", style="yellow")
+    if info["other_files"]:
+        lines.append(
+            f"\n{len(info['other_files'])} other trace file(s) in the directory; showing the newest",
+            style="dim",
+        )
+    return lines
+
+
+def _device(device: dict[str, Any]) -> Text:
+    text = Text(f"GPU {device.get('id')}: ")
+    text.append(str(device.get("name") or "unknown device"))
+    if device.get("computeMajor") is not None:
+        text.append(f" (sm{device['computeMajor']}{device.get('computeMinor', 0)}", style="dim")
+        if device.get("numSms"):
+            text.append(f", {device['numSms']} SMs", style="dim")
+        text.append(")", style="dim")
+    return text
+
+
+Cell = str | Text
+
+
+def _table(title: str, header: list[str], rows: list[list[Cell]], drop_zero: tuple[str, ...] = ()) -> Table:
+    """A compact table: numbers never truncate, the first (name) column shrinks with an ellipsis.
+
+    Columns named in ``drop_zero`` are left out when every value is ``0``.
+    """
+    keep = [
+        i
+        for i, h in enumerate(header)
+        if h not in drop_zero or any(str(r[i]) not in ("0", "-") for r in rows)
+    ]
+    table = Table(
+        title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
+    )
+    for i in keep:
+        width = max([len(header[i])] + [len(str(r[i])) for r in rows])
+        if i == 0:
+            table.add_column(
+                header[i], no_wrap=True, overflow="ellipsis", min_width=min(width, 16), max_width=40
+            )
+        elif any(isinstance(r[i], Text) for r in rows):  # trace text: shrinks too
+            table.add_column(
+                header[i], no_wrap=True, overflow="ellipsis", min_width=min(width, 12), max_width=24
+            )
+        else:
+            table.add_column(header[i], justify="right", no_wrap=True, min_width=width)
+    for row in rows:
+        table.add_row(*[row[i] for i in keep])
+    return table
+
+
+def _steps(data: dict[str, Any]) -> Table | None:
+    if not data["steps"]:
+        return None
+    rows: list[list[Cell]] = [
+        [
+            Text(s["name"]),
+            _us(s["cpu_us"]),
+            _us(s["gpu_busy_us"]),
+            _pct(s.get("gpu_busy_pct")),
+            str(s["kernels"]),
+            str(s["memsets"]),
+            str(s["memcpys"]),
+            s.get("bound") or "",
+        ]
+        for s in data["steps"]
+    ]
+    header = ["step", "CPU", "GPU busy", "busy", "kernels", "memsets", "memcpys", "reading"]
+    return _table("Steps", header, rows, drop_zero=("memsets", "memcpys"))
+
+
+def _annotations(data: dict[str, Any]) -> Table | None:
+    if not data["annotations"]:
+        return None
+    rows: list[list[Cell]] = []
+    for a in data["annotations"]:
+        kernels = _num(a["kernels_per_call"])
+        if a["kernels_min"] != a["kernels_max"]:
+            kernels += f" ({a['kernels_min']}–{a['kernels_max']})"
+        rows.append(
+            [
+                Text(a["name"]),
+                str(a["calls"]),
+                kernels,
+                _num(a["memsets_per_call"]),
+                _num(a["memcpys_per_call"]),
+                _us(a["gpu_us_per_call"]),
+                _us(a["cpu_us_per_call"]),
+                a.get("bound") or "",
+            ]
+        )
+    header = ["annotation", "calls", "kernels", "memsets", "memcpys", "GPU", "CPU", "reading"]
+    return _table("Annotations (per call)", header, rows, drop_zero=("memsets", "memcpys"))
+
+
+def _ops(data: dict[str, Any]) -> Table | None:
+    if not data["ops"]:
+        return None
+    rows: list[list[Cell]] = [
+        [
+            Text(o["name"]),
+            str(o["calls"]),
+            _us(o["cpu_total_us"]),
+            _us(o["cpu_self_us"]),
+            _us(o["gpu_us"]),
+            str(o["kernels"]),
+        ]
+        for o in data["ops"][:TOP]
+    ]
+    header = ["op", "calls", "CPU total", "CPU self", "GPU", "kernels"]
+    return _table(f"Top ops (of {len(data['ops'])}, by GPU time)", header, rows)
+
+
+def _no_kernel_line(data: dict[str, Any]) -> Text:
+    idle = [o["name"] for o in data["ops"] if not o["launches_kernels"]]
+    if not idle:
+        return Text("Every op launched GPU work.", style="dim")
+    text = Text("Launched no GPU work (metadata only or CPU): ", style="bold")
+    text.append(", ".join(idle[:24]) + (f", … ({len(idle)} ops)" if len(idle) > 24 else ""))
+    return text
+
+
+def _kernels(data: dict[str, Any]) -> Table | None:
+    if not data["kernels"]:
+        return None
+    rows: list[list[Cell]] = []
+    for k in data["kernels"][:TOP]:
+        launched = ", ".join(k["launched_by"] or []) or ("orphan" if k["orphans"] else "?")
+        rows.append(
+            [
+                Text(k.get("short") or k["name"]),
+                str(k["calls"]),
+                _us(k["total_us"]),
+                _us(k["avg_us"]),
+                Text(launched),
+            ]
+        )
+    header = ["kernel (decoded)", "calls", "total", "avg", "launched by"]
+    return _table(f"Top GPU work (of {len(data['kernels'])} names)", header, rows)
+
+
+def _runtime(data: dict[str, Any]) -> Table | None:
+    if not data["runtime"]:
+        return None
+    rows: list[list[Cell]] = [
+        [Text(r["name"]), str(r["calls"]), _us(r["cpu_us"]), str(r["gpu_events"])]
+        for r in data["runtime"][:TOP]
+    ]
+    return _table("Runtime / driver calls", ["call", "calls", "CPU", "GPU events"], rows)
+
+
+def _compile(data: dict[str, Any]) -> Table | None:
+    if not data["compile_overheads"]:
+        return None
+    rows: list[list[Cell]] = [
+        [Text(c["name"]), str(c["calls"]), _us(c["avg_us"]), _us(c["total_us"])]
+        for c in data["compile_overheads"]
+    ]
+    return _table("torch.compile CPU pre-ops", ["pre-op", "calls", "avg", "total"], rows)
+
+
+def _problems(data: dict[str, Any]) -> Text:
+    text = Text()
+    orphans, anomalies = data["orphans"], data["anomalies"]
+    text.append(
+        f"Orphans: {orphans['count']} GPU events with no launching call in the trace",
+        style="bold" if orphans["count"] else "dim",
+    )
+    for o in orphans["items"][:5]:
+        text.append("\n  ")
+        text.append(f"{o['name']} (id {o['id']}, stream {o['stream']}, correlation {o['correlation']})")
+    text.append(f"\nAnomalies: {anomalies['count']}", style="bold" if anomalies["count"] else "dim")
+    if anomalies["by_kind"]:
+        text.append(" (" + ", ".join(f"{k} {n}" for k, n in anomalies["by_kind"].items()) + ")")
+    for a in anomalies["items"][:5]:
+        text.append(f"\n  {a['kind']}: ")
+        text.append(f"{a.get('event')} (id {a['event_id']})")
+        if a.get("other_id") is not None:
+            text.append(f" vs {a.get('other')} (id {a['other_id']})")
+    return text
+
+
+def _us(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value / 1000:,.2f} ms" if value >= 10_000 else f"{value:,.1f} µs"
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value / 1000:,.3f} ms"
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}%"

@@ -1,0 +1,214 @@
+"""The data behind ``tracetui summary``: one JSON-ready dict with a stable, documented schema.
+
+Schema ``tracetui.summary/1`` (see README, "summary --json"). Numbers are µs unless a key says
+otherwise; lists are sorted as the report shows them; every list is complete (no top-N cut)
+except ``orphans`` and ``anomalies``, which keep ``ORPHAN_LIMIT`` rows beside full counts.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from tracetui.insight.kernel_names import kernel_name_columns
+from tracetui.insight.report import annotation_verdicts, compile_overheads, gpu_work_union_us, step_verdicts
+
+if TYPE_CHECKING:
+    from tracetui.trace import Trace
+
+SCHEMA = "tracetui.summary/1"
+ORPHAN_LIMIT = 200
+DEVICE_KEYS = ("id", "name", "computeMajor", "computeMinor", "totalGlobalMem", "numSms")
+
+
+def summary_data(trace: Trace) -> dict[str, Any]:
+    """Everything the summary shows, as plain JSON values."""
+    events = trace.events
+    span_ns = (events["end_ns"].max() or 0) - (events["start_ns"].min() or 0)
+    annotations = trace.annotations.join(_mean_verdicts(annotation_verdicts(trace)), on="name", how="left")
+    steps = trace.steps.join(
+        step_verdicts(trace).select("id", "gpu_busy_pct", "cpu_launch_us", "bound", "verdict"),
+        on="id",
+        how="left",
+    )
+    return {
+        "schema": SCHEMA,
+        "trace": {
+            "path": str(trace.path),
+            "name": trace.path.name,
+            "events": trace.event_count,
+            "format": trace.format,
+            "devices": [{k: d.get(k) for k in DEVICE_KEYS if k in d} for d in trace.devices],
+            "gzipped": trace.gzipped,
+            "truncated": trace.truncated,
+            "repairs": trace.repairs,
+            "other_files": [str(p) for p in trace.siblings],
+            "span_us": span_ns / 1000.0,
+            "gpu_busy_us": gpu_work_union_us(trace),
+            "tracetui_metadata": trace.metadata.get("tracetui"),
+        },
+        "counts": _counts(trace),
+        "steps": _records(
+            steps,
+            [
+                "name",
+                "step",
+                "dur",
+                "gpu_us",
+                "gpu_busy_us",
+                "gpu_busy_pct",
+                "cpu_launch_us",
+                "gpu_events",
+                "kernels",
+                "memcpys",
+                "memsets",
+                "bound",
+                "verdict",
+            ],
+            rename={"dur": "cpu_us"},
+        ),
+        "annotations": _records(
+            annotations,
+            [
+                "name",
+                "calls",
+                "kernels_per_call",
+                "memcpys_per_call",
+                "memsets_per_call",
+                "gpu_events_per_call",
+                "kernels_min",
+                "kernels_max",
+                "gpu_us",
+                "gpu_us_per_call",
+                "gpu_busy_us_per_call",
+                "cpu_us_per_call",
+                "bound",
+                "verdict",
+            ],
+        ),
+        "ops": _records(
+            trace.ops,
+            [
+                "name",
+                "calls",
+                "cpu_total_us",
+                "cpu_self_us",
+                "gpu_us",
+                "gpu_events",
+                "kernels",
+                "memcpys",
+                "memsets",
+                "launches_kernels",
+            ],
+        ),
+        "kernels": _records(
+            _decoded_kernels(trace),
+            [
+                "name",
+                "short",
+                "family",
+                "kind",
+                "category",
+                "calls",
+                "total_us",
+                "avg_us",
+                "min_us",
+                "max_us",
+                "orphans",
+                "launched_by",
+            ],
+        ),
+        "runtime": _records(trace.runtime, ["name", "calls", "cpu_us", "gpu_events", "kernels", "gpu_us"]),
+        "compile_overheads": _records(compile_overheads(trace), ["name", "calls", "avg_us", "total_us"]),
+        "orphans": {
+            "count": len(trace.orphans),
+            "items": _records(
+                trace.orphans.head(ORPHAN_LIMIT),
+                ["id", "name", "cat", "ts", "dur", "device", "stream", "correlation"],
+                rename={"cat": "category"},
+            ),
+        },
+        "anomalies": {
+            "count": len(trace.anomalies),
+            "by_kind": _value_counts(trace.anomalies, "kind"),
+            "items": _anomaly_records(trace),
+        },
+    }
+
+
+def _decoded_kernels(trace: Trace) -> pl.DataFrame:
+    """The kernels table with each name's decoded short form, family and kind."""
+    kernels = trace.kernels.rename({"cat": "category"})
+    if kernels.is_empty():
+        return kernels
+    decoded = kernel_name_columns(kernels["name"]).select("name", "short", "family", "kind")
+    return kernels.join(decoded, on="name", how="left", maintain_order="left")
+
+
+def _counts(trace: Trace) -> dict[str, Any]:
+    gpu = trace.gpu
+    return {
+        "by_category": _value_counts(trace.events, "cat"),
+        "instants": len(trace.instants),
+        "flows": _value_counts(trace.flows, "cat"),
+        "metadata_events": len(trace.meta_events),
+        "other_phases": trace.other_phases,
+        "kernels": int((gpu["cat"] == "kernel").sum()),
+        "memcpys": int((gpu["cat"] == "gpu_memcpy").sum()),
+        "memsets": int((gpu["cat"] == "gpu_memset").sum()),
+        "orphans": len(trace.orphans),
+        "anomalies": len(trace.anomalies),
+    }
+
+
+def _mean_verdicts(per_instance: pl.DataFrame) -> pl.DataFrame:
+    """Per annotation name: the most common bound and the verdict of its median call."""
+    if per_instance.is_empty():
+        return pl.DataFrame(schema={"name": pl.String, "bound": pl.String, "verdict": pl.String})
+    return (
+        per_instance.sort("cpu_launch_us")
+        .group_by("name", maintain_order=True)
+        .agg(pl.col("bound").mode().first(), pl.col("verdict").get(pl.len() // 2))
+    )
+
+
+def _value_counts(frame: pl.DataFrame, column: str) -> dict[str, int]:
+    if frame.is_empty():
+        return {}
+    counts = frame.group_by(column).len().sort(["len", column], descending=[True, False])
+    return {str(k): int(v) for k, v in counts.iter_rows()}
+
+
+def _records(
+    frame: pl.DataFrame, columns: list[str], rename: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    present = [c for c in columns if c in frame.columns]
+    rows = frame.select(present).rename(rename or {}, strict=False)
+    return [_finite(row) for row in rows.iter_rows(named=True)]
+
+
+def _finite(row: dict[str, Any]) -> dict[str, Any]:
+    """JSON has no inf/nan: write them as null."""
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in row.items()}
+
+
+def _anomaly_records(trace: Trace) -> list[dict[str, Any]]:
+    names = trace.events.select(pl.col("id"), pl.col("name"))
+    rows = (
+        trace.anomalies.head(ORPHAN_LIMIT)
+        .join(
+            names.rename({"id": "event_id", "name": "event"}),
+            on="event_id",
+            how="left",
+            maintain_order="left",
+        )
+        .join(
+            names.rename({"id": "other_id", "name": "other"}),
+            on="other_id",
+            how="left",
+            maintain_order="left",
+        )
+    )
+    return _records(rows, ["kind", "event_id", "event", "other_id", "other"])
