@@ -15,6 +15,7 @@ from tracetui.safetext import clean_value
 from tracetui.trace import stats
 from tracetui.trace.categories import GPU_KIND, GPU_WORK
 from tracetui.trace.schema import RAW_ARGS_DECODER
+from tracetui.trace.text import clean_series
 
 
 @dataclass
@@ -167,10 +168,7 @@ class Trace:
         """Every X event's complete args as JSON text (as written), aligned with ``events`` rows."""
         with self._lock:
             raws = self._raw_args
-        ids = self.events["id"].to_list()
-        texts = [bytes(raws[i]).decode("utf-8", "replace") if i < len(raws) and raws[i] else None for i in ids]
-        from tracetui.trace.text import clean_series
-
+        texts = [_raw_text(raws, i) for i in self.events["id"].to_list()]
         return clean_series(pl.Series("args", texts, dtype=pl.String))
 
     def event_args(self, event_id: int) -> dict[str, Any]:
@@ -181,6 +179,10 @@ class Trace:
             return {}
         value = msgspec.json.decode(raws[event_id])
         return clean_value(value) if isinstance(value, dict) else {"args": clean_value(value)}
+
+
+def _raw_text(raws: list[msgspec.Raw], index: int) -> str | None:
+    return bytes(raws[index]).decode("utf-8", "replace") if index < len(raws) and raws[index] else None
 
 
 def _visible_parents(events: pl.DataFrame, hide_python: bool) -> pl.DataFrame:
