@@ -75,7 +75,7 @@ def _gunzip(raw: bytes, path: Path) -> tuple[bytes, bool]:
         inflater = _inflate_lib.decompressobj(wbits=31)
         try:
             chunks.append(inflater.decompress(rest))
-        except (zlib.error, OSError) as exc:
+        except (zlib.error, _inflate_lib.error, OSError) as exc:
             if not chunks:
                 raise TraceError(path, f"corrupt gzip data ({exc})") from None
             return b"".join(chunks), True
