@@ -107,3 +107,15 @@ def test_export_ops_and_events_to_stdout() -> None:
 def test_export_parquet_needs_a_file() -> None:
     result = CliRunner().invoke(cli, ["export", MLP_EAGER, "--format", "parquet"])
     assert result.exit_code != 0
+
+
+@pytest.mark.parametrize("trace", sorted(p.name for p in FIXTURES.glob("*.json.gz")))
+def test_every_fixture_summarises_and_exports(trace: str, tmp_path: Path) -> None:
+    path = str(FIXTURES / trace)
+    assert "Orphans:" in invoke("summary", path)
+    data = json.loads(invoke("summary", path, "--json"))
+    assert data["trace"]["name"] == trace
+    for table in ("events", "ops", "kernels", "annotations", "steps", "runtime", "anomalies"):
+        invoke(
+            "export", path, "--table", table, "--format", "parquet", "-o", str(tmp_path / f"{table}.parquet")
+        )

@@ -41,15 +41,12 @@ def kernel_insight(trace: Trace) -> pl.DataFrame:
     gpu = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)).select(
         "id", "name", "cat", "dur", "device", "launch_op_id", "bytes"
     )
-    if gpu.is_empty():
-        return gpu.select("id")
     names = kernel_name_columns(gpu["name"]).select("name", *KERNEL_FIELDS, "notes")
-    ops = trace.events.select(
-        pl.col("id").alias("launch_op_id"),
-        pl.col("name").alias("op"),
-        "input_dims",
-        "input_type",
-        "concrete_inputs",
+    launch_ops = gpu["launch_op_id"].drop_nulls().unique().sort()
+    ops = (
+        trace.events.select(pl.col("id").alias("launch_op_id"), pl.col("name").alias("op"))
+        .join(trace.shapes(launch_ops.to_list()).rename({"id": "launch_op_id"}), on="launch_op_id")
+        .drop("input_strides")
     )
     rows = gpu.join(names, on="name", how="left").join(ops, on="launch_op_id", how="left")
     costs = op_cost_columns(rows, name="op")
@@ -66,11 +63,11 @@ def kernel_insight(trace: Trace) -> pl.DataFrame:
         .when(pl.col("cat") == "gpu_memcpy")
         .then(pl.col("bytes")),
     ).drop("bytes_right")
-    out = []
     device_names = {d.get("id"): d.get("name") for d in trace.devices}
-    for device, part in rows.group_by("device", maintain_order=True):
-        name = device_names.get(device[0])
-        out.append(roofline_columns(part, name, dur="op_kernel_us", dtype="cost_dtype", kind="kind"))
+    out = [
+        roofline_columns(part, device_names.get(device), dur="op_kernel_us", dtype="cost_dtype", kind="kind")
+        for (device,), part in rows.group_by("device", maintain_order=True)
+    ] or [roofline_columns(rows, None, dur="op_kernel_us", dtype="cost_dtype", kind="kind")]
     return pl.concat(out, how="diagonal_relaxed").sort("id").drop("name", "cat", "dur", "device")
 
 
@@ -104,8 +101,6 @@ def _sync_time(trace: Trace, by: str) -> pl.DataFrame:
 
 
 def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl.DataFrame:
-    if spans.is_empty():
-        return pl.DataFrame(schema={"id": pl.UInt32, "name": pl.String, "verdict": pl.String})
     gpu_end = work.group_by("span").agg(pl.col("end_ns").max().alias("gpu_end"))
     gaps = _idle_gaps(work)
     table = (

@@ -14,14 +14,12 @@ from tracetui.errors import TraceError
 if TYPE_CHECKING:
     from tracetui.trace import Trace
 
-TABLES = ("events", "ops", "kernels", "annotations", "steps", "runtime", "anomalies")
-FORMATS = ("csv", "parquet", "json")
-
 
 def export_table(trace: Trace, table: str) -> pl.DataFrame:
     """The frame behind ``--table``."""
     if table == "events":
-        return trace.events.with_columns(trace.args_json())
+        events = trace.events.with_columns(trace.args_json())
+        return events.join(trace.shapes(), on="id", how="left", maintain_order="left")
     if table == "ops":
         return trace.ops
     if table == "kernels":

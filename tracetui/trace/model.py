@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -14,7 +15,7 @@ import polars as pl
 from tracetui.safetext import clean_value
 from tracetui.trace import stats
 from tracetui.trace.categories import GPU_KIND, GPU_WORK
-from tracetui.trace.schema import RAW_ARGS_DECODER
+from tracetui.trace.schema import RAW_ARGS_DECODER, RAW_EMPTY, SHAPE_DECODER, SHAPE_KEYS, ShapeArgs
 from tracetui.trace.text import clean_series
 
 
@@ -45,8 +46,9 @@ class Trace:
     siblings: tuple[Path, ...] = ()
     other_phases: dict[str, int] = field(default_factory=dict)
     _events_json: bytes | None = field(default=None, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _parents: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
+    _all_shapes: pl.DataFrame | None = field(default=None, repr=False)
 
     # ---- basic facts -------------------------------------------------------------
     @property
@@ -164,6 +166,29 @@ class Trace:
             return []
         return [event.args for event in RAW_ARGS_DECODER.decode(self._events_json)]
 
+    def shapes(self, ids: Sequence[int] | None = None) -> pl.DataFrame:
+        """Recorded shapes of events, as written (JSON text): ``id``, ``input_dims``,
+        ``input_type``, ``input_strides``, ``concrete_inputs``. Default: every ``cpu_op``.
+
+        Shapes are big and needed rarely (FLOPs, details, export), so they are read from the
+        raw events on demand rather than at load.
+        """
+        if ids is None:
+            with self._lock:
+                if self._all_shapes is None:
+                    ops = self.events.filter(pl.col("cat") == "cpu_op")["id"].to_list()
+                    self._all_shapes = self.shapes(ops)
+                return self._all_shapes
+        with self._lock:
+            raws = self._raw_args
+        ids = [i for i in ids if i is not None]
+        parsed = _parse_shapes([raws[i] if i < len(raws) else RAW_EMPTY for i in ids])
+        columns: dict[str, Any] = {"id": pl.Series("id", ids, dtype=pl.UInt32)}
+        for name in SHAPE_KEYS:
+            values = [bytes(getattr(p, name)) for p in parsed]
+            columns[name] = pl.Series(name, values, dtype=pl.Binary).cast(pl.String).replace("", None)
+        return pl.DataFrame(columns)
+
     def args_json(self) -> pl.Series:
         """Every X event's complete args as JSON text (as written), aligned with ``events`` rows."""
         with self._lock:
@@ -179,6 +204,25 @@ class Trace:
             return {}
         value = msgspec.json.decode(raws[event_id])
         return clean_value(value) if isinstance(value, dict) else {"args": clean_value(value)}
+
+
+SHAPES_DECODER = msgspec.json.Decoder(list[ShapeArgs])
+NO_SHAPES = ShapeArgs()
+
+
+def _parse_shapes(raws: list[msgspec.Raw]) -> list[ShapeArgs]:
+    """Shapes of many events in one decode; per event when some args are not objects."""
+    try:
+        return SHAPES_DECODER.decode(b"[" + b",".join(r if r else b"{}" for r in raws) + b"]")
+    except msgspec.MsgspecError:
+        return [_parse_one(r) for r in raws]
+
+
+def _parse_one(raw: msgspec.Raw) -> ShapeArgs:
+    try:
+        return SHAPE_DECODER.decode(raw) if raw else NO_SHAPES
+    except msgspec.MsgspecError:
+        return NO_SHAPES
 
 
 def _raw_text(raws: list[msgspec.Raw], index: int) -> str | None:

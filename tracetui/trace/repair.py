@@ -18,7 +18,7 @@ import msgspec
 
 from tracetui.errors import TraceError
 from tracetui.safetext import clean_value
-from tracetui.trace.schema import ARG_KEYS, EVENTS_DECODER, Event
+from tracetui.trace.schema import ARG_KEYS, EVENTS_DECODER, SHAPE_KEYS, Event
 
 if TYPE_CHECKING:
     from tracetui.trace.decode import Decoded
@@ -37,9 +37,7 @@ _EVENT_FIELDS = {
     "bp": (str, type(None)),
     "s": (str, type(None)),
 }
-_RAW_ARGS = {
-    ARG_KEYS[k] for k in ("input_dims", "input_type", "input_strides", "concrete_inputs", "grid", "block")
-}
+_RAW_ARGS = {ARG_KEYS["grid"], ARG_KEYS["block"], *SHAPE_KEYS.values()}
 _TYPED_ARGS = set(ARG_KEYS.values())
 
 
@@ -48,7 +46,7 @@ def recover(data: bytes, form: str, error: str, path: Path) -> Decoded:
 
     ``error`` is msgspec's message for the failed fast decode.
     """
-    from tracetui.trace.decode import Decoded, decode
+    from tracetui.trace.decode import Decoded, columns_of, decode
 
     start = _events_array_start(data, form, path)
     header = _header(data, start) if form == "object" else {}
@@ -57,7 +55,7 @@ def recover(data: bytes, form: str, error: str, path: Path) -> Decoded:
         if cut is not None:
             events, events_json = cut
             return Decoded(
-                events, header, form, list(header), truncated=True, repairs=[], events_json=events_json
+                [columns_of(events)], header, form, list(header), truncated=True, events_json=events_json
             )
     patched, fixes = _patch_known_defects(data)
     if fixes:
@@ -73,7 +71,13 @@ def recover(data: bytes, form: str, error: str, path: Path) -> Decoded:
         raise TraceError(path, "invalid JSON: no complete trace event could be read")
     repairs = [*fixes, *([f"skipped {skipped} unreadable events"] if skipped else [])]
     return Decoded(
-        events, header, form, list(header), truncated=not complete, repairs=repairs, events_json=events_json
+        [columns_of(events)],
+        header,
+        form,
+        list(header),
+        truncated=not complete,
+        repairs=repairs,
+        events_json=events_json,
     )
 
 

@@ -1,9 +1,10 @@
 """msgspec types for the events of a Kineto Chrome trace.
 
-Only the args the model promotes to columns are typed here; every other arg (and any
-key a future PyTorch adds) stays available through :meth:`Trace.event_args`, which
-re-reads the raw JSON of one event on demand. Numeric fields accept strings because
-real traces write ``"inf"`` and ``"N/A"`` where numbers are expected.
+Only the args the model promotes to columns are typed here; the recorded shapes
+(:class:`ShapeArgs`, big) and every other arg (and any key a future PyTorch adds) are read
+on demand from the raw JSON of the events (:meth:`Trace.shapes`, :meth:`Trace.event_args`).
+Numeric fields accept strings because real traces write ``"inf"`` and ``"N/A"`` where numbers
+are expected.
 """
 
 from __future__ import annotations
@@ -33,10 +34,6 @@ ARG_KEYS: dict[str, str] = {
     "fwd_tid": "Fwd thread id",
     "py_id": "Python id",
     "py_parent_id": "Python parent id",
-    "input_dims": "Input Dims",
-    "input_type": "Input type",
-    "input_strides": "Input Strides",
-    "concrete_inputs": "Concrete Inputs",
     # "M" metadata events
     "meta_name": "name",
     "labels": "labels",
@@ -72,10 +69,6 @@ class Args(msgspec.Struct, frozen=True, gc=False, rename=ARG_KEYS):
     fwd_tid: Num = None
     py_id: Num = None
     py_parent_id: Num = None
-    input_dims: msgspec.Raw = RAW_EMPTY
-    input_type: msgspec.Raw = RAW_EMPTY
-    input_strides: msgspec.Raw = RAW_EMPTY
-    concrete_inputs: msgspec.Raw = RAW_EMPTY
     meta_name: Num = None
     labels: Num = None
     sort_index: Num = None
@@ -106,6 +99,23 @@ class Event(msgspec.Struct, gc=False):
     args: Args = NO_ARGS
 
 
+SHAPE_KEYS = {
+    "input_dims": "Input Dims",
+    "input_type": "Input type",
+    "input_strides": "Input Strides",
+    "concrete_inputs": "Concrete Inputs",
+}
+
+
+class ShapeArgs(msgspec.Struct, frozen=True, gc=False, rename=SHAPE_KEYS):
+    """An op's recorded shapes (``record_shapes``), kept as raw JSON text."""
+
+    input_dims: msgspec.Raw = RAW_EMPTY
+    input_type: msgspec.Raw = RAW_EMPTY
+    input_strides: msgspec.Raw = RAW_EMPTY
+    concrete_inputs: msgspec.Raw = RAW_EMPTY
+
+
 class RawArgsEvent(msgspec.Struct, gc=False):
     """An event whose args are kept as raw JSON (for :meth:`Trace.event_args`)."""
 
@@ -114,4 +124,5 @@ class RawArgsEvent(msgspec.Struct, gc=False):
 
 EVENTS_DECODER = msgspec.json.Decoder(list[Event])
 RAW_ARGS_DECODER = msgspec.json.Decoder(list[RawArgsEvent])
+SHAPE_DECODER = msgspec.json.Decoder(ShapeArgs)
 TOP_DECODER = msgspec.json.Decoder(dict[str, msgspec.Raw])

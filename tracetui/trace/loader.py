@@ -10,47 +10,59 @@ from pathlib import Path
 import polars as pl
 
 from tracetui.trace import links, stats
-from tracetui.trace.categories import GPU_LANE, LEGACY_CATEGORIES
+from tracetui.trace.align import attach, rows_of
+from tracetui.trace.categories import GPU_LANE
 from tracetui.trace.decode import Decoded, decode
 from tracetui.trace.frames import build_tables
+from tracetui.trace.helper import Helper, merge
 from tracetui.trace.links import ANOMALY_SCHEMA
 from tracetui.trace.model import Trace
 from tracetui.trace.nesting import nest
+from tracetui.trace.release import drop_later
 from tracetui.trace.source import read_source
 
 Progress = Callable[[str], None]
 
 
-def load(path: str | Path, progress: Progress | None = None) -> Trace:
+def load(path: str | Path, progress: Progress | None = None, helper: Helper | None = None) -> Trace:
     """Load a trace file or ``tensorboard_trace_handler`` directory.
 
     Raises :class:`tracetui.errors.TraceError` (one line) for input that is not a trace.
-    ``progress`` is called with the name of each stage as it starts.
+    ``progress`` is called with the name of each stage as it starts. ``helper`` is a process
+    started by :func:`tracetui.trace.helper.start` for this path (commands start it before
+    importing polars); it decodes half of a big trace.
     """
     say = progress or (lambda stage: None)
     with _gc_paused():
         say("reading")
-        source = read_source(path)
+        try:
+            source = read_source(path)
+        except BaseException:
+            if helper is not None:
+                helper.cancel()
+            raise
         say("decoding")
-        decoded = decode(source.data, source.path)
+        decoded = decode(source.data, source.path, helper)
         say("tabulating")
-        tables = build_tables(decoded.events)
-        legacy = _uses_legacy_categories(decoded)
-        decoded.events = []
+        tables = build_tables(decoded.chunks)
+        if decoded.partner is not None:
+            tables = merge(tables, *decoded.partner)
+        drop_later(decoded.chunks)
+        decoded.chunks = []
         events = tables.events.with_columns(_exact_times("ts", "dur"))
         tracks = _tracks(events, tables.meta)
         say("nesting")
         tree, overlaps = nest(events, tracks)
-        events = events.join(tree.drop("parent_pos"), on="id", how="left")
-        tree = tree.join(events.select("id", "cat", "name"), on="id", maintain_order="left")
+        events = attach(events, tree.drop("parent_pos"))
+        tree = tree.with_columns(events.select("cat", "name")[rows_of(events, tree["id"])])
         say("linking")
-        events = events.join(links.cpu_ancestors(tree), on="id", how="left")
-        events = events.join(links.steps_by_time(events), on="id", how="left")
+        events = attach(events, links.cpu_ancestors(tree))
+        events = attach(events, links.steps_by_time(events))
         launch, duplicates = links.launches(events)
         events = _with_launch_columns(events, launch)
-        events = events.join(links.forward_links(events, _flows_ns(tables.flows)), on="id", how="left")
+        events = attach(events, links.forward_links(events, _flows_ns(tables.flows)))
         say("counting")
-        events = events.join(stats.node_stats(events), on="id", how="left").sort("id")
+        events = attach(events, stats.node_stats(events))
         anomalies = [overlaps, duplicates]
         if "baseTimeNanoseconds" in decoded.top:
             anomalies.append(links.external_id_mismatches(events))
@@ -64,13 +76,13 @@ def load(path: str | Path, progress: Progress | None = None) -> Trace:
         tracks=tracks,
         anomalies=pl.concat([a.cast(ANOMALY_SCHEMA) for a in anomalies]),  # type: ignore[arg-type]
         metadata=decoded.top,
-        format=_format(decoded, legacy),
+        format=_format(decoded, tables.legacy_categories),
         gzipped=source.gzipped,
         truncated=decoded.truncated or source.gzip_truncated,
         repairs=decoded.repairs,
         siblings=source.siblings,
         other_phases=tables.other_phases,
-        _events_json=None if decoded.events_json is None else bytes(decoded.events_json),
+        _events_json=decoded.events_json,
     )
 
 
@@ -127,18 +139,10 @@ def _tracks(events: pl.DataFrame, meta: pl.DataFrame) -> pl.DataFrame:
 
 def _with_launch_columns(events: pl.DataFrame, launch: pl.DataFrame) -> pl.DataFrame:
     """GPU rows get launch_id and, from their call, the launching op, annotation and step."""
-    from_call = events.select(
-        pl.col("id").alias("launch_id"),
-        pl.col("op_id").alias("launch_op_id"),
-        pl.col("annotation_id").alias("call_annotation"),
-        pl.col("step_id").alias("call_step"),
-    )
-    linked = launch.join(from_call, on="launch_id", how="left")
-    events = events.join(linked, on="id", how="left")
-    return events.with_columns(
-        pl.coalesce("annotation_id", "call_annotation").alias("annotation_id"),
-        pl.coalesce("step_id", "call_step").alias("step_id"),
-    ).drop("call_annotation", "call_step")
+    linked = launch.filter(pl.col("launch_id").is_not_null())
+    calls = events.select("op_id", "annotation_id", "step_id")[rows_of(events, linked["launch_id"])]
+    from_call = linked.with_columns(calls.rename({"op_id": "launch_op_id"}))
+    return attach(events, launch.select("id", "launch_id")).pipe(attach, from_call.drop("launch_id"))
 
 
 def _missing_times(events: pl.DataFrame) -> pl.DataFrame:
@@ -147,10 +151,6 @@ def _missing_times(events: pl.DataFrame) -> pl.DataFrame:
         pl.col("id").alias("event_id"),
         pl.lit(None, pl.UInt32).alias("other_id"),
     )
-
-
-def _uses_legacy_categories(decoded: Decoded) -> bool:
-    return any(event.cat in LEGACY_CATEGORIES for event in decoded.events[:2000])
 
 
 def _format(decoded: Decoded, legacy: bool) -> str:

@@ -1,0 +1,42 @@
+"""Put columns computed for some events onto the events frame without a join.
+
+A left join copies every column of a wide frame; here the frame keeps its columns and only
+the new ones are built: one ``search_sorted`` to find the rows, one ``scatter`` per column.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+
+def rows_of(frame: pl.DataFrame, ids: pl.Series, on: str = "id") -> pl.Series:
+    """Row positions in ``frame`` (sorted by a unique ``on``) of ``ids``, which must be present."""
+    rows = frame[on].search_sorted(ids)
+    if len(ids) and not frame[on].gather(rows.clip(0, max(len(frame) - 1, 0))).equals(ids, check_names=False):
+        raise ValueError(f"attach: some {on} values are not in the frame")
+    return rows
+
+
+def attach(frame: pl.DataFrame, part: pl.DataFrame, on: str = "id") -> pl.DataFrame:
+    """``frame`` with ``part``'s other columns placed on the rows whose ``on`` matches.
+
+    Other rows get null, or keep their value when ``frame`` already has the column.
+    """
+    if part.is_empty():
+        missing = {
+            c: pl.lit(None, part.schema[c]) for c in part.columns if c != on and c not in frame.columns
+        }
+        return frame.with_columns(**missing)
+    rows = rows_of(frame, part[on], on)
+    new: dict[str, pl.Series] = {}
+    for name in part.columns:
+        if name == on:
+            continue
+        column = part[name]
+        base = (
+            frame[name]
+            if name in frame.columns
+            else pl.repeat(None, len(frame), dtype=column.dtype, eager=True)
+        )
+        new[name] = base.cast(column.dtype).scatter(rows, column)
+    return frame.with_columns(**new)
