@@ -15,7 +15,7 @@ from tracetui.insight.flops import op_cost_columns
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.roofline import roofline_columns
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
-from tracetui.trace.stats import union_length
+from tracetui.trace.stats import DUR_NS, mean_us, sum_us, union_length
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -39,7 +39,7 @@ def kernel_insight(trace: Trace) -> pl.DataFrame:
     (two kernels) is not counted twice. Memcpys report their ``bytes`` arg; memsets nothing.
     """
     gpu = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)).select(
-        "id", "name", "cat", "dur", "device", "launch_op_id", "bytes"
+        "id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes"
     )
     names = kernel_name_columns(gpu["name"]).select("name", *KERNEL_FIELDS, "notes")
     launch_ops = gpu["launch_op_id"].drop_nulls().unique().sort()
@@ -55,7 +55,7 @@ def kernel_insight(trace: Trace) -> pl.DataFrame:
     is_kernel = pl.col("cat") == "kernel"
     rows = rows.with_columns(
         op_kernel_us=pl.when(is_kernel & pl.col("launch_op_id").is_not_null())
-        .then(pl.col("dur").sum().over("launch_op_id", is_kernel))
+        .then(sum_us(DUR_NS).over("launch_op_id", is_kernel))
         .otherwise(pl.col("dur")),
         flops=pl.when(is_kernel).then(pl.col("flops")),
         bytes=pl.when(is_kernel)
@@ -68,7 +68,8 @@ def kernel_insight(trace: Trace) -> pl.DataFrame:
         roofline_columns(part, device_names.get(device), dur="op_kernel_us", dtype="cost_dtype", kind="kind")
         for (device,), part in rows.group_by("device", maintain_order=True)
     ] or [roofline_columns(rows, None, dur="op_kernel_us", dtype="cost_dtype", kind="kind")]
-    return pl.concat(out, how="diagonal_relaxed").sort("id").drop("name", "cat", "dur", "device")
+    dropped = ("name", "cat", "dur", "start_ns", "end_ns", "device")
+    return pl.concat(out, how="diagonal_relaxed").sort("id").drop(dropped)
 
 
 def step_verdicts(trace: Trace) -> pl.DataFrame:
@@ -97,7 +98,7 @@ def annotation_verdicts(trace: Trace) -> pl.DataFrame:
 def _sync_time(trace: Trace, by: str) -> pl.DataFrame:
     """CPU time spent waiting in synchronize calls, per step or annotation."""
     syncs = trace.events.filter(pl.col("cat").is_in(LAUNCH_CALLS) & pl.col("name").is_in(SYNC_CALLS))
-    return syncs.group_by(by).agg(pl.col("dur").sum().alias("sync_us")).rename({by: "span"})
+    return syncs.group_by(by).agg(sum_us().alias("sync_us")).rename({by: "span"})
 
 
 def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl.DataFrame:
@@ -169,36 +170,36 @@ def compile_overheads(trace: Trace) -> pl.DataFrame:
         pl.col("name").is_in(COMPILE_PREOPS) | pl.col("name").str.starts_with("Torch-Compiled Region")
     )
     regions = events.filter(pl.col("name").str.starts_with("Torch-Compiled Region")).select(
-        "id", "track", "pos", "end_pos", "dur"
+        "id", "track", "pos", "end_pos", DUR_NS.alias("dur_ns")
     )
     graphs = events.filter(pl.col("name").str.contains(r"^## Call CompiledFxGraph")).select(
-        "track", pl.col("pos").alias("graph_pos"), pl.col("dur").alias("graph_us")
+        "track", pl.col("pos").alias("graph_pos"), DUR_NS.alias("graph_ns")
     )
-    wrapper = (
-        regions.join_where(
-            graphs,
-            pl.col("track") == pl.col("track_right"),
-            pl.col("graph_pos") > pl.col("pos"),
-            pl.col("graph_pos") < pl.col("end_pos"),
+    wrapper = pl.DataFrame(schema={"name": pl.String, "dur_ns": pl.Int64})
+    if not regions.is_empty() and not graphs.is_empty():
+        wrapper = (
+            regions.join_where(
+                graphs,
+                pl.col("track") == pl.col("track_right"),
+                pl.col("graph_pos") > pl.col("pos"),
+                pl.col("graph_pos") < pl.col("end_pos"),
+            )
+            .group_by("id", "dur_ns")
+            .agg(pl.col("graph_ns").sum())
+            .select(
+                pl.lit("Torch-Compiled Region wrapper (outside the graph call)").alias("name"),
+                (pl.col("dur_ns") - pl.col("graph_ns")).alias("dur_ns"),
+            )
         )
-        .group_by("id", "dur")
-        .agg(pl.col("graph_us").sum())
-        .select(
-            pl.lit("Torch-Compiled Region wrapper (outside the graph call)").alias("name"),
-            (pl.col("dur") - pl.col("graph_us")).alias("dur"),
-        )
-        if not regions.is_empty() and not graphs.is_empty()
-        else pl.DataFrame(schema={"name": pl.String, "dur": pl.Float64})
-    )
-    rows = pl.concat([preops.select("name", "dur"), wrapper])
+    rows = pl.concat([preops.select("name", DUR_NS.alias("dur_ns")), wrapper])
     return (
         rows.group_by("name")
         .agg(
             pl.len().alias("calls"),
-            pl.col("dur").mean().alias("avg_us"),
-            pl.col("dur").sum().alias("total_us"),
+            mean_us(pl.col("dur_ns")).alias("avg_us"),
+            sum_us(pl.col("dur_ns")).alias("total_us"),
         )
-        .sort("total_us", descending=True)
+        .sort(["total_us", "name"], descending=[True, False])
     )
 
 

@@ -14,13 +14,23 @@ from tracetui.trace.links import is_annotation, is_step
 
 US = 1000.0  # ns per µs
 NODE_COLUMNS = ("cpu_self_us", "gpu_us", "gpu_events", "kernels", "memcpys", "memsets")
+DUR_NS = pl.col("end_ns") - pl.col("start_ns")
+
+
+def sum_us(ns: pl.Expr = DUR_NS) -> pl.Expr:
+    """A sum of durations in µs, computed on exact integer ns so it never depends on row order."""
+    return ns.sum() / US
+
+
+def mean_us(ns: pl.Expr = DUR_NS) -> pl.Expr:
+    return ns.sum() / pl.len() / US
 
 
 def node_stats(events: pl.DataFrame) -> pl.DataFrame:
     """Per CPU event: self time and the GPU work launched by it and everything below it."""
     work = events.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("launch_id").is_not_null())
     own = work.group_by("launch_id").agg(
-        pl.col("dur").sum().alias("gpu_us"),
+        DUR_NS.sum().alias("gpu_ns"),
         pl.len().alias("gpu_events"),
         (pl.col("cat") == "kernel").sum().alias("kernels"),
         (pl.col("cat") == "gpu_memcpy").sum().alias("memcpys"),
@@ -28,11 +38,11 @@ def node_stats(events: pl.DataFrame) -> pl.DataFrame:
     )
     tree = (
         events.filter(pl.col("pos").is_not_null())
-        .select("id", "pos", "end_pos", "parent", "dur")
+        .select("id", "pos", "end_pos", "parent", DUR_NS.alias("dur_ns"))
         .sort("pos")
         .join(own, left_on="id", right_on="launch_id", how="left", maintain_order="left")
     )
-    summed = ["gpu_us", "gpu_events", "kernels", "memcpys", "memsets"]
+    summed = ["gpu_ns", "gpu_events", "kernels", "memcpys", "memsets"]
     tree = tree.with_columns(pl.col(c).fill_null(0) for c in summed)
     # exclusive prefix sums, one extra row so that end_pos == n can be gathered
     prefix = tree.select(
@@ -43,10 +53,11 @@ def node_stats(events: pl.DataFrame) -> pl.DataFrame:
         "id",
         *[(prefix[c].gather(tree["end_pos"]) - prefix[c].gather(tree["pos"])).alias(c) for c in summed],
     )
-    children = tree.group_by("parent").agg(pl.col("dur").sum().alias("children_us"))
+    children = tree.group_by("parent").agg(pl.col("dur_ns").sum().alias("children_ns"))
     self_time = tree.join(children, left_on="id", right_on="parent", how="left").select(
-        "id", (pl.col("dur") - pl.col("children_us").fill_null(0)).clip(0).alias("cpu_self_us")
+        "id", ((pl.col("dur_ns") - pl.col("children_ns").fill_null(0)).clip(0) / US).alias("cpu_self_us")
     )
+    inclusive = inclusive.with_columns(gpu_us=pl.col("gpu_ns") / US).drop("gpu_ns")
     return self_time.join(inclusive, on="id")
 
 
@@ -57,9 +68,9 @@ def op_table(events: pl.DataFrame) -> pl.DataFrame:
         .group_by("name")
         .agg(
             pl.len().alias("calls"),
-            pl.col("dur").sum().alias("cpu_total_us"),
-            pl.col("cpu_self_us").sum(),
-            pl.col("gpu_us").sum(),
+            sum_us().alias("cpu_total_us"),
+            sum_us(_ns("cpu_self_us")).alias("cpu_self_us"),
+            sum_us(_ns("gpu_us")).alias("gpu_us"),
             pl.col("gpu_events").sum(),
             pl.col("kernels").sum(),
             pl.col("memcpys").sum(),
@@ -86,10 +97,10 @@ def kernel_table(events: pl.DataFrame) -> pl.DataFrame:
         .agg(
             pl.col("cat").first().alias("cat"),
             pl.len().alias("calls"),
-            pl.col("dur").sum().alias("total_us"),
-            pl.col("dur").mean().alias("avg_us"),
-            pl.col("dur").min().alias("min_us"),
-            pl.col("dur").max().alias("max_us"),
+            sum_us().alias("total_us"),
+            mean_us().alias("avg_us"),
+            (DUR_NS.min() / US).alias("min_us"),
+            (DUR_NS.max() / US).alias("max_us"),
             pl.col("launch_id").is_null().sum().alias("orphans"),
         )
         .join(launched_by, on="name", how="left")
@@ -104,12 +115,12 @@ def runtime_table(events: pl.DataFrame) -> pl.DataFrame:
         .group_by("name")
         .agg(
             pl.len().alias("calls"),
-            pl.col("dur").sum().alias("cpu_us"),
+            sum_us().alias("cpu_us"),
             pl.col("gpu_events").sum(),
             pl.col("kernels").sum(),
             pl.col("memcpys").sum(),
             pl.col("memsets").sum(),
-            pl.col("gpu_us").sum(),
+            sum_us(_ns("gpu_us")).alias("gpu_us"),
         )
         .sort(["cpu_us", "name"], descending=[True, False])
     )
@@ -170,6 +181,11 @@ def union_length(intervals: pl.DataFrame, by: str) -> pl.DataFrame:
     )
 
 
+def _ns(column: str) -> pl.Expr:
+    """A µs column back to integer ns (µs values here are exact ns / 1000)."""
+    return (pl.col(column) * US).round().cast(pl.Int64)
+
+
 def per_call_table(instances: pl.DataFrame) -> pl.DataFrame:
     """Instances of annotations (or steps) aggregated by name, per call."""
     return (
@@ -182,11 +198,11 @@ def per_call_table(instances: pl.DataFrame) -> pl.DataFrame:
             pl.col("gpu_events").mean().alias("gpu_events_per_call"),
             pl.col("kernels").min().alias("kernels_min"),
             pl.col("kernels").max().alias("kernels_max"),
-            pl.col("gpu_us").sum().alias("gpu_us"),
-            (pl.col("gpu_us").sum() / pl.len()).alias("gpu_us_per_call"),
-            (pl.col("gpu_busy_us").sum() / pl.len()).alias("gpu_busy_us_per_call"),
-            pl.col("dur").sum().alias("cpu_us"),
-            (pl.col("dur").sum() / pl.len()).alias("cpu_us_per_call"),
+            sum_us(_ns("gpu_us")).alias("gpu_us"),
+            mean_us(_ns("gpu_us")).alias("gpu_us_per_call"),
+            mean_us(_ns("gpu_busy_us")).alias("gpu_busy_us_per_call"),
+            sum_us().alias("cpu_us"),
+            mean_us().alias("cpu_us_per_call"),
             pl.col("start_ns").min().alias("first_ns"),
         )
         .sort("first_ns")
@@ -203,7 +219,7 @@ def step_instances(events: pl.DataFrame) -> pl.DataFrame:
     """Per ``ProfilerStep#N``: GPU work launched during the step by any thread."""
     work = events.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("step_id").is_not_null())
     counts = work.group_by("step_id").agg(
-        pl.col("dur").sum().alias("gpu_us"),
+        sum_us().alias("gpu_us"),
         pl.len().alias("gpu_events"),
         (pl.col("cat") == "kernel").sum().alias("kernels"),
         (pl.col("cat") == "gpu_memcpy").sum().alias("memcpys"),
