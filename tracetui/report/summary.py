@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from tracetui.trace import Trace
 
 TOP = 10
+MAX_STEPS = 8
 
 
 def print_summary(path: str | Path, console: Console | None = None) -> None:
@@ -119,9 +120,11 @@ def _table(title: str, header: list[str], rows: list[list[Cell]], drop_zero: tup
     return table
 
 
-def _steps(data: dict[str, Any]) -> Table | None:
-    if not data["steps"]:
+def _steps(data: dict[str, Any]) -> RenderableType | None:
+    steps = data["steps"]
+    if not steps:
         return None
+    shown = steps if len(steps) <= MAX_STEPS else [*steps[: MAX_STEPS - 1], steps[-1]]
     rows: list[list[Cell]] = [
         [
             Text(s["name"]),
@@ -131,12 +134,21 @@ def _steps(data: dict[str, Any]) -> Table | None:
             str(s["kernels"]),
             str(s["memsets"]),
             str(s["memcpys"]),
-            s.get("bound") or "",
+            _bound(s.get("bound")),
         ]
-        for s in data["steps"]
+        for s in shown
     ]
-    header = ["step", "CPU", "GPU busy", "busy", "kernels", "memsets", "memcpys", "reading"]
-    return _table("Steps", header, rows, drop_zero=("memsets", "memcpys"))
+    if len(shown) < len(steps):
+        rows.insert(
+            MAX_STEPS - 1, [Text(f"… {len(steps) - len(shown)} more"), "", "", "", "", "", "", Text("")]
+        )
+    header = ["step", "CPU", "GPU busy", "busy", "kernels", "memsets", "memcpys", "bound by"]
+    table = _table("Steps", header, rows, drop_zero=("memsets", "memcpys"))
+    median = sorted(steps, key=lambda s: s["cpu_us"])[len(steps) // 2]
+    reading = Text("Median step: ", style="bold")
+    reading.append(median.get("verdict") or "")
+    reading.append(" (CPU times include the profiler's own overhead)", style="dim")
+    return Group(table, reading)
 
 
 def _annotations(data: dict[str, Any]) -> Table | None:
@@ -156,10 +168,10 @@ def _annotations(data: dict[str, Any]) -> Table | None:
                 _num(a["memcpys_per_call"]),
                 _us(a["gpu_us_per_call"]),
                 _us(a["cpu_us_per_call"]),
-                a.get("bound") or "",
+                _bound(a.get("bound")),
             ]
         )
-    header = ["annotation", "calls", "kernels", "memsets", "memcpys", "GPU", "CPU", "reading"]
+    header = ["annotation", "calls", "kernels", "memsets", "memcpys", "GPU", "CPU", "bound by"]
     return _table("Annotations (per call)", header, rows, drop_zero=("memsets", "memcpys"))
 
 
@@ -250,10 +262,19 @@ def _problems(data: dict[str, Any]) -> Text:
     return text
 
 
+BOUND_LABELS = {"launch-bound": "launches", "gpu-bound": "GPU", "gpu-waits": "waits", "idle": "idle"}
+
+
+def _bound(bound: str | None) -> str:
+    """Short reading for a table cell (the JSON and details carry the full sentence)."""
+    return BOUND_LABELS.get(bound or "", bound or "")
+
+
 def _us(value: float | None) -> str:
+    """µs below a millisecond, ms above."""
     if value is None:
         return "-"
-    return f"{value / 1000:,.2f} ms" if value >= 10_000 else f"{value:,.1f} µs"
+    return f"{value / 1000:.2f} ms" if value >= 1000 else f"{value:.1f} µs"
 
 
 def _ms(value: float | None) -> str:
