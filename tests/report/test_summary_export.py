@@ -119,3 +119,14 @@ def test_every_fixture_summarises_and_exports(trace: str, tmp_path: Path) -> Non
         invoke(
             "export", path, "--table", table, "--format", "parquet", "-o", str(tmp_path / f"{table}.parquet")
         )
+
+
+def test_summary_reads_the_roofline_like_the_blog() -> None:
+    eager = json.loads(invoke("summary", MLP_EAGER, "--json"))["rooflines"]
+    compiled = json.loads(invoke("summary", str(FIXTURES / "mlp_compiled.json.gz"), "--json"))["rooflines"]
+    gemm = next(r for r in eager if r["name"].startswith("nvjet_sm90_tst_256x128"))
+    assert gemm["bound"] == "compute-bound" and gemm["flops"] == pytest.approx(2 * 38_654_705_664)
+    gelu = next(r for r in eager if "Gelu" in r["name"])
+    fused = next(r for r in compiled if r["name"] == "triton_poi_fused__unsafe_view_gelu_mul_0")
+    assert gelu["bound"] == fused["bound"] == "memory-bound"
+    assert fused["roof_fraction"] > 0.9 > gelu["roof_fraction"]  # fusion: one pass at ~95% of copy bandwidth

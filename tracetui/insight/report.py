@@ -72,6 +72,29 @@ def kernel_insight(trace: Trace) -> pl.DataFrame:
     return pl.concat(out, how="diagonal_relaxed").sort("id").drop(dropped)
 
 
+def kernel_rooflines(trace: Trace) -> pl.DataFrame:
+    """Per kernel name (and device) with a known cost: total time, FLOPs and bytes, and the
+    roofline reading of the aggregate. An op's cost is shared among its kernels by time."""
+    insight = kernel_insight(trace).filter(pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
+    kernels = trace.gpu.select("id", "name", "device", "start_ns", "end_ns").join(insight, on="id")
+    share = DUR_NS / 1000 / pl.col("op_kernel_us")
+    totals = kernels.group_by("name", "device").agg(
+        pl.len().alias("calls"),
+        sum_us().alias("time_us"),
+        (pl.col("flops") * share).sum().alias("flops"),
+        (pl.col("bytes") * share).sum().alias("bytes"),
+        pl.col("cost_dtype").drop_nulls().first(),
+        pl.col("kind").first(),
+        pl.col("short").first(),
+    )
+    device_names = {d.get("id"): d.get("name") for d in trace.devices}
+    out = [
+        roofline_columns(part, device_names.get(device), dur="time_us", dtype="cost_dtype", kind="kind")
+        for (device,), part in totals.group_by("device", maintain_order=True)
+    ] or [roofline_columns(totals, None, dur="time_us", dtype="cost_dtype", kind="kind")]
+    return pl.concat(out, how="diagonal_relaxed").sort(["time_us", "name"], descending=[True, False])
+
+
 def step_verdicts(trace: Trace) -> pl.DataFrame:
     """Per step: GPU busy share of the step, idle gaps, CPU launch time vs GPU time, a verdict."""
     steps = trace.step_instances

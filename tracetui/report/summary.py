@@ -43,7 +43,7 @@ def summary_renderable(data: dict[str, Any]) -> RenderableType:
     parts: list[RenderableType] = [_header(data)]
     parts += [t for t in (_steps(data), _annotations(data), _ops(data)) if t is not None]
     parts.append(_no_kernel_line(data))
-    parts += [t for t in (_kernels(data), _runtime(data), _compile(data)) if t is not None]
+    parts += [t for t in (_kernels(data), _rooflines(data), _runtime(data), _compile(data)) if t is not None]
     parts.append(_problems(data))
     return Group(*parts)
 
@@ -219,6 +219,23 @@ def _kernels(data: dict[str, Any]) -> Table | None:
         )
     header = ["kernel (decoded)", "calls", "total", "avg", "launched by"]
     return _table(f"Top GPU work (of {len(data['kernels'])} names)", header, rows)
+
+
+def _rooflines(data: dict[str, Any]) -> Table | None:
+    if not data["rooflines"]:
+        return None
+    rows: list[list[Cell]] = []
+    for r in data["rooflines"][:TOP]:
+        rate = f"{r['tflops']:.1f}" if r["tflops"] is not None else "-"
+        bw = f"{r['gbs']:.0f}" if r["gbs"] is not None else "-"
+        roof = (
+            f"{r['bound'].split('-')[0]} {r['roof_fraction']:.0%}"
+            if r["bound"] and r["roof_fraction"] is not None
+            else "-"
+        )
+        rows.append([Text(r["short"] or r["name"]), _us(r["time_us"]), rate, bw, roof])
+    header = ["kernel (decoded)", "time", "TFLOP/s", "GB/s", "roof"]
+    return _table("Roofline (cost from the launching op's shapes)", header, rows)
 
 
 def _runtime(data: dict[str, Any]) -> Table | None:

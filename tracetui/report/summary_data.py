@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui.insight.kernel_names import kernel_name_columns
-from tracetui.insight.report import annotation_verdicts, compile_overheads, gpu_work_union_us, step_verdicts
+from tracetui.insight.report import (
+    annotation_verdicts,
+    compile_overheads,
+    gpu_work_union_us,
+    kernel_rooflines,
+    step_verdicts,
+)
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -121,6 +127,24 @@ def summary_data(trace: Trace) -> dict[str, Any]:
             ],
         ),
         "runtime": _records(trace.runtime, ["name", "calls", "cpu_us", "gpu_events", "kernels", "gpu_us"]),
+        "rooflines": _records(
+            kernel_rooflines(trace),
+            [
+                "name",
+                "short",
+                "device",
+                "calls",
+                "time_us",
+                "flops",
+                "bytes",
+                "tflops",
+                "gbs",
+                "intensity",
+                "bound",
+                "roof_fraction",
+                "verdict",
+            ],
+        ),
         "compile_overheads": _records(compile_overheads(trace), ["name", "calls", "avg_us", "total_us"]),
         "orphans": {
             "count": len(trace.orphans),
