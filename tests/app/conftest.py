@@ -1,0 +1,101 @@
+"""Fixtures for the explorer's tests: real traces, synthetic ones, and a way to wait for the app."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import inspect
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from tests.app import synthetic
+from tracetui.app.app import TraceApp
+from tracetui.app.dispatch_tree import DispatchTree
+from tracetui.app.explorer_screen import ExplorerScreen
+from tracetui.app.loading_screen import LoadingScreen
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+WIDE = (140, 40)
+
+
+@pytest.fixture(autouse=True)
+def plain_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Snapshots need the default theme and colours."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run ``async def`` tests on a fresh event loop (no async plugin needed)."""
+    if not inspect.iscoroutinefunction(pyfuncitem.obj):
+        return None
+    names = pyfuncitem._fixtureinfo.argnames
+    asyncio.run(pyfuncitem.obj(**{name: pyfuncitem.funcargs[name] for name in names}))
+    return True
+
+
+def fixture(name: str) -> Path:
+    return FIXTURES / f"{name}.json.gz"
+
+
+async def settle(pilot: Pilot[int]) -> None:
+    """Wait for the trace to load, then until no worker, debounce timer or result is outstanding."""
+    app = pilot.app
+    for _ in range(1000):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        explorer = next((s for s in app.screen_stack if isinstance(s, ExplorerScreen)), None)
+        loading = isinstance(app.screen, LoadingScreen)
+        if not loading and (explorer is None or explorer.settled):
+            break
+        await pilot.pause(0.01)
+    await pilot.pause()
+
+
+def keys(*presses: str) -> Callable[[Pilot[int]], Awaitable[None]]:
+    """A ``run_before`` that settles, presses ``presses`` (settling after each), and settles."""
+
+    async def run(pilot: Pilot[int]) -> None:
+        await settle(pilot)
+        for key in presses:
+            await pilot.press(key)
+            await settle(pilot)
+
+    return run
+
+
+def tree_of(app: TraceApp) -> DispatchTree:
+    return app.screen.query_one(DispatchTree)
+
+
+async def goto(pilot: Pilot[int], name: str, nth: int = 0) -> None:
+    """Put the cursor on the ``nth`` event named exactly ``name``."""
+    tree = tree_of(pilot.app)
+    assert tree.model is not None
+    assert tree.reveal_event(tree.model.find(name, exact=True)[nth])
+    await settle(pilot)
+
+
+@pytest.fixture
+def markup_path(tmp_path: Path) -> Path:
+    return synthetic.markup_trace(tmp_path / "markup.json")
+
+
+@pytest.fixture
+def deep_path(tmp_path: Path) -> Path:
+    return synthetic.deep_trace(tmp_path / "deep_stack.json")
+
+
+@pytest.fixture
+def orphan_path(tmp_path: Path) -> Path:
+    return synthetic.orphan_trace(tmp_path / "orphans.json")
+
+
+@pytest.fixture
+def truncated_path(tmp_path: Path) -> Path:
+    source = gzip.decompress(fixture("mlp_eager").read_bytes())
+    return synthetic.truncated_trace(tmp_path / "mlp_eager_truncated.json", source)

@@ -1,0 +1,289 @@
+"""Pilot tests: the tree as plain data after key presses, navigation, find, tables, filters, safety."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.app import synthetic
+from tests.app.conftest import fixture, goto, settle, tree_of
+from tracetui.app.app import TraceApp
+from tracetui.app.error_screen import ErrorScreen
+from tracetui.app.explorer_screen import ExplorerScreen
+from tracetui.app.help_screen import HelpScreen
+from tracetui.app.tables_screen import TablesScreen
+
+LINEAR_CHAIN = [
+    "aten::linear",
+    "aten::matmul",
+    "aten::mm",
+    "cuLaunchKernelEx",
+    "nvjet gemm bf16 256x128 coopA TNT",
+]
+
+
+def labels(items: list[dict[str, Any]]) -> list[str]:
+    return [item["label"] for item in items]
+
+
+def expanded_chain(items: list[dict[str, Any]]) -> list[str]:
+    """Labels along the expanded path (the first expanded child at each level)."""
+    chain = []
+    while items:
+        opened = [item for item in items if item["expanded"]]
+        if not opened:
+            return chain
+        chain.append(opened[0]["label"])
+        items = opened[0]["children"]
+    return chain
+
+
+async def test_hottest_chain_expanded_on_open() -> None:
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        data = tree.tree_as_data()
+        assert labels(data) == ["ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4", "outside steps"]
+        assert [item["expanded"] for item in data] == [False, False, True, False]
+        assert expanded_chain(data) == ["ProfilerStep#4", "mlp_fwd", *LINEAR_CHAIN[:-1]]
+        assert tree.cursor_node is not None and tree.cursor_node.name == LINEAR_CHAIN[-1]
+        mlp_fwd = data[2]["children"][0]
+        assert labels(mlp_fwd["children"]) == [
+            "aten::linear",
+            "aten::gelu",
+            "aten::linear",
+            "aten::mul",
+            "aten::linear",
+        ]
+
+
+async def test_e_expands_the_linear_chain_to_its_kernel() -> None:
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        data = tree_of(app).tree_as_data()
+        assert not any(item["expanded"] for item in data)
+        await goto(pilot, "aten::linear")
+        await pilot.press("e")
+        await settle(pilot)
+        step = tree_of(app).tree_as_data()[0]
+        assert expanded_chain([step]) == ["ProfilerStep#2", "mlp_fwd", *LINEAR_CHAIN[:-1]]
+        linear = step["children"][0]["children"][0]
+        assert labels(linear["children"]) == ["aten::t", "aten::matmul"]
+        assert not linear["children"][0]["expanded"]  # aten::t launched nothing: left closed
+        assert tree_of(app).cursor_node.name == LINEAR_CHAIN[-1]
+
+
+async def test_arrows_collapse_to_parent_and_expand() -> None:
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        await pilot.press("left")  # on a leaf: go to the parent
+        assert tree.cursor_node.name == "cuLaunchKernelEx"
+        await pilot.press("left")  # expanded: collapse
+        assert not tree.is_expanded(tree.cursor_key)
+        await pilot.press("right")
+        assert tree.is_expanded(tree.cursor_key)
+        await pilot.press("right")  # expanded: first child
+        assert tree.cursor_node.kind == "kernel"
+
+
+async def test_g_jumps_from_kernel_to_launching_op_and_f_to_forward_op() -> None:
+    app = TraceApp(fixture("mlp_train_tbhandler_stack_memory.pt.trace"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        assert tree.cursor_node.kind == "kernel"
+        await pilot.press("g")
+        assert tree.cursor_node.name == "aten::addmm"
+        await goto(pilot, "AddmmBackward0")
+        await pilot.press("f")
+        assert tree.cursor_node.name == "aten::addmm"
+
+
+async def test_python_frames_toggle_and_kernels_only_filter() -> None:
+    app = TraceApp(fixture("mlp_train_tbhandler_stack_memory.pt.trace"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        assert any(".py(" in label for label in tree.visible_labels())
+        await pilot.press("p")
+        await settle(pilot)
+        assert not any(".py(" in label for label in tree.visible_labels())
+        assert tree.cursor_node.kind == "kernel"  # the cursor stays on its node
+        await pilot.press("k")
+        await settle(pilot)
+        assert all(tree.model.node(key).gpu_events != 0 for key in tree.model.walk(tree.model.tops()[0]))
+        await pilot.press("p", "k")
+        await settle(pilot)
+        assert any(".py(" in label for label in tree.visible_labels())
+
+
+async def test_name_filter_keeps_matching_chains() -> None:
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("F", *"gelu", "enter")
+        await settle(pilot)
+        tree = tree_of(app)
+        model = tree.model
+        names = {model.label(key) for top in model.tops() for key in model.walk(top)}
+        assert "aten::gelu" in names and "aten::mul" not in names
+        assert "name ~ 'gelu'" in str(app.screen.query_one("#status").render())
+
+
+async def test_find_next_and_previous_cycle_through_matches() -> None:
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"gelu", "enter")
+        await settle(pilot)
+        tree = tree_of(app)
+        seen = [tree.cursor_node.event_id]
+        for _ in range(5):
+            await pilot.press("n")
+            seen.append(tree.cursor_node.event_id)
+        assert len(set(seen)) == 6  # three aten::gelu ops and their three kernels
+        assert all("gelu" in tree.model.node(key).full_name.lower() for key in seen)
+        await pilot.press("n")
+        assert tree.cursor_node.event_id == seen[0]  # wraps
+        await pilot.press("N")
+        assert tree.cursor_node.event_id == seen[-1]
+
+
+async def test_table_enter_goes_to_first_then_next_occurrence() -> None:
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("1")
+        await settle(pilot)
+        assert isinstance(app.screen, TablesScreen)
+        assert app.screen.table("ops").row(0)["name"] == "aten::linear"  # most GPU time first
+        await pilot.press("enter")
+        await settle(pilot)
+        tree = tree_of(app)
+        first = tree.cursor_node.event_id
+        assert tree.cursor_node.name == "aten::linear"
+        await pilot.press("t", "enter")
+        await settle(pilot)
+        second = tree.cursor_node.event_id
+        assert tree.cursor_node.name == "aten::linear" and second != first
+        await pilot.press("n")
+        assert tree.cursor_node.name == "aten::linear"
+        assert tree.cursor_node.event_id not in (first, second)
+
+
+async def test_tables_sort_by_any_column() -> None:
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        table = app.screen.table("kernels")
+        assert table.columns[table.column_index].key == "total_us"  # the default sort's column
+        await pilot.press("left", "s")  # calls, most first
+        calls = [table.row(i)["calls"] for i in range(table.row_count)]
+        assert calls == sorted(calls, reverse=True)
+        await pilot.press("s")
+        assert [table.row(i)["calls"] for i in range(table.row_count)] == sorted(calls)
+        await pilot.press("left", "s")  # kernel short name, A→Z
+        shorts = [table.row(i)["short"] for i in range(table.row_count)]
+        assert shorts == sorted(shorts)
+        await pilot.press("escape")
+        assert isinstance(app.screen, ExplorerScreen)
+
+
+async def test_help_lists_every_binding() -> None:
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = str(app.screen.query_one("#help-text").render())
+        for title, bindings in app.help_sections():
+            assert title in text
+            for binding in bindings:
+                assert binding.description in text  # type: ignore[union-attr]
+        await pilot.press("escape")
+        assert isinstance(app.screen, ExplorerScreen)
+
+
+async def test_command_palette_offers_every_action() -> None:
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        names = {command.title for command in app.get_system_commands(app.screen)}
+        assert {"Find", "Tables", "Expand chain", "Go to op", "Kernels only", "Python", "Help"} <= names
+        screen = app.screen
+        assert isinstance(screen, ExplorerScreen)
+        assert ("aten::gelu", "op", 3) in screen.palette_names()
+
+
+async def test_markup_and_escape_bytes_render_literally_and_run_nothing(markup_path: Path) -> None:
+    app = TraceApp(markup_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        await pilot.press("c", "right")
+        await settle(pilot)
+        shown = [label.strip() for label in tree.visible_labels()]
+        for name in synthetic.MARKUP_NAMES[:3]:
+            assert name in shown
+        assert "esc\ufffd]52;c;aGk=\ufffdbytes" in shown
+        rendered = "".join(tree.render_line(y).text for y in range(1, 1 + len(shown)))
+        assert "[bold red]x[/]" in rendered and "[@click=app.quit]quit[/]" in rendered
+        assert "\x1b" not in rendered
+        for row in range(len(shown)):
+            await pilot.click(tree, offset=(12, row + 1))
+            await settle(pilot)
+        await pilot.click("#details", offset=(2, 0))
+        assert app.is_running and isinstance(app.screen, ExplorerScreen)
+
+
+async def test_deep_python_stack_does_not_recurse(deep_path: Path) -> None:
+    app = TraceApp(deep_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        assert tree.cursor_node.full_name == "deep_gemm_kernel"
+        assert len(tree.visible_labels()) == 3000 + 4  # thread, frames, op, call, kernel
+        data = tree.tree_as_data()
+        depth = 0
+        while data:
+            depth += 1
+            data = data[0]["children"]
+        assert depth == 3004
+        await pilot.press("c", "e")
+        await settle(pilot)
+        assert tree.cursor_node.full_name == "deep_gemm_kernel"
+        await pilot.press("g")
+        assert tree.cursor_node.name == "aten::mm"
+
+
+async def test_unreadable_trace_shows_the_cli_line_and_exits_2(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("broken.json").write_text("this is not json")
+    app = TraceApp(Path("broken.json"))
+    async with app.run_test(size=(100, 20)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, ErrorScreen)
+        assert app.screen.line.startswith("tracetui: broken.json: not a trace")
+        await pilot.press("q")
+    assert app.return_code == 2
+
+
+async def test_orphans_hang_under_their_own_node(orphan_path: Path) -> None:
+    app = TraceApp(orphan_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        top = tree.tree_as_data()
+        assert labels(top)[-1] == "orphan GPU work (no launch call in the trace)"
+        await pilot.press("6", "enter")
+        await settle(pilot)
+        assert tree.cursor_node.full_name == "lost_kernel_a"
+        assert tree.tree_as_data()[-1]["expanded"]

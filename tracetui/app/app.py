@@ -1,0 +1,110 @@
+"""The Textual app: load the trace in a worker behind a loading screen, then explore it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from pathlib import Path
+from typing import ClassVar
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from tracetui.app.dispatch_tree import DispatchTree
+from tracetui.app.error_screen import ErrorScreen
+from tracetui.app.explorer_screen import ExplorerScreen
+from tracetui.app.help_screen import HelpScreen, Section
+from tracetui.app.loading_screen import LoadingScreen
+from tracetui.app.messages import LoadFailed, LoadProgress, TraceLoaded
+from tracetui.app.palette import NameSearch
+from tracetui.app.table_view import TableView
+from tracetui.app.tables_screen import TablesScreen
+from tracetui.app.tree_model import TreeModel
+from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, TraceError
+
+NAVIGATION = frozenset({"cursor_up", "cursor_down", "page_up", "page_down", "first", "last", "column"})
+
+
+class TraceApp(App[int]):
+    """``tracetui open``: the dispatch-chain explorer."""
+
+    TITLE = "tracetui"
+    CSS_PATH = "styles.tcss"
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    COMMANDS = App.COMMANDS | {NameSearch}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="Every key"),
+        Binding("q", "quit", "Quit", id="app.quit"),
+    ]
+
+    def __init__(self, path: Path, *, sample: bool = False) -> None:
+        super().__init__()
+        self.path = path
+        self.sample = sample
+        self.trace_model: TreeModel | None = None
+
+    def on_mount(self) -> None:
+        self.push_screen(LoadingScreen(self.path))
+        self.load_trace()
+
+    # ---- loading ------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="load")
+    def load_trace(self) -> None:
+        from tracetui.trace import load
+
+        try:
+            trace = load(self.path, progress=lambda stage: self.post_message(LoadProgress(stage)))
+            self.post_message(LoadProgress("building the tree"))
+            model = TreeModel(trace)
+            model.hottest_path()  # decodes the hot chain's kernel names off the UI thread
+        except TraceError as exc:
+            self.post_message(LoadFailed(f"tracetui: {exc}", EXIT_BAD_INPUT))
+        except Exception as exc:  # a bug: one line, like the CLI, instead of a traceback
+            line = f"tracetui: internal error: {type(exc).__name__}: {exc} (please report it)"
+            self.post_message(LoadFailed(line, EXIT_INTERNAL))
+        else:
+            self.post_message(TraceLoaded(trace, model))
+
+    def on_load_progress(self, message: LoadProgress) -> None:
+        if isinstance(self.screen, LoadingScreen):
+            self.screen.show_stage(message.stage)
+
+    def on_trace_loaded(self, message: TraceLoaded) -> None:
+        self.trace_model = message.model
+        self.switch_screen(ExplorerScreen(message.trace, message.model, sample=self.sample))
+
+    def on_load_failed(self, message: LoadFailed) -> None:
+        self.switch_screen(ErrorScreen(message.line, message.code))
+
+    # ---- help and palette ---------------------------------------------------------------------
+    def help_sections(self) -> list[Section]:
+        """Every screen's and widget's keys, for the help screen."""
+        return [
+            ("Tree", DispatchTree.BINDINGS),
+            ("Find, filters, views", ExplorerScreen.BINDINGS),
+            ("Tables", [*TablesScreen.BINDINGS, *TableView.BINDINGS]),
+            ("Everywhere", [*self.BINDINGS, Binding("ctrl+p", "command_palette", "Command palette")]),
+        ]
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.help_sections()))
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        seen: set[str] = set()
+        for active in screen.active_bindings.values():
+            binding = active.binding
+            action = binding.action.split("(")[0]
+            if action in NAVIGATION or action in ("quit", "command_palette") or binding.action in seen:
+                continue
+            if not binding.description or not active.enabled:
+                continue
+            seen.add(binding.action)
+            yield SystemCommand(
+                binding.description,
+                binding.tooltip or f"{binding.description} ({self.get_key_display(binding)})",
+                partial(self.run_action, binding.action, active.node),
+            )

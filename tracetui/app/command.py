@@ -1,0 +1,59 @@
+"""``tracetui open [TRACE]``: the click command, and :func:`open_trace` for ``capture --open``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from tracetui.errors import TraceError
+
+
+def check_readable(path: Path) -> None:
+    """Fail before the app starts, with the CLI's one-line error, when ``path`` cannot be read.
+
+    Other problems (not JSON, not a trace, …) are found while loading and shown on the app's
+    error screen with the same line.
+    """
+    if not path.exists():
+        raise TraceError(path, "no such file or directory")
+    if path.is_dir():
+        return
+    try:
+        with path.open("rb") as handle:
+            first = handle.read(1)
+    except OSError as exc:
+        raise TraceError(path, f"cannot read: {exc.strerror or exc}") from None
+    if not first:
+        raise TraceError(path, "empty file")
+
+
+def default_trace() -> Path:
+    """The bundled sample trace shown when no file is given."""
+    try:
+        import sample_traces
+    except ImportError:
+        raise TraceError(None, "no trace given and the bundled samples are not installed") from None
+    return sample_traces.default_trace()
+
+
+def open_trace(path: Path | None) -> int:
+    """Run the explorer on ``path`` (``None``: the bundled sample). Returns the exit status."""
+    from tracetui.app.app import TraceApp
+
+    sample = path is None
+    target = default_trace() if path is None else path
+    check_readable(target)
+    app = TraceApp(target, sample=sample)
+    app.run()
+    return app.return_code or 0
+
+
+@click.command("open")
+@click.argument("trace", required=False, type=click.Path(path_type=Path, dir_okay=True))
+def open_command(trace: Path | None) -> int:
+    """Explore TRACE (a Chrome trace, .json or .json.gz, or a trace directory) in the terminal.
+
+    Without TRACE, opens the bundled sample trace. Keys: F1 or ? lists them all.
+    """
+    return open_trace(trace)

@@ -1,0 +1,618 @@
+"""The dispatch-chain tree: a Line-API widget over a :class:`TreeModel`.
+
+Rows are a flat list of node keys and depths; a row's text is built only when it scrolls into
+view (``render_line``), so expanding a node with 100k children costs a list splice, and a
+3 000-level python stack is as cheap as a flat one (no recursion anywhere; indentation is capped
+and the depth shown as a number beyond the cap).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from tracetui.app.formatting import fit, fmt_count, fmt_us, pad
+from tracetui.app.tree_model import Node, NodeKey, TreeModel
+
+ICONS = {
+    "step": "◆",
+    "annotation": "◇",
+    "op": "○",
+    "python": "λ",
+    "call": "→",
+    "cpu": "·",
+    "kernel": "■",
+    "memcpy": "⇄",
+    "memset": "▭",
+    "sync": "⧗",
+    "thread": "≡",
+    "outside": "…",
+    "orphans": "?",
+}
+MAX_INDENT = 24  # levels drawn as guides; deeper rows show their depth as a number
+CPU_WIDTH = 9
+GPU_WIDTH = 9
+KERNELS_WIDTH = 7
+
+
+class DispatchTree(ScrollView, can_focus=True):
+    """Steps → annotations → ops → runtime calls → the GPU work they launched."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor_up", "Up", show=False, id="tree.up"),
+        Binding("down", "cursor_down", "Down", show=False, id="tree.down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="tree.page_up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="tree.page_down"),
+        Binding("home", "first", "First row", show=False, id="tree.first"),
+        Binding("end", "last", "Last row", show=False, id="tree.last"),
+        Binding("right", "expand", "Expand", show=False, id="tree.expand"),
+        Binding("left", "collapse", "Collapse / parent", show=False, id="tree.collapse"),
+        Binding("enter,space", "toggle", "Toggle", show=False, id="tree.toggle"),
+        Binding(
+            "e",
+            "expand_chain",
+            "Expand chain",
+            id="tree.expand_chain",
+            tooltip="expand the single-child chain below the cursor down to the kernel",
+        ),
+        Binding(
+            "g",
+            "goto_launcher",
+            "Go to op",
+            id="tree.goto_launcher",
+            tooltip="from GPU work or a runtime call to the op that launched it",
+        ),
+        Binding(
+            "f",
+            "goto_forward",
+            "Forward op",
+            show=False,
+            id="tree.goto_forward",
+            tooltip="from a backward op to the forward op that created it",
+        ),
+        Binding(
+            "h", "hot_chain", "Hot chain", show=False, id="tree.hot_chain", tooltip="expand the hottest chain"
+        ),
+        Binding("c", "collapse_all", "Collapse all", show=False, id="tree.collapse_all"),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "dispatch-tree--header",
+        "dispatch-tree--guide",
+        "dispatch-tree--step",
+        "dispatch-tree--annotation",
+        "dispatch-tree--op",
+        "dispatch-tree--python",
+        "dispatch-tree--call",
+        "dispatch-tree--gpu",
+        "dispatch-tree--memory",
+        "dispatch-tree--synthetic",
+        "dispatch-tree--no-kernel",
+        "dispatch-tree--number",
+        "dispatch-tree--where",
+        "dispatch-tree--match",
+        "dispatch-tree--cursor",
+    }
+
+    DEFAULT_CSS = """
+    DispatchTree {
+        background: $surface;
+        scrollbar-gutter: stable;
+    }
+    DispatchTree > .dispatch-tree--header { text-style: bold; color: $text-muted; background: $panel; }
+    DispatchTree > .dispatch-tree--guide { color: $text-disabled; }
+    DispatchTree > .dispatch-tree--step { text-style: bold; color: $text-accent; }
+    DispatchTree > .dispatch-tree--annotation { text-style: bold; color: $text-secondary; }
+    DispatchTree > .dispatch-tree--op { color: $foreground; }
+    DispatchTree > .dispatch-tree--python { color: $text-muted; text-style: italic; }
+    DispatchTree > .dispatch-tree--call { color: $text-primary; }
+    DispatchTree > .dispatch-tree--gpu { color: $text-success; text-style: bold; }
+    DispatchTree > .dispatch-tree--memory { color: $text-warning; }
+    DispatchTree > .dispatch-tree--synthetic { color: $text-muted; text-style: italic; }
+    DispatchTree > .dispatch-tree--no-kernel { color: $text-disabled; }
+    DispatchTree > .dispatch-tree--number { color: $foreground; }
+    DispatchTree > .dispatch-tree--where { color: $text-muted; }
+    DispatchTree > .dispatch-tree--match { text-style: bold underline; }
+    DispatchTree > .dispatch-tree--cursor { background: $block-cursor-blurred-background; }
+    DispatchTree:focus > .dispatch-tree--cursor {
+        background: $block-cursor-background;
+        color: $block-cursor-foreground;
+        text-style: bold;
+    }
+    """
+
+    class CursorMoved(Message):
+        """The cursor is on a new node."""
+
+        def __init__(self, tree: DispatchTree, key: NodeKey | None) -> None:
+            super().__init__()
+            self.tree = tree
+            self.key = key
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.model: TreeModel | None = None
+        self._rows: list[NodeKey] = []
+        self._depths: list[int] = []
+        self._expanded: set[NodeKey] = set()
+        self._cursor = 0
+        self._strips: dict[tuple[Any, ...], Strip] = {}
+        self.find_query = ""
+
+    # ---- state ------------------------------------------------------------------------------
+    @property
+    def row_count(self) -> int:
+        return len(self._rows)
+
+    @property
+    def cursor_row(self) -> int:
+        return self._cursor
+
+    @property
+    def cursor_key(self) -> NodeKey | None:
+        return self._rows[self._cursor] if self._rows else None
+
+    @property
+    def cursor_node(self) -> Node | None:
+        key = self.cursor_key
+        return None if key is None or self.model is None else self.model.node(key)
+
+    def is_expanded(self, key: NodeKey) -> bool:
+        return key in self._expanded
+
+    def set_model(self, model: TreeModel, *, initial: bool = False) -> None:
+        """Show ``model``. ``initial``: expand the hottest chain and put the cursor at its end;
+        otherwise keep the expanded nodes and the cursor (or its nearest shown ancestor)."""
+        previous = self.cursor_key
+        self.model = model
+        if initial:
+            path = model.hottest_path()
+            self._expanded = set(path[:-1])
+            target: NodeKey | None = path[-1] if path else None
+        else:
+            target = previous
+        self._rebuild_rows()
+        index = self._index_of(target) if target is not None else None
+        if index is None and isinstance(target, int):
+            index = self._reveal_nearest(target)
+        self._set_cursor(index or 0, center=True, force_message=True)
+        self.call_after_refresh(self._scroll_to_cursor, True)
+
+    def _rebuild_rows(self) -> None:
+        assert self.model is not None
+        keys: list[NodeKey] = []
+        depths: list[int] = []
+        for top in self.model.tops():
+            self._collect(top, 0, keys, depths)
+        self._rows, self._depths = keys, depths
+        self._refresh_all()
+
+    def _collect(self, key: NodeKey, depth: int, keys: list[NodeKey], depths: list[int]) -> None:
+        """Append ``key`` and, for expanded nodes, their shown descendants (iteratively)."""
+        assert self.model is not None
+        stack = [(key, depth)]
+        while stack:
+            current, level = stack.pop()
+            keys.append(current)
+            depths.append(level)
+            if current in self._expanded:
+                stack.extend((child, level + 1) for child in reversed(self.model.children(current)))
+
+    def _refresh_all(self) -> None:
+        self._strips.clear()
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self._rows) + 1)
+        self.refresh()
+
+    def _index_of(self, key: NodeKey, start: int = 0) -> int | None:
+        try:
+            return self._rows.index(key, start)
+        except ValueError:
+            return None
+
+    def _reveal_nearest(self, event_id: int) -> int | None:
+        """Cursor target for an event no longer shown: its nearest shown ancestor."""
+        assert self.model is not None
+        for ancestor in reversed(self.model.trace.ancestors(event_id)[:-1]):
+            path = self.model.path_to(ancestor)
+            if path is not None:
+                return self.reveal(path, move=False)
+        return None
+
+    # ---- expand / collapse ----------------------------------------------------------------------
+    def expand_row(self, index: int) -> None:
+        """Expand the node at ``index`` (its previously expanded descendants come back too)."""
+        assert self.model is not None
+        key = self._rows[index]
+        if key in self._expanded or not self.model.has_children(key):
+            return
+        self._expanded.add(key)
+        keys: list[NodeKey] = []
+        depths: list[int] = []
+        for child in self.model.children(key):
+            self._collect(child, self._depths[index] + 1, keys, depths)
+        self._rows[index + 1 : index + 1] = keys
+        self._depths[index + 1 : index + 1] = depths
+        self._refresh_all()
+
+    def collapse_row(self, index: int) -> None:
+        key = self._rows[index]
+        if key not in self._expanded:
+            return
+        self._expanded.discard(key)
+        end = self._subtree_end(index)
+        del self._rows[index + 1 : end]
+        del self._depths[index + 1 : end]
+        if index < self._cursor < end:
+            self._cursor = index
+        elif self._cursor >= end:
+            self._cursor -= end - index - 1
+        self._refresh_all()
+
+    def _subtree_end(self, index: int) -> int:
+        depth = self._depths[index]
+        end = index + 1
+        depths = self._depths
+        while end < len(depths) and depths[end] > depth:
+            end += 1
+        return end
+
+    def reveal(self, path: list[NodeKey], *, move: bool = True) -> int | None:
+        """Expand every node along ``path`` (top-level key first); move the cursor to its end."""
+        index = self._index_of(path[0])
+        if index is None:
+            return None
+        for key in path[1:]:
+            self.expand_row(index)
+            index = self._index_of(key, index + 1)
+            if index is None:
+                return None
+        if move:
+            self._set_cursor(index, center=True)
+        return index
+
+    def reveal_event(self, event_id: int) -> bool:
+        """Show an event (expanding its ancestors) and put the cursor on it."""
+        if self.model is None:
+            return False
+        path = self.model.path_to(event_id)
+        return path is not None and self.reveal(path) is not None
+
+    # ---- cursor ---------------------------------------------------------------------------------
+    def _set_cursor(self, index: int, *, center: bool = False, force_message: bool = False) -> None:
+        if not self._rows:
+            self._cursor = 0
+            self.refresh()
+            self.post_message(self.CursorMoved(self, None))
+            return
+        index = max(0, min(index, len(self._rows) - 1))
+        moved = index != self._cursor
+        self._cursor = index
+        self._scroll_to_cursor(center)
+        self.refresh()
+        if moved or force_message:
+            self.post_message(self.CursorMoved(self, self._rows[index]))
+
+    def _scroll_to_cursor(self, center: bool) -> None:
+        visible = max(1, self.scrollable_content_region.height - 1)
+        top = round(self.scroll_offset.y)
+        if center and not (top <= self._cursor < top + visible):
+            self.scroll_to(y=max(0, self._cursor - visible // 2), animate=False, immediate=True)
+        elif self._cursor < top:
+            self.scroll_to(y=self._cursor, animate=False, immediate=True)
+        elif self._cursor >= top + visible:
+            self.scroll_to(y=self._cursor - visible + 1, animate=False, immediate=True)
+
+    def move_cursor_to(self, key: NodeKey) -> bool:
+        index = self._index_of(key)
+        if index is None:
+            return False
+        self._set_cursor(index, center=True)
+        return True
+
+    def action_cursor_up(self) -> None:
+        self._set_cursor(self._cursor - 1)
+
+    def action_cursor_down(self) -> None:
+        self._set_cursor(self._cursor + 1)
+
+    def action_page_up(self) -> None:
+        self._set_cursor(self._cursor - max(1, self.scrollable_content_region.height - 2))
+
+    def action_page_down(self) -> None:
+        self._set_cursor(self._cursor + max(1, self.scrollable_content_region.height - 2))
+
+    def action_first(self) -> None:
+        self._set_cursor(0)
+
+    def action_last(self) -> None:
+        self._set_cursor(len(self._rows) - 1)
+
+    def action_expand(self) -> None:
+        if not self._rows or self.model is None:
+            return
+        key = self._rows[self._cursor]
+        if key in self._expanded:
+            if (
+                self._cursor + 1 < len(self._rows)
+                and self._depths[self._cursor + 1] > self._depths[self._cursor]
+            ):
+                self._set_cursor(self._cursor + 1)
+        else:
+            self.expand_row(self._cursor)
+
+    def action_collapse(self) -> None:
+        if not self._rows:
+            return
+        if self._rows[self._cursor] in self._expanded:
+            self.collapse_row(self._cursor)
+            return
+        depth = self._depths[self._cursor]
+        index = self._cursor - 1
+        while index >= 0 and self._depths[index] >= depth:
+            index -= 1
+        if index >= 0:
+            self._set_cursor(index)
+
+    def action_toggle(self) -> None:
+        if not self._rows:
+            return
+        if self._rows[self._cursor] in self._expanded:
+            self.collapse_row(self._cursor)
+        else:
+            self.expand_row(self._cursor)
+
+    def action_expand_chain(self) -> None:
+        """Expand the single-child chain below the cursor down to the kernel (memray's ``e``)."""
+        if not self._rows or self.model is None:
+            return
+        chain = self.model.chain_below(self._rows[self._cursor])
+        if not chain:
+            self.expand_row(self._cursor)
+            return
+        index = self._cursor
+        for key in chain:
+            self.expand_row(index)
+            found = self._index_of(key, index + 1)
+            if found is None:
+                break
+            index = found
+        self._set_cursor(index, center=True)
+
+    def action_hot_chain(self) -> None:
+        """Expand the hottest chain again and go to its end."""
+        if self.model is not None and (path := self.model.hottest_path()):
+            self.reveal(path)
+
+    def action_collapse_all(self) -> None:
+        if self.model is None:
+            return
+        key = self._rows[self._cursor] if self._rows else None
+        top = None if key is None else self._top_of(self._cursor)
+        self._expanded.clear()
+        self._rebuild_rows()
+        self._set_cursor(self._index_of(top) or 0 if top is not None else 0, force_message=True)
+
+    def _top_of(self, index: int) -> NodeKey:
+        while index > 0 and self._depths[index] > 0:
+            index -= 1
+        return self._rows[index]
+
+    def action_goto_launcher(self) -> None:
+        """On GPU work: the op that launched it (else its runtime call); on a call: its op."""
+        node = self.cursor_node
+        if node is None or node.event_id is None or self.model is None:
+            return
+        event = self.model.trace.event(node.event_id)
+        if node.is_gpu:
+            target, what = event["launch_op_id"] or event["launch_id"], "launching op"
+        elif node.kind in ("call", "python", "cpu"):
+            target, what = event["op_id"], "enclosing op"
+        else:
+            self.notify("Already on an op: 'g' jumps from GPU work or a runtime call to its op.", timeout=3)
+            return
+        self._jump(target, what)
+
+    def action_goto_forward(self) -> None:
+        """On a backward op: the forward op that created it."""
+        node = self.cursor_node
+        if node is None or node.event_id is None or self.model is None:
+            return
+        self._jump(self.model.trace.event(node.event_id)["fwd_id"], "forward op")
+
+    def _jump(self, target: int | None, what: str) -> None:
+        if target is None:
+            self.notify(f"No {what} in the trace for this node.", severity="warning", timeout=3)
+        elif not self.reveal_event(target):
+            self.notify(f"The {what} is hidden by the current filters.", severity="warning", timeout=3)
+
+    # ---- mouse --------------------------------------------------------------------------------
+    async def _on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None or offset.y == 0:
+            return
+        index = round(self.scroll_offset.y) + offset.y - 1
+        if not 0 <= index < len(self._rows):
+            return
+        indent = self._indent_width(self._depths[index])
+        if index == self._cursor or indent <= offset.x < indent + 2:
+            self._set_cursor(index)
+            self.action_toggle()
+        else:
+            self._set_cursor(index)
+
+    # ---- focus / size -------------------------------------------------------------------------
+    def on_focus(self) -> None:
+        self._strips.clear()
+
+    def on_blur(self) -> None:
+        self._strips.clear()
+
+    def on_resize(self) -> None:
+        self._refresh_all()
+        self._scroll_to_cursor(center=True)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strips.clear()
+
+    def set_find_query(self, query: str) -> None:
+        self.find_query = query
+        self._strips.clear()
+        self.refresh()
+
+    # ---- rendering ------------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if y == 0:
+            return self._header(width)
+        index = round(self.scroll_offset.y) + y - 1
+        if not 0 <= index < len(self._rows) or self.model is None:
+            return Strip.blank(width, base)
+        key = self._rows[index]
+        cursor = index == self._cursor
+        cache_key = (key, self._depths[index], key in self._expanded, cursor, width)
+        strip = self._strips.get(cache_key)
+        if strip is None:
+            strip = self._row_strip(index, width, cursor)
+            if len(self._strips) > 4000:
+                self._strips.clear()
+            self._strips[cache_key] = strip
+        return strip
+
+    def _columns(self, width: int) -> list[tuple[str, int]]:
+        columns = [("GPU", GPU_WIDTH), ("kernels", KERNELS_WIDTH)]
+        if width >= 56:
+            columns.insert(0, ("CPU", CPU_WIDTH))
+        return columns
+
+    def _header(self, width: int) -> Strip:
+        style = self.rich_style + self.get_component_rich_style("dispatch-tree--header")
+        columns = self._columns(width)
+        right = "".join(" " + pad(title, size, "right") for title, size in columns)
+        text = pad(" name", width - len(right)) + right
+        return Strip([Segment(fit(text, width), style)], width)
+
+    def _indent_width(self, depth: int) -> int:
+        return min(depth, MAX_INDENT) * 2 + (7 if depth > MAX_INDENT else 0)
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"dispatch-tree--{name}")
+
+    def _row_strip(self, index: int, width: int, cursor: bool) -> Strip:
+        assert self.model is not None
+        key, depth = self._rows[index], self._depths[index]
+        node = self.model.node(key)
+        guide = self._style("guide")
+        segments: list[Segment] = []
+        if depth > MAX_INDENT:
+            segments.append(Segment(f"⋯{depth:>5} ", guide))
+        segments.append(Segment("│ " * min(depth, MAX_INDENT), guide))
+        if key in self._expanded:
+            expander = "▼ "
+        elif self.model.has_children(key):
+            expander = "▶ "
+        else:
+            expander = "  "
+        segments.append(Segment(expander, guide))
+        name_style = self._name_style(node)
+        segments.append(Segment(ICONS.get(node.kind, "·") + " ", name_style))
+        columns = self._columns(width)
+        right_width = sum(size + 1 for _, size in columns)
+        used = sum(Segment.get_line_length([s]) for s in segments)
+        room = max(0, width - used - right_width)
+        shown = fit(node.name, room)
+        segments.extend(self._highlight(shown, name_style))
+        filler = room - cell_len(shown)
+        tag = f"  {node.where}" if node.is_gpu else ""
+        if tag and filler >= len(tag):
+            segments.append(Segment(tag, self._style("where")))
+            filler -= len(tag)
+        segments.append(Segment(" " * filler))
+        segments.extend(self._number_segments(node, columns))
+        strip = Strip(Segment.apply_style(segments, style=self.rich_style))
+        if cursor:
+            cursor_style = self.get_component_rich_style("dispatch-tree--cursor")
+            strip = Strip(Segment.apply_style(list(strip), post_style=cursor_style))
+        return strip.crop_extend(0, width, self.rich_style)
+
+    def _name_style(self, node: Node) -> Style:
+        if node.no_kernel and node.kind in ("op", "python", "call", "cpu", "annotation"):
+            return self._style("no-kernel")
+        kind = node.kind
+        if kind == "kernel":
+            return self._style("gpu")
+        if kind in ("memcpy", "memset", "sync"):
+            return self._style("memory")
+        if kind in ("thread", "outside", "orphans"):
+            return self._style("synthetic")
+        return self._style(kind if kind in ("step", "annotation", "op", "python", "call") else "op")
+
+    def _highlight(self, text: str, style: Style) -> list[Segment]:
+        query = self.find_query.lower()
+        if not query or query not in text.lower():
+            return [Segment(text, style)]
+        match = style + self._style("match")
+        segments = []
+        lower = text.lower()
+        start = 0
+        while (found := lower.find(query, start)) >= 0:
+            if found > start:
+                segments.append(Segment(text[start:found], style))
+            segments.append(Segment(text[found : found + len(query)], match))
+            start = found + len(query)
+        if start < len(text):
+            segments.append(Segment(text[start:], style))
+        return segments
+
+    def _number_segments(self, node: Node, columns: list[tuple[str, int]]) -> list[Segment]:
+        number = self._style("number")
+        dim = self._style("no-kernel")
+        segments = []
+        if node.no_kernel:
+            for title, size in columns:
+                if title == "CPU":
+                    segments.append(Segment(" " + pad(fmt_us(node.cpu_us), size, "right"), number))
+            gap = sum(size + 1 for title, size in columns if title != "CPU")
+            segments.append(Segment(pad("no kernel", gap, "right"), dim))
+            return segments
+        values = {
+            "CPU": fmt_us(node.cpu_us),
+            "GPU": fmt_us(node.gpu_us),
+            "kernels": fmt_count(node.kernels),
+        }
+        for title, size in columns:
+            segments.append(Segment(" " + pad(values[title], size, "right"), number))
+        return segments
+
+    # ---- plain data (tests, debugging) ------------------------------------------------------------
+    def tree_as_data(self) -> list[dict[str, Any]]:
+        """The shown rows as nested ``{"label", "expanded", "children"}`` dicts (built iteratively)."""
+        assert self.model is not None
+        result: list[dict[str, Any]] = []
+        stack: list[tuple[int, list[dict[str, Any]]]] = [(-1, result)]
+        for key, depth in zip(self._rows, self._depths, strict=True):
+            item: dict[str, Any] = {
+                "label": self.model.label(key),
+                "expanded": key in self._expanded,
+                "children": [],
+            }
+            while stack[-1][0] >= depth:
+                stack.pop()
+            stack[-1][1].append(item)
+            stack.append((depth, item["children"]))
+        return result
+
+    def visible_labels(self) -> list[str]:
+        """Every shown row as ``depth × "  " + label``."""
+        assert self.model is not None
+        return ["  " * d + self.model.label(k) for k, d in zip(self._rows, self._depths, strict=True)]

@@ -1,0 +1,441 @@
+"""The main screen: header, dispatch tree, details pane, timeline strip, find bar, status line."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Input, Static
+
+from tracetui.app.dispatch_tree import DispatchTree
+from tracetui.app.insight import Insight, load_insight
+from tracetui.app.messages import DetailsReady, FindReady, ModelReady, Search, TablesReady, TimelineReady
+from tracetui.app.node_details import describe
+from tracetui.app.tables import TableSpec, build_tables
+from tracetui.app.tables_screen import TablesScreen
+from tracetui.app.timeline import Timeline
+from tracetui.app.timeline_model import Lane, Window, lanes, window_for
+from tracetui.app.trace_header import TraceHeader
+from tracetui.app.tree_model import GPU_KINDS, NodeKey, TreeModel, TreeOptions
+from tracetui.trace import Trace
+
+DETAILS_DELAY = 0.08  # s: the details pane waits for the cursor to rest this long
+
+
+class ExplorerScreen(Screen[None]):
+    """Walk dispatch chains; see what each op launched."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "slash", "find", "Find", id="explorer.find", tooltip="search op, annotation and kernel names"
+        ),
+        Binding(
+            "n",
+            "find_next",
+            "Next",
+            id="explorer.find_next",
+            tooltip="next match (of a find, or of the occurrences chosen in a table)",
+        ),
+        Binding(
+            "N",
+            "find_previous",
+            "Previous",
+            show=False,
+            id="explorer.find_previous",
+            tooltip="previous match",
+        ),
+        Binding(
+            "k",
+            "toggle_kernels_only",
+            "Kernels only",
+            id="explorer.kernels_only",
+            tooltip="show only nodes that launched GPU work",
+        ),
+        Binding(
+            "p",
+            "toggle_python",
+            "Python",
+            id="explorer.python",
+            tooltip="show or hide python frames (with_stack)",
+        ),
+        Binding(
+            "F",
+            "name_filter",
+            "Filter",
+            show=False,
+            id="explorer.name_filter",
+            tooltip="show only names containing a text, with their chains",
+        ),
+        Binding(
+            "t",
+            "tables",
+            "Tables",
+            id="explorer.tables",
+            tooltip="ops, kernels, annotations, steps, anomalies, orphans",
+        ),
+        Binding("1", "tables('ops')", "Ops table", show=False, id="explorer.table_ops"),
+        Binding("2", "tables('kernels')", "Kernels table", show=False, id="explorer.table_kernels"),
+        Binding(
+            "3", "tables('annotations')", "Annotations table", show=False, id="explorer.table_annotations"
+        ),
+        Binding("4", "tables('steps')", "Steps table", show=False, id="explorer.table_steps"),
+        Binding("5", "tables('anomalies')", "Anomalies table", show=False, id="explorer.table_anomalies"),
+        Binding("6", "tables('orphans')", "Orphans table", show=False, id="explorer.table_orphans"),
+        Binding(
+            "v", "toggle_timeline", "Timeline", show=False, id="explorer.timeline", tooltip="show or hide"
+        ),
+        Binding(
+            "z",
+            "zoom",
+            "Zoom",
+            show=False,
+            id="explorer.zoom",
+            tooltip="zoom the timeline to the node's span; again: back to its step",
+        ),
+        Binding("d", "toggle_details", "Details", show=False, id="explorer.details", tooltip="show or hide"),
+    ]
+
+    def __init__(self, trace: Trace, model: TreeModel, *, sample: bool = False) -> None:
+        super().__init__()
+        self.trace = trace
+        self.model = model
+        self.sample = sample
+        self.tables: dict[str, TableSpec] | None = None
+        self.insight = Insight()
+        self._details_timer: Timer | None = None
+        self._window_key: tuple[str, Any] | None = None
+        self._zoomed = False
+        self._search: Search | None = None
+        self._matches: list[int] = []
+        self._match_index = -1
+        self._pending_table: str | None = None
+        self._pending: set[str] = set()
+        self._names: list[tuple[str, str, int]] | None = None
+
+    # ---- layout -------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield TraceHeader(self.trace, sample=self.sample)
+        with Horizontal(id="main"):
+            yield DispatchTree(id="tree")
+            with VerticalScroll(id="details-pane"):
+                yield Static(Content(""), id="details")
+        yield Timeline(id="timeline")
+        yield Input(placeholder="find an op or kernel name (Enter: go, Esc: cancel)", id="find-input")
+        yield Input(placeholder="show only names containing… (empty: no filter)", id="filter-input")
+        yield Static(Content(""), id="status")
+        yield Footer()
+
+    @property
+    def tree(self) -> DispatchTree:
+        return self.query_one(DispatchTree)
+
+    @property
+    def settled(self) -> bool:
+        """No debounce timer running and no worker result outstanding (tests and benchmarks wait on it)."""
+        return self._details_timer is None and not self._pending
+
+    def on_mount(self) -> None:
+        self.query_one("#details-pane").border_title = "details"
+        self.tree.set_model(self.model, initial=True)
+        self.tree.focus()
+        self._update_status()
+        self._pending.add("tables")
+        self.compute_tables()
+
+    # ---- details (debounced) ----------------------------------------------------------------------
+    @on(DispatchTree.CursorMoved)
+    def _cursor_moved(self, event: DispatchTree.CursorMoved) -> None:
+        key = event.key
+        timeline = self.query_one(Timeline)
+        node = None if key is None else self.model.node(key)
+        span = (
+            None if node is None or node.start_ns is None else (node.start_ns, node.end_ns or node.start_ns)
+        )
+        timeline.set_highlight(span)
+        if key is not None:
+            self._follow_window(key)
+        if self._details_timer is None:
+            self._details_timer = self.set_timer(DETAILS_DELAY, self._show_details)
+        else:
+            self._details_timer.reset()
+
+    def _show_details(self) -> None:
+        self._details_timer = None
+        key = self.tree.cursor_key
+        if key is not None:
+            self._pending.add("details")
+            self.load_details(key, self.model)
+
+    @work(thread=True, exclusive=True, group="details")
+    def load_details(self, key: NodeKey, model: TreeModel) -> None:
+        content = describe(self.trace, model, key, self.insight.rows)
+        launched = None
+        node = model.node(key)
+        if isinstance(key, int) and node.kind not in GPU_KINDS and node.gpu_events:
+            work_rows = self.trace.launched_below(key).sort("start_ns")
+            launched = Lane(
+                "launched", "gpu", *_merged(work_rows["start_ns"].to_list(), work_rows["end_ns"].to_list())
+            )
+        elif node.kind in GPU_KINDS and node.start_ns is not None:
+            launched = Lane("launched", "gpu", [node.start_ns], [node.end_ns or node.start_ns])
+        self.post_message(DetailsReady(key, content, launched))
+
+    def on_details_ready(self, message: DetailsReady) -> None:
+        if message.key != self.tree.cursor_key:
+            return
+        self._pending.discard("details")
+        self.query_one("#details", Static).update(message.content)
+        self.query_one("#details-pane", VerticalScroll).scroll_home(animate=False)
+        timeline = self.query_one(Timeline)
+        timeline.set_highlight(timeline.span, message.launched)
+
+    # ---- timeline -----------------------------------------------------------------------------------
+    def _follow_window(self, key: NodeKey) -> None:
+        if self._zoomed:
+            return
+        step = self.model.step_of(key)
+        wanted = ("step", step)
+        if wanted != self._window_key:
+            self._window_key = wanted
+            self._pending.add("timeline")
+            self.load_window(step)
+
+    @work(thread=True, exclusive=True, group="timeline")
+    def load_window(self, step: int | None, zoom: Window | None = None) -> None:
+        window = zoom or window_for(self.trace, step)
+        self.post_message(TimelineReady(window, lanes(self.trace, window)))
+
+    def on_timeline_ready(self, message: TimelineReady) -> None:
+        self._pending.discard("timeline")
+        self.query_one(Timeline).set_window(message.window, message.lanes)
+
+    def action_zoom(self) -> None:
+        """Timeline: zoom to the selected node's span; again: back to its step."""
+        node = self.tree.cursor_node
+        if self._zoomed or node is None or node.start_ns is None:
+            self._zoomed = False
+            self._window_key = None
+            if node is not None:
+                self._follow_window(node.key)
+            return
+        self._zoomed = True
+        end = node.end_ns or node.start_ns
+        margin = max(1, (end - node.start_ns) // 20)
+        self._pending.add("timeline")
+        self.load_window(None, Window(node.start_ns - margin, end + margin, f"zoom: {node.name}"))
+
+    def action_toggle_timeline(self) -> None:
+        timeline = self.query_one(Timeline)
+        timeline.display = not timeline.display
+
+    def action_toggle_details(self) -> None:
+        pane = self.query_one("#details-pane")
+        pane.display = not pane.display
+
+    # ---- filters --------------------------------------------------------------------------------------
+    def action_toggle_kernels_only(self) -> None:
+        self._rebuild(replace(self.model.options, kernels_only=not self.model.options.kernels_only))
+
+    def action_toggle_python(self) -> None:
+        self._rebuild(replace(self.model.options, hide_python=not self.model.options.hide_python))
+
+    def action_name_filter(self) -> None:
+        field = self.query_one("#filter-input", Input)
+        field.value = self.model.options.name_filter
+        field.display = True
+        field.focus()
+
+    @on(Input.Submitted, "#filter-input")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        self._close_input(event.input)
+        self._rebuild(replace(self.model.options, name_filter=event.value.strip()))
+
+    def _rebuild(self, options: TreeOptions) -> None:
+        self.query_one("#status", Static).update(Content.styled(" applying filters …", "$text-muted"))
+        self._pending.add("model")
+        self.build_model(options)
+
+    @work(thread=True, exclusive=True, group="model")
+    def build_model(self, options: TreeOptions) -> None:
+        self.post_message(ModelReady(TreeModel(self.trace, options)))
+
+    def on_model_ready(self, message: ModelReady) -> None:
+        self._pending.discard("model")
+        self.model = message.model
+        self.tree.set_model(self.model)
+        if self._search is not None:
+            self.start_find(self._search)
+        self._update_status()
+
+    # ---- find -----------------------------------------------------------------------------------------
+    def action_find(self) -> None:
+        field = self.query_one("#find-input", Input)
+        field.value = self._search.query if self._search is not None and not self._search.exact else ""
+        field.display = True
+        field.focus()
+
+    @on(Input.Submitted, "#find-input")
+    def _find_submitted(self, event: Input.Submitted) -> None:
+        self._close_input(event.input)
+        query = event.value.strip()
+        if not query:
+            self._set_matches(None, [])
+            return
+        self.start_find(Search(query), jump=True)
+
+    def on_key(self, event: Any) -> None:
+        if event.key == "escape" and isinstance(self.focused, Input):
+            event.stop()
+            self._close_input(self.focused)
+
+    def _close_input(self, field: Input) -> None:
+        field.display = False
+        self.tree.focus()
+
+    def start_find(self, search: Search, *, jump: bool = False) -> None:
+        """Search in a worker; ``jump``: then go to the first match."""
+        self._pending.add("find")
+        self.run_find(search, jump)
+
+    @work(thread=True, exclusive=True, group="find")
+    def run_find(self, search: Search, jump: bool) -> None:
+        matches = self.model.find(search.query, exact=search.exact, cats=search.cats)
+        self.post_message(FindReady(search, matches, jump))
+
+    def on_find_ready(self, message: FindReady) -> None:
+        self._pending.discard("find")
+        self._set_matches(message.search, message.matches)
+        if message.jump:
+            if message.matches:
+                self._go_to_match(0)
+            else:
+                self.notify(
+                    f"Nothing named like {message.search.query!r} is shown.", severity="warning", timeout=3
+                )
+
+    def _set_matches(self, search: Search | None, matches: list[int]) -> None:
+        self._search, self._matches = search, matches
+        self._match_index = -1
+        self.tree.set_find_query(search.query if search is not None and not search.exact else "")
+        self._update_status()
+
+    def _go_to_match(self, index: int) -> None:
+        if not self._matches:
+            self.notify("Nothing to go to: / finds a name.", timeout=3)
+            return
+        count = len(self._matches)
+        for attempt in range(count):
+            candidate = (index + attempt) % count if index >= self._match_index else (index - attempt) % count
+            if self.tree.reveal_event(self._matches[candidate]):
+                self._match_index = candidate
+                self._update_status()
+                return
+        self.notify("Every match is hidden by the current filters.", severity="warning", timeout=3)
+
+    def action_find_next(self) -> None:
+        self._go_to_match(self._match_index + 1)
+
+    def action_find_previous(self) -> None:
+        self._go_to_match(self._match_index - 1 if self._match_index > 0 else len(self._matches) - 1)
+
+    def jump_to_name(self, name: str, kind: str) -> None:
+        """Go to the first occurrence of an exact name (the command palette's name search)."""
+        self.start_find(Search(name, f"{kind} occurrences", exact=True), jump=True)
+
+    def palette_names(self) -> list[tuple[str, str, int]]:
+        """Distinct op, annotation and GPU work names with kind and count (the palette's name search)."""
+        if self._names is None:
+            self._names = self.model.names().rows()
+        return self._names
+
+    # ---- tables -----------------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="tables")
+    def compute_tables(self) -> None:
+        insight = load_insight(self.trace)
+        self.post_message(TablesReady(build_tables(self.trace, insight), insight))
+        if self.trace.events.height:  # decode every event's raw args now, not on the first details
+            self.trace.event_args(int(self.trace.events["id"][0]))
+
+    def on_tables_ready(self, message: TablesReady) -> None:
+        self._pending.discard("tables")
+        self.tables, self.insight = message.tables, message.insight
+        self._show_details()  # the roofline and verdicts arrived
+        if self._pending_table is not None:
+            pending, self._pending_table = self._pending_table, None
+            self.action_tables(pending)
+
+    def action_tables(self, tab: str | None = None) -> None:
+        """Open the tables (on ``tab``, else where they were left)."""
+        if self.tables is None:
+            self._pending_table = tab or "ops"
+            self.notify("Computing the tables …", timeout=2)
+            return
+        if not self.app.is_screen_installed("tables"):
+            self.app.install_screen(TablesScreen(self.tables, tab or "ops"), "tables")
+        self.app.push_screen("tables", self._table_row_chosen)
+        if tab is not None:
+            screen = self.app.get_screen("tables")
+            assert isinstance(screen, TablesScreen)
+            if screen.is_mounted:
+                screen.action_show(tab)
+
+    def _table_row_chosen(self, chosen: tuple[str, dict[str, Any]] | None) -> None:
+        if chosen is None or self.tables is None:
+            return
+        table, row = chosen
+        spec = self.tables[table]
+        how, target = spec.targets(row)
+        if how == "id":
+            if not self.tree.reveal_event(int(target)):
+                self.notify("That event is hidden by the current filters.", severity="warning", timeout=3)
+            return
+        search = Search(str(target), f"{spec.title.lower()} occurrences", exact=True, cats=spec.cats)
+        if search == self._search and self._matches:
+            self._go_to_match(self._match_index + 1)
+            return
+        self._set_matches(search, self.model.find(search.query, exact=True, cats=search.cats))
+        self._go_to_match(0)
+
+    # ---- status --------------------------------------------------------------------------------------
+    def _update_status(self) -> None:
+        parts: list[str | tuple[str, str]] = []
+        filters = self.model.options.describe()
+        if filters:
+            parts += [("filters: ", "$text-muted"), (", ".join(filters), "$text-warning"), "   "]
+        if self._search is not None:
+            count = len(self._matches)
+            position = f"{self._match_index + 1}/{count}" if self._match_index >= 0 else f"{count} found"
+            parts += [
+                (f"{self._search.label}: ", "$text-muted"),
+                self._search.query,
+                (f"  {position}", "bold"),
+            ]
+            parts += [("   n / N: next / previous", "$text-muted")]
+        if not parts:
+            parts = [
+                (
+                    "? help · / find · e expand chain · g go to op · t tables · k kernels only · p python",
+                    "$text-muted",
+                )
+            ]
+        self.query_one("#status", Static).update(Content.assemble(" ", *parts))
+
+
+def _merged(starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
+    """Union of sorted intervals."""
+    out_starts: list[int] = []
+    out_ends: list[int] = []
+    for start, end in zip(starts, ends, strict=True):
+        if out_ends and start <= out_ends[-1]:
+            out_ends[-1] = max(out_ends[-1], end)
+        else:
+            out_starts.append(start)
+            out_ends.append(end)
+    return out_starts, out_ends

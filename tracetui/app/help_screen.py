@@ -1,0 +1,83 @@
+"""F1 / ``?``: every key of every screen, generated from the bindings themselves."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+MOUSE = (
+    ("click", "select a row; click the selected row or its ▶ to expand / collapse"),
+    ("wheel", "scroll the tree, the details, the tables"),
+    ("table header", "click: sort by that column (again: reverse)"),
+    ("table row", "double-click: go to it in the tree"),
+)
+
+Section = tuple[str, Sequence[BindingType]]
+
+
+def key_rows(bindings: Iterable[BindingType], display: object) -> list[tuple[str, str]]:
+    """``(keys, what)`` per action, keys of one action joined (``enter / space``)."""
+    rows: dict[str, tuple[list[str], str]] = {}
+    for binding in Binding.make_bindings(bindings):
+        key = display(binding) if callable(display) else binding.key  # type: ignore[operator]
+        keys, what = rows.setdefault(binding.action, ([], binding.description))
+        if binding.tooltip and binding.tooltip not in what:
+            what = f"{binding.description} — {binding.tooltip}"
+        if key not in keys:
+            keys.append(key)
+        rows[binding.action] = (keys, what)
+    return [(" / ".join(keys), what) for keys, what in rows.values()]
+
+
+def help_content(sections: Sequence[Section], display: object) -> Content:
+    """The help text: one block per section, then the mouse."""
+    lines: list[Content] = []
+    for title, bindings in sections:
+        lines.append(Content.styled(title, "bold $text-accent"))
+        for keys, what in key_rows(bindings, display):
+            lines.append(Content.assemble((f"  {keys:<16}", "bold"), what))
+        lines.append(Content(""))
+    lines.append(Content.styled("Mouse", "bold $text-accent"))
+    for where, what in MOUSE:
+        lines.append(Content.assemble((f"  {where:<16}", "bold"), what))
+    return Content("\n").join(lines)
+
+
+class HelpScreen(ModalScreen[None]):
+    """A scrollable list of keys; Escape, q, F1 or ``?`` closes it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,f1,question_mark", "dismiss", "Close help", id="help.close"),
+    ]
+
+    DEFAULT_CSS: ClassVar[str] = """
+    HelpScreen { align: center middle; }
+    HelpScreen > Vertical {
+        width: 90;
+        max-width: 95%;
+        height: 90%;
+        border: round $primary;
+        border-title-color: $text-accent;
+        background: $panel;
+        padding: 0 1;
+    }
+    HelpScreen #help-footer { color: $text-muted; height: 1; }
+    """
+
+    def __init__(self, sections: Sequence[Section]) -> None:
+        super().__init__()
+        self.sections = sections
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "tracetui keys"
+            with VerticalScroll():
+                yield Static(help_content(self.sections, self.app.get_key_display), id="help-text")
+            yield Static("Escape closes · ctrl+p: every action in the command palette", id="help-footer")

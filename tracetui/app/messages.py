@@ -1,0 +1,91 @@
+"""Messages that workers post back to the UI thread (workers never touch widgets)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from textual.content import Content
+
+    from tracetui.app.insight import Insight
+    from tracetui.app.tables import TableSpec
+    from tracetui.app.timeline_model import Lane, Window
+    from tracetui.app.tree_model import NodeKey, TreeModel
+    from tracetui.trace import Trace
+
+
+@dataclass
+class LoadProgress(Message):
+    """The loader started a stage (``reading``, ``decoding``, …)."""
+
+    stage: str
+
+
+@dataclass
+class TraceLoaded(Message):
+    """The trace and its first tree are ready."""
+
+    trace: Trace
+    model: TreeModel
+
+
+@dataclass
+class LoadFailed(Message):
+    """Loading failed: ``line`` is the CLI's one-line error; ``code`` the exit status."""
+
+    line: str
+    code: int
+
+
+@dataclass
+class ModelReady(Message):
+    """A tree rebuilt for new filters."""
+
+    model: TreeModel
+
+
+@dataclass
+class DetailsReady(Message):
+    """The details of ``key`` and the GPU work it launched (for the timeline)."""
+
+    key: NodeKey
+    content: Content
+    launched: Lane | None
+
+
+@dataclass
+class TimelineReady(Message):
+    """Lanes for a new timeline window."""
+
+    window: Window
+    lanes: list[Lane]
+
+
+@dataclass
+class TablesReady(Message):
+    """The six tables (and the per-kernel roofline rows when the insight report offers them)."""
+
+    tables: dict[str, TableSpec]
+    insight: Insight
+
+
+@dataclass
+class FindReady(Message):
+    """Matches of a search, in tree order; ``jump``: go to the first one."""
+
+    search: Search
+    matches: list[int]
+    jump: bool
+
+
+@dataclass(frozen=True)
+class Search:
+    """What ``n`` / ``N`` walk through: a find query, or the occurrences of one exact name."""
+
+    query: str
+    label: str = "find"
+    exact: bool = False
+    cats: tuple[str, ...] | None = None

@@ -1,0 +1,323 @@
+"""What the details pane says about one node, as Textual ``Content`` (trace text stays plain text).
+
+Pure functions of the trace and the tree model; the pane calls :func:`describe` from a worker.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from textual.content import Content
+
+from tracetui.app.formatting import fmt_bytes, fmt_count, fmt_ns_offset, fmt_us
+from tracetui.app.tree_model import GPU_KINDS, Node, NodeKey, TreeModel
+
+if TYPE_CHECKING:
+    from tracetui.trace import Trace
+
+LABEL = "$text-muted"
+HEADING = "bold $text-accent"
+WARN = "$text-warning"
+KEY = "bold $text-primary"
+MAX_LISTED = 20
+
+NO_KERNEL_REASON = {
+    "op": (
+        "no kernel: this op launched no GPU work. It only rewrote tensor metadata (shape, strides, "
+        "a view) or ran on the CPU: 0 µs of GPU time."
+    ),
+    "call": "no kernel: this runtime/driver call launched no GPU work (a query, a sync or an allocation).",
+    "annotation": "no kernel: nothing below this annotation launched GPU work.",
+    "python": "no kernel: nothing below this python frame launched GPU work.",
+    "cpu": "no kernel: nothing below this event launched GPU work.",
+    "thread": "no kernel: nothing on this thread here launched GPU work.",
+}
+
+KERNEL_FIELDS = (
+    ("grid", "grid"),
+    ("block", "block"),
+    ("registers", "registers / thread"),
+    ("shared_memory", "shared memory"),
+    ("blocks_per_sm", "blocks / SM"),
+    ("warps_per_sm", "warps / SM"),
+    ("occupancy", "est. occupancy %"),
+    ("bytes", "bytes"),
+    ("bandwidth", "bandwidth (GB/s)"),
+    ("device", "device"),
+    ("stream", "stream"),
+    ("correlation", "correlation"),
+)
+
+DECODED_FIELDS = (
+    "family",
+    "kind",
+    "op",
+    "arch",
+    "dtype",
+    "tile",
+    "stages",
+    "cluster",
+    "layout",
+    "mma",
+    "alignment",
+    "vector_width",
+    "variant",
+    "kernel_id",
+    "collective",
+    "reduce_op",
+    "algorithm",
+    "protocol",
+)
+
+
+class Lines:
+    """A small builder of ``Content`` lines."""
+
+    def __init__(self) -> None:
+        self.parts: list[Content] = []
+
+    def line(self, *parts: str | tuple[str, str] | Content) -> None:
+        self.parts.append(Content.assemble(*parts))
+
+    def heading(self, text: str) -> None:
+        if self.parts:
+            self.parts.append(Content(""))
+        self.parts.append(Content.styled(text, HEADING))
+
+    def field(self, label: str, value: Any, style: str = "") -> None:
+        if value is None or value == "":
+            return
+        self.parts.append(Content.assemble((f"  {label:<18} ", LABEL), (str(value), style)))
+
+    def content(self) -> Content:
+        return Content("\n").join(self.parts)
+
+
+def describe(
+    trace: Trace, model: TreeModel, key: NodeKey, insight: Mapping[int, Mapping[str, Any]]
+) -> Content:
+    """Everything the pane shows for ``key``."""
+    node = model.node(key)
+    out = Lines()
+    out.line((node.full_name, "bold"))
+    if isinstance(key, tuple):
+        _synthetic(out, trace, model, node)
+        return out.content()
+    event = trace.event(key)
+    out.line((_kind_words(node, event), LABEL))
+    _times(out, trace, node, event)
+    if node.kind in GPU_KINDS:
+        _launch(out, trace, event)
+        _roofline(out, insight.get(key))
+        _decoded(out, node)
+        _kernel_config(out, node, event)
+    else:
+        _verdict(out, insight.get(key))
+        _cpu_event(out, trace, model, node, event)
+    _args(out, trace, key)
+    _ancestors(out, trace, model, key)
+    return out.content()
+
+
+def _kind_words(node: Node, event: Mapping[str, Any]) -> str:
+    words = {
+        "step": "profiler step",
+        "annotation": "user annotation",
+        "op": "operator",
+        "python": "python frame",
+        "call": "runtime / driver call",
+        "kernel": "GPU kernel",
+        "memcpy": "GPU memcpy",
+        "memset": "GPU memset",
+        "sync": "GPU sync",
+    }.get(node.kind, "CPU event")
+    where = node.where or f"thread {event['tid']} (pid {event['pid']})"
+    return f"{words} · cat {event['cat']} · {where} · id {event['id']}"
+
+
+def _times(out: Lines, trace: Trace, node: Node, event: Mapping[str, Any]) -> None:
+    out.heading("Time")
+    out.field("start", fmt_ns_offset(event["start_ns"], trace.t0_ns))
+    out.field("duration", fmt_us(event["dur"]))
+    if event.get("cpu_self_us") is not None:
+        out.field("self (CPU)", fmt_us(event["cpu_self_us"]))
+
+
+def _cpu_event(out: Lines, trace: Trace, model: TreeModel, node: Node, event: Mapping[str, Any]) -> None:
+    out.heading("GPU work launched below")
+    if node.no_kernel:
+        out.line(("  " + NO_KERNEL_REASON.get(node.kind, NO_KERNEL_REASON["cpu"]), WARN))
+    elif not model.has_gpu:
+        out.line(("  this trace has no GPU activity", LABEL))
+    else:
+        out.field("GPU time", fmt_us(node.gpu_us))
+        out.field("kernels", fmt_count(event["kernels"]))
+        out.field("memcpys", fmt_count(event["memcpys"]))
+        out.field("memsets", fmt_count(event["memsets"]))
+        launched = trace.launched_below(event["id"])
+        if launched.height:
+            out.heading(f"Launched ({launched.height})")
+            for row in launched.head(MAX_LISTED).iter_rows(named=True):
+                out.line(
+                    ("  " + f"{fmt_us(row['dur']):>9} ", LABEL),
+                    model.node(row["id"]).name,
+                )
+            if launched.height > MAX_LISTED:
+                out.line((f"  … {launched.height - MAX_LISTED} more", LABEL))
+    if event.get("op_id") is not None and node.kind in ("call", "python", "cpu"):
+        out.heading("Enclosing op")
+        out.line("  ", trace.event(event["op_id"])["name"], ("   g: go there", KEY))
+    if event.get("fwd_id") is not None:
+        out.heading("Forward op")
+        out.line("  ", trace.event(event["fwd_id"])["name"], ("   f: go there", KEY))
+
+
+def _launch(out: Lines, trace: Trace, event: Mapping[str, Any]) -> None:
+    out.heading("Launch")
+    if event["launch_id"] is None:
+        out.line(("  orphan: no runtime call with this correlation id is in the trace", WARN))
+        return
+    out.field("runtime call", trace.event(event["launch_id"])["name"])
+    if event["launch_op_id"] is not None:
+        out.line(
+            (f"  {'launching op':<18} ", LABEL),
+            trace.event(event["launch_op_id"])["name"],
+            ("   g: go there", KEY),
+        )
+    else:
+        out.line((f"  {'launching op':<18} ", LABEL), ("none (the call is not inside an op)", LABEL))
+
+
+def _kernel_config(out: Lines, node: Node, event: Mapping[str, Any]) -> None:
+    out.heading("Launch configuration" if node.kind == "kernel" else "GPU event")
+    for column, label in KERNEL_FIELDS:
+        value = event.get(column)
+        if column in ("shared_memory", "bytes") and value is not None:
+            value = fmt_bytes(value)
+        out.field(label, value)
+
+
+def _roofline(out: Lines, row: Mapping[str, Any] | None) -> None:
+    """FLOPs and bytes of the launching op spread over its kernels, achieved rates, the verdict."""
+    if not row or (row.get("flops") is None and row.get("bytes_read") is None):
+        return
+    out.heading("Roofline (from the launching op's shapes)")
+    out.field("op cost", " ".join(str(v) for v in (row.get("cost_kind"), row.get("cost_dtype")) if v))
+    if row.get("flops") is not None:
+        out.field("FLOPs", f"{row['flops'] / 1e9:,.2f} GFLOP")
+    out.field("bytes read", fmt_bytes(row.get("bytes_read")))
+    out.field("bytes written", fmt_bytes(row.get("bytes_written")))
+    out.field("intensity", _number(row.get("intensity"), " FLOP/B"))
+    out.field("achieved", _rates(row))
+    out.field("device peak", _peaks(row))
+    if row.get("roof_fraction") is not None:
+        out.field("of its roof", f"{row['roof_fraction'] * 100:.0f} %")
+    if row.get("verdict"):
+        out.line(("  " + row["verdict"], KEY))
+    for note in row.get("cost_notes") or ():
+        out.line(("  • ", LABEL), (note, LABEL))
+
+
+def _rates(row: Mapping[str, Any]) -> str:
+    parts = []
+    if row.get("tflops") is not None:
+        parts.append(f"{row['tflops']:,.1f} TFLOP/s")
+    if row.get("gbs") is not None:
+        parts.append(f"{row['gbs']:,.0f} GB/s")
+    return " · ".join(parts)
+
+
+def _peaks(row: Mapping[str, Any]) -> str:
+    parts = []
+    if row.get("peak_tflops") is not None:
+        parts.append(f"{row['peak_tflops']:,.0f} TFLOP/s")
+    if row.get("peak_gbs") is not None:
+        parts.append(f"{row['peak_gbs']:,.0f} GB/s")
+    return " · ".join(parts)
+
+
+def _verdict(out: Lines, row: Mapping[str, Any] | None) -> None:
+    """A step's or annotation's reading: launch/overhead-bound or GPU-bound, with its numbers."""
+    if not row or not row.get("verdict"):
+        return
+    out.heading("Verdict")
+    out.line(("  " + row["verdict"], KEY))
+    out.field("GPU busy", _number(row.get("gpu_busy_pct"), " %"))
+    out.field("idle gaps", fmt_count(row.get("idle_gaps")))
+    out.field("largest gap", fmt_us(row.get("largest_gap_us")))
+    out.field("CPU launching", fmt_us(row.get("cpu_launch_us")))
+    out.field("in synchronize", fmt_us(row.get("sync_us")))
+
+
+def _decoded(out: Lines, node: Node) -> None:
+    from tracetui.insight.kernel_names import decode_kernel_name
+
+    decoded = decode_kernel_name(node.full_name)
+    out.heading("Decoded name")
+    out.field("short", decoded.short)
+    for field in DECODED_FIELDS:
+        out.field(field.replace("_", " "), getattr(decoded, field))
+    if decoded.fused_ops:
+        out.field("fused ops", ", ".join(decoded.fused_ops))
+    for note in decoded.notes:
+        out.line(("  • ", LABEL), (note, LABEL))
+
+
+def _args(out: Lines, trace: Trace, event_id: int) -> None:
+    args = trace.event_args(event_id)
+    if not args:
+        return
+    out.heading("Args")
+    for name, value in args.items():
+        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        out.line((f"  {name}: ", LABEL), text)
+
+
+def _ancestors(out: Lines, trace: Trace, model: TreeModel, key: int) -> None:
+    path = model.path_to(key)
+    if not path or len(path) < 2:
+        return
+    out.heading("Ancestors")
+    names = [model.node(k).name for k in path[:-1]]
+    if len(names) > 40:
+        names = [*names[:10], f"… {len(names) - 20} levels …", *names[-10:]]
+    for depth, name in enumerate(names):
+        out.line(("  " + "› " * min(depth, 12), LABEL), name)
+
+
+def _synthetic(out: Lines, trace: Trace, model: TreeModel, node: Node) -> None:
+    kind = {"thread": "thread (synthetic node)", "outside": "synthetic node", "orphans": "synthetic node"}
+    out.line((kind.get(node.kind, ""), LABEL))
+    if node.kind == "thread" and node.key[1] is not None:
+        step = trace.event(node.key[1])["name"]
+        out.line(
+            (
+                f"  work of this thread inside {step}'s time window; backward ops run on the autograd "
+                "thread, outside the main thread's step span.",
+                LABEL,
+            )
+        )
+    if node.kind == "orphans":
+        out.line(("  GPU work whose launch call is not in the trace (see the orphans table: o)", LABEL))
+    out.heading("Totals")
+    out.field("CPU time", fmt_us(node.cpu_us))
+    out.field("GPU time", fmt_us(node.gpu_us))
+    out.field("kernels", fmt_count(node.kernels))
+    out.field("GPU events", fmt_count(node.gpu_events))
+    out.field("children", fmt_count(len(model.children(node.key))))
+    if node.start_ns is not None:
+        out.field(
+            "span", f"{fmt_ns_offset(node.start_ns, trace.t0_ns)} – {fmt_ns_offset(node.end_ns, trace.t0_ns)}"
+        )
+    if node.no_kernel:
+        out.line(("  " + NO_KERNEL_REASON["thread"], WARN))
+
+
+def _number(value: Any, unit: str = "") -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, float):
+        return (f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}") + unit
+    return f"{value}{unit}"

@@ -1,0 +1,233 @@
+"""The six tables (ops, kernels, annotations, steps, anomalies, orphans): frames, columns, and how a
+row leads back into the tree. Pure; built once per trace in a worker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from tracetui.app.formatting import fmt_count, fmt_us
+from tracetui.app.insight import Insight, kernel_rates
+from tracetui.app.table_view import Column
+from tracetui.trace.categories import GPU_WORK
+
+if TYPE_CHECKING:
+    from tracetui.trace import Trace
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One table. A row jumps to the events whose ``name`` equals its ``name`` (in ``cats``), or to
+    the event id in its ``id_column``."""
+
+    key: str
+    title: str
+    frame: pl.DataFrame
+    columns: list[Column]
+    sort: str | None = None
+    cats: tuple[str, ...] | None = None
+    id_column: str | None = None
+    empty: str = "nothing here"
+
+    def targets(self, row: dict[str, Any]) -> tuple[str, int | str]:
+        """``("id", event_id)`` or ``("name", name)`` for a selected row."""
+        if self.id_column is not None:
+            return "id", row[self.id_column]
+        return "name", row["name"]
+
+
+def _join_optional(
+    frame: pl.DataFrame, extra: pl.DataFrame | None, on: str, columns: dict[str, type[pl.DataType]]
+) -> pl.DataFrame:
+    """``frame`` with ``columns`` from ``extra`` (joined on ``on``), null where ``extra`` lacks them."""
+    present = [c for c in columns if extra is not None and c in extra.columns and on in extra.columns]
+    if extra is not None and present:
+        frame = frame.join(extra.select(on, *present), on=on, how="left", maintain_order="left")
+    missing = [pl.lit(None, dtype).alias(c) for c, dtype in columns.items() if c not in present]
+    return frame.with_columns(missing) if missing else frame
+
+
+def _yes(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+def _pct(value: float) -> str:
+    return f"{value:.1f} %"
+
+
+def _per_call(value: float) -> str:
+    return f"{value:,.1f}" if not float(value).is_integer() else f"{int(value):,}"
+
+
+def build_tables(trace: Trace, insight: Insight | None = None) -> dict[str, TableSpec]:
+    """Every table, keyed ``ops``, ``kernels``, ``annotations``, ``steps``, ``anomalies``, ``orphans``;
+    with ``insight``, kernels gain their achieved rates and steps their verdict."""
+    insight = insight or Insight()
+    return {
+        spec.key: spec
+        for spec in (
+            _ops(trace),
+            _kernels(trace, insight),
+            _annotations(trace),
+            _steps(trace, insight),
+            _anomalies(trace),
+            _orphans(trace),
+        )
+    }
+
+
+def _ops(trace: Trace) -> TableSpec:
+    return TableSpec(
+        key="ops",
+        title="Ops",
+        frame=trace.ops,
+        columns=[
+            Column("name", "op", 0, "left"),
+            Column("calls", "calls", 8, fmt=fmt_count),
+            Column("cpu_total_us", "CPU total", 10, fmt=fmt_us),
+            Column("cpu_self_us", "CPU self", 10, fmt=fmt_us),
+            Column("gpu_us", "GPU", 10, fmt=fmt_us),
+            Column("kernels", "kernels", 8, fmt=fmt_count),
+            Column("memsets", "memsets", 8, fmt=fmt_count),
+            Column("memcpys", "memcpys", 8, fmt=fmt_count),
+            Column("launches_kernels", "launches", 9, "center", _yes),
+        ],
+        sort="gpu_us",
+        cats=("cpu_op",),
+        empty="no ops in this trace",
+    )
+
+
+def _kernels(trace: Trace, insight: Insight) -> TableSpec:
+    from tracetui.insight.kernel_names import kernel_name_columns
+
+    frame = trace.kernels
+    if frame.height:
+        decoded = kernel_name_columns(frame["name"]).select("name", "short", "family")
+        frame = frame.join(decoded, on="name", how="left", maintain_order="left")
+    else:
+        frame = frame.with_columns(
+            pl.lit(None, pl.String).alias("short"), pl.lit(None, pl.String).alias("family")
+        )
+    rates = kernel_rates(trace, insight)
+    frame = _join_optional(
+        frame, rates, "name", {"tflops": pl.Float64, "gbs": pl.Float64, "bound": pl.String}
+    )
+    return TableSpec(
+        key="kernels",
+        title="Kernels",
+        frame=frame,
+        columns=[
+            Column("short", "kernel", 36, "left"),
+            Column("calls", "calls", 7, fmt=fmt_count),
+            Column("total_us", "total", 10, fmt=fmt_us),
+            Column("avg_us", "avg", 9, fmt=fmt_us),
+            Column("min_us", "min", 9, fmt=fmt_us),
+            Column("max_us", "max", 9, fmt=fmt_us),
+            Column("tflops", "TFLOP/s", 8, fmt=lambda v: f"{v:,.1f}"),
+            Column("gbs", "GB/s", 7, fmt=lambda v: f"{v:,.0f}"),
+            Column("bound", "bound", 13, "left"),
+            Column("launched_by", "launched by", 22, "left", lambda ops: ", ".join(ops)),
+            Column("family", "family", 14, "left"),
+            Column("name", "name", 0, "left"),
+        ],
+        sort="total_us",
+        cats=GPU_WORK,
+        empty="no GPU work in this trace",
+    )
+
+
+def _annotations(trace: Trace) -> TableSpec:
+    return TableSpec(
+        key="annotations",
+        title="Annotations",
+        frame=trace.annotations,
+        columns=[
+            Column("name", "annotation", 0, "left"),
+            Column("calls", "calls", 7, fmt=fmt_count),
+            Column("kernels_per_call", "kernels/call", 12, fmt=_per_call),
+            Column("gpu_events_per_call", "GPU ev/call", 11, fmt=_per_call),
+            Column("cpu_us_per_call", "CPU/call", 10, fmt=fmt_us),
+            Column("gpu_us_per_call", "GPU/call", 10, fmt=fmt_us),
+            Column("gpu_busy_us_per_call", "busy/call", 10, fmt=fmt_us),
+            Column("gpu_us", "GPU total", 10, fmt=fmt_us),
+        ],
+        cats=("user_annotation",),
+        empty="no record_function annotations in this trace",
+    )
+
+
+def _steps(trace: Trace, insight: Insight) -> TableSpec:
+    frame = trace.steps.with_columns(
+        busy_pct=pl.when(pl.col("dur") > 0).then(pl.col("gpu_busy_us") / pl.col("dur") * 100).otherwise(0.0)
+    )
+    verdicts = {"idle_gaps": pl.Int64, "largest_gap_us": pl.Float64, "bound": pl.String}
+    frame = _join_optional(frame, insight.steps, "id", verdicts)
+    return TableSpec(
+        key="steps",
+        title="Steps",
+        frame=frame,
+        columns=[
+            Column("name", "step", 0, "left"),
+            Column("dur", "CPU span", 10, fmt=fmt_us),
+            Column("gpu_us", "GPU", 10, fmt=fmt_us),
+            Column("gpu_busy_us", "GPU busy", 10, fmt=fmt_us),
+            Column("busy_pct", "busy", 8, fmt=_pct),
+            Column("kernels", "kernels", 8, fmt=fmt_count),
+            Column("memcpys", "memcpys", 8, fmt=fmt_count),
+            Column("memsets", "memsets", 8, fmt=fmt_count),
+            Column("idle_gaps", "gaps", 6, fmt=fmt_count),
+            Column("largest_gap_us", "largest gap", 11, fmt=fmt_us),
+            Column("bound", "bound", 13, "left"),
+        ],
+        id_column="id",
+        empty="no ProfilerStep#N spans in this trace",
+    )
+
+
+def _anomalies(trace: Trace) -> TableSpec:
+    names = trace.events.select("id", "name")
+    frame = (
+        trace.anomalies.join(names.rename({"id": "event_id", "name": "event"}), on="event_id", how="left")
+        .join(names.rename({"id": "other_id", "name": "other"}), on="other_id", how="left")
+        .with_row_index("n")
+    )
+    return TableSpec(
+        key="anomalies",
+        title="Anomalies",
+        frame=frame,
+        columns=[
+            Column("kind", "kind", 22, "left"),
+            Column("event_id", "event id", 9, fmt=str),
+            Column("event", "event", 0, "left"),
+            Column("other_id", "other id", 9, fmt=str),
+            Column("other", "other", 0, "left"),
+        ],
+        id_column="event_id",
+        empty="no anomalies: every event nested and linked cleanly",
+    )
+
+
+def _orphans(trace: Trace) -> TableSpec:
+    t0 = trace.t0_ns
+    frame = trace.orphans.with_columns(start_ms=(pl.col("start_ns") - t0) / 1_000_000).select(
+        "id", "name", "cat", "start_ms", "dur", "device", "stream", "correlation"
+    )
+    return TableSpec(
+        key="orphans",
+        title="Orphans",
+        frame=frame,
+        columns=[
+            Column("name", "GPU work", 0, "left"),
+            Column("cat", "cat", 11, "left"),
+            Column("start_ms", "start (ms)", 11, fmt=lambda v: f"{v:.3f}"),
+            Column("dur", "duration", 10, fmt=fmt_us),
+            Column("device", "device", 7, fmt=str),
+            Column("stream", "stream", 7, fmt=str),
+            Column("correlation", "correlation", 12, fmt=str),
+        ],
+        id_column="id",
+        empty="no orphans: every GPU event has its launch call",
+    )

@@ -1,0 +1,133 @@
+"""The timeline strip: CPU thread and GPU stream lanes over the selected step (Line API).
+
+Each cell shows how busy its lane was in that slice of time (``▁``…``█``, ``·`` idle), so
+"the GPU waits for the CPU's launches" (gaps on the GPU lane while the CPU lane is busy) and
+"GPU-bound" (a solid GPU lane) read at a glance. The selected node's span is highlighted, and
+the GPU work it launched is drawn in the accent colour.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.widget import Widget
+
+from tracetui.app.formatting import fit, fmt_ns_offset, fmt_us, pad
+from tracetui.app.timeline_model import Lane, Window
+
+LABEL_WIDTH = 16
+BLOCKS = " ▁▂▃▄▅▆▇█"
+
+
+class Timeline(Widget):
+    """Lanes of the current window; ``set_window`` replaces them, ``set_highlight`` marks a span."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "timeline--axis",
+        "timeline--label",
+        "timeline--cpu",
+        "timeline--gpu",
+        "timeline--gpu-alt",
+        "timeline--idle",
+        "timeline--span",
+        "timeline--launched",
+    }
+
+    DEFAULT_CSS = """
+    Timeline { height: auto; background: $surface; }
+    Timeline > .timeline--axis { color: $text-muted; background: $panel; }
+    Timeline > .timeline--label { color: $text-muted; }
+    Timeline > .timeline--cpu { color: $text-primary; }
+    Timeline > .timeline--gpu { color: $text-success; }
+    Timeline > .timeline--gpu-alt { color: $success-darken-2; }
+    Timeline > .timeline--idle { color: $text-disabled; }
+    Timeline > .timeline--span { background: $primary 30%; }
+    Timeline > .timeline--launched { color: $text-accent; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.window: Window | None = None
+        self.lanes: list[Lane] = []
+        self.span: tuple[int, int] | None = None
+        self.launched: Lane | None = None
+
+    def set_window(self, window: Window, lanes: list[Lane]) -> None:
+        self.window, self.lanes = window, lanes
+        self.refresh(layout=True)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return 1 + max(1, len(self.lanes)) if self.window is not None else 1
+
+    def set_highlight(self, span: tuple[int, int] | None, launched: Lane | None = None) -> None:
+        """Mark ``span`` (ns) on every lane and draw ``launched`` GPU intervals in the accent colour."""
+        self.span, self.launched = span, launched
+        self.refresh()
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"timeline--{name}")
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        base = self.rich_style
+        if self.window is None:
+            return Strip.blank(width, base)
+        if y == 0:
+            return self._axis(width)
+        if not self.lanes:
+            text = pad("  no CPU ops or GPU work in this window", width)
+            return Strip([Segment(text, base + self._style("idle"))])
+        if y - 1 >= len(self.lanes):
+            return Strip.blank(width, base)
+        return self._lane(self.lanes[y - 1], width)
+
+    def _axis(self, width: int) -> Strip:
+        assert self.window is not None
+        start, end = self.window.start_ns, self.window.end_ns
+        t0 = self._t0()
+        length = fmt_us((end - start) / 1000)
+        left = f" {self.window.title} · {length}"
+        right = f"{fmt_ns_offset(start, t0)} → {fmt_ns_offset(end, t0)} "
+        middle = max(0, width - len(left) - len(right))
+        text = fit(left + " " * middle + right, width)
+        return Strip([Segment(pad(text, width), self.rich_style + self._style("axis"))])
+
+    def _t0(self) -> int:
+        trace = getattr(self.screen, "trace", None)
+        return trace.t0_ns if trace is not None else 0
+
+    def _lane(self, lane: Lane, width: int) -> Strip:
+        assert self.window is not None
+        base = self.rich_style
+        cells = max(0, width - LABEL_WIDTH)
+        start, end = self.window.start_ns, self.window.end_ns
+        step = (end - start) / cells if cells else 1
+        segments = [Segment(pad(" " + lane.label, LABEL_WIDTH - 1) + " ", base + self._style("label"))]
+        busy_style = self._style("cpu" if lane.kind == "cpu" else "gpu")
+        alt_style = self._style("gpu-alt")
+        idle_style = self._style("idle")
+        span_style = Style(bgcolor=self.get_component_rich_style("timeline--span").bgcolor)
+        launched_style = self._style("launched")
+        for cell in range(cells):
+            lo = int(start + cell * step)
+            hi = int(start + (cell + 1) * step)
+            fraction = lane.busy(lo, max(hi, lo + 1))
+            if fraction <= 0:
+                char, style = "·", idle_style
+            else:
+                char = BLOCKS[max(1, min(8, round(fraction * 8)))]
+                style = busy_style
+                if lane.kind == "gpu":
+                    block = lane.block_at((lo + hi) // 2)
+                    if block is not None and block % 2:
+                        style = alt_style
+                    if self.launched is not None and self.launched.busy(lo, max(hi, lo + 1)) > 0:
+                        style = launched_style
+            if self.span is not None and self.span[0] < hi and self.span[1] >= lo:
+                style = style + span_style
+            segments.append(Segment(char, base + style))
+        return Strip(segments).simplify()

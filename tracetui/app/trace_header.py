@@ -1,0 +1,76 @@
+"""The header: which trace, on which device(s), from which PyTorch, how many events; and warnings."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.content import Content
+from textual.widgets import Static
+
+from tracetui.app.formatting import fmt_count
+
+if TYPE_CHECKING:
+    from tracetui.trace import Trace
+
+
+def device_names(trace: Trace) -> str:
+    """``NVIDIA H200`` (``2 × NVIDIA H100`` for several alike), or ``no GPU in the trace``."""
+    names: dict[str, int] = {}
+    for device in trace.devices:
+        name = device.get("name") or f"GPU {device.get('id')}"
+        names[str(name)] = names.get(str(name), 0) + 1
+    if not names:
+        return "no GPU in the trace"
+    return ", ".join(name if count == 1 else f"{count} × {name}" for name, count in names.items())
+
+
+def header_content(trace: Trace, *, sample: bool = False) -> Content:
+    """The header's lines (trace text as plain text)."""
+    parts: list[Content] = [
+        Content.assemble(
+            ("tracetui", "bold $text-accent"),
+            "  ",
+            (trace.path.name, "bold"),
+            ("  ·  ", "$text-muted"),
+            device_names(trace),
+            ("  ·  ", "$text-muted"),
+            trace.format,
+            ("  ·  ", "$text-muted"),
+            f"{fmt_count(trace.event_count)} events",
+        )
+    ]
+    if sample:
+        parts.append(
+            Content.styled(
+                "the bundled sample trace: `tracetui open TRACE` opens your own",
+                "$text-muted italic",
+            )
+        )
+    if trace.truncated:
+        repairs = f" ({'; '.join(trace.repairs)})" if trace.repairs else ""
+        parts.append(
+            Content.assemble(
+                ("⚠ truncated trace", "bold $text-warning"),
+                (f": the file ends early; showing every complete event{repairs}", "$text-warning"),
+            )
+        )
+    elif trace.repairs:
+        parts.append(Content.styled(f"⚠ repaired: {'; '.join(trace.repairs)}", "$text-warning"))
+    return Content("\n").join(parts)
+
+
+class TraceHeader(Static):
+    """One line of facts, plus a line per warning."""
+
+    DEFAULT_CSS = """
+    TraceHeader {
+        background: $panel;
+        padding: 0 1;
+        height: auto;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    """
+
+    def __init__(self, trace: Trace, *, sample: bool = False) -> None:
+        super().__init__(header_content(trace, sample=sample), markup=False)

@@ -1,0 +1,670 @@
+"""The dispatch-chain tree as plain data: which node shows under which, and what its row says.
+
+Pure (no widgets): everything is computed from a :class:`~tracetui.trace.Trace` with polars
+and answered lazily, so a 200k-event trace costs a few vectorised passes up front and then
+O(log n) per question.
+
+Top level. With ``ProfilerStep#N`` spans: one node per step (always top level, never nested
+under the python frames that enclose it), holding the step's subtree on its own thread plus one
+synthetic *thread* node per other thread with work in that step (backward ops run on
+``pt_autograd_N``, outside the main thread's step span; ``step_id`` says which step they belong
+to); everything else under *outside steps*, one thread node per thread. Without steps: one
+thread node per thread. GPU work hangs under the runtime/driver call that launched it
+(``launch_id``); work with no call in the trace under *orphan GPU work*.
+
+Node keys are event ids (``int``) or tuples for the synthetic nodes:
+``("thread", step_id | None, track)``, ``("outside",)``, ``("orphans",)``.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from tracetui.trace.categories import GPU_KIND, GPU_WORK, LAUNCH_CALLS
+from tracetui.trace.links import is_step
+
+if TYPE_CHECKING:
+    from tracetui.trace import Trace
+
+SyntheticKey = tuple[Any, ...]
+NodeKey = int | SyntheticKey
+
+OUTSIDE: SyntheticKey = ("outside",)
+ORPHANS: SyntheticKey = ("orphans",)
+
+CPU_KINDS = frozenset({"step", "annotation", "op", "python", "call", "cpu"})
+GPU_KINDS = frozenset({"kernel", "memcpy", "memset", "sync"})
+SYNTHETIC_KINDS = frozenset({"thread", "outside", "orphans"})
+
+_SLIM_COLUMNS = (
+    "id",
+    "cat",
+    "name",
+    "dur",
+    "gpu_us",
+    "gpu_events",
+    "kernels",
+    "device",
+    "stream",
+    "track",
+    "step_id",
+    "start_ns",
+    "end_ns",
+    "launch_id",
+)
+
+
+@dataclass(frozen=True)
+class TreeOptions:
+    """What the tree shows: python frames, only kernel launchers, a name filter."""
+
+    hide_python: bool = False
+    kernels_only: bool = False
+    name_filter: str = ""
+
+    def describe(self) -> list[str]:
+        """Short words for the active filters (empty when none)."""
+        words = []
+        if self.hide_python:
+            words.append("python hidden")
+        if self.kernels_only:
+            words.append("kernel launchers only")
+        if self.name_filter:
+            words.append(f"name ~ {self.name_filter!r}")
+        return words
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """What one tree row says. Times in µs; ``None`` where a value does not apply."""
+
+    key: NodeKey
+    kind: str
+    name: str
+    full_name: str
+    cpu_us: float | None
+    gpu_us: float | None
+    kernels: int | None
+    gpu_events: int | None
+    event_id: int | None = None
+    device: int | None = None
+    stream: int | None = None
+    start_ns: int | None = None
+    end_ns: int | None = None
+    no_kernel: bool = False
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.kind in GPU_KINDS
+
+    @property
+    def where(self) -> str:
+        """``GPU 0 · stream 7`` for GPU work, else empty."""
+        if not self.is_gpu:
+            return ""
+        device = "?" if self.device is None else self.device
+        stream = "?" if self.stream is None else self.stream
+        return f"GPU {device} · stream {stream}"
+
+
+def kind_of(cat: str, name: str) -> str:
+    """The tree's kind for an event category (and name, for steps)."""
+    if cat in GPU_KIND:
+        return GPU_KIND[cat]
+    if cat == "user_annotation":
+        return "step" if name.startswith("ProfilerStep#") and name[13:].isdigit() else "annotation"
+    if cat == "cpu_op":
+        return "op"
+    if cat == "python_function":
+        return "python"
+    if cat in LAUNCH_CALLS:
+        return "call"
+    return "cpu"
+
+
+@lru_cache(maxsize=4096)
+def short_kernel_name(name: str) -> str:
+    """The decoded short form of a kernel name for tree labels (the full name stays in details)."""
+    from tracetui.insight.kernel_names import decode_kernel_name
+
+    return decode_kernel_name(name).short
+
+
+class TreeModel:
+    """The tree for one trace under one set of :class:`TreeOptions`. Immutable; rebuild to refilter."""
+
+    def __init__(self, trace: Trace, options: TreeOptions | None = None) -> None:
+        self.trace = trace
+        self.options = options or TreeOptions()
+        events = trace.events
+        self._slim = events.select(_SLIM_COLUMNS)
+        self._event_ids: list[int] = self._slim["id"].to_list()
+        self.has_gpu = bool(events["cat"].is_in(GPU_WORK).any())
+        steps = events.filter(is_step() & pl.col("pos").is_not_null()).sort("start_ns")
+        self.step_ids: list[int] = steps["id"].to_list()
+        self._step_set = frozenset(self.step_ids)
+
+        kept_cpu, kept_gpu = self._kept(trace, self.options)
+        tree = (
+            trace.visible_parents(self.options.hide_python)
+            .join(kept_cpu, on="id", how="semi", maintain_order="left")
+            .join(events.select("id", "track", "step_id"), on="id", how="left", maintain_order="left")
+        )
+        self._visible_ids = tree["id"]
+        # Sorted key lists searched with bisect: O(log n) per question without polars call overhead.
+        by_id = tree.select("id", "parent").sort("id")
+        self._parent_ids: list[int] = by_id["id"].to_list()
+        self._parent_of: list[int | None] = by_id["parent"].to_list()
+        nested = tree.filter(pl.col("parent").is_not_null() & ~pl.col("id").is_in(self.step_ids))
+        nested = nested.sort("parent", maintain_order=True)
+        self._child_parent: list[int] = nested["parent"].to_list()
+        self._child_id: list[int] = nested["id"].to_list()
+        gpu = kept_gpu.filter(pl.col("launch_id").is_not_null()).sort("launch_id", "start_ns", "id")
+        self._gpu_launch: list[int] = gpu["launch_id"].to_list()
+        self._gpu_id: list[int] = gpu["id"].to_list()
+        self._gpu_ids = gpu["id"]
+        orphans = trace.orphans.join(kept_gpu.select("id"), on="id", how="semi").sort("start_ns", "id")
+        self._orphans: list[int] = orphans["id"].to_list()
+        self._orphan_set = frozenset(self._orphans)
+        self._track_names = _track_names(trace)
+        roots = tree.filter(pl.col("parent").is_null() & ~pl.col("id").is_in(self.step_ids))
+        self._thread_roots: dict[SyntheticKey, list[int]] = {}
+        for (step_id, track), ids in _grouped_roots(roots, bool(self.step_ids)):
+            self._thread_roots[("thread", step_id, track)] = ids
+        self._thread_stats = _sum_stats(roots, events, bool(self.step_ids))
+        self._step_threads: dict[int, list[SyntheticKey]] = {}
+        outside: list[SyntheticKey] = []
+        for key in self._thread_roots:
+            if key[1] is None:
+                outside.append(key)
+            else:
+                self._step_threads.setdefault(key[1], []).append(key)
+        visible_steps = tree.filter(pl.col("id").is_in(self.step_ids))["id"].to_list()
+        self._visible_steps = frozenset(visible_steps)
+        tops: list[NodeKey] = []
+        if self.step_ids:
+            tops += [s for s in self.step_ids if self._step_shown(s)]
+            if outside:
+                tops.append(OUTSIDE)
+        else:
+            tops += outside
+        if self._orphans:
+            tops.append(ORPHANS)
+        self._outside = outside
+        self._tops = tops
+        self._profiler_tracks = _profiler_tracks(events)
+        self._node_cache: dict[NodeKey, Node] = {}
+
+    # ---- filters -------------------------------------------------------------------------
+    @staticmethod
+    def _kept(trace: Trace, options: TreeOptions) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """``(id)`` of the CPU events and ``(id, launch_id, start_ns)`` of the GPU rows to show."""
+        events = trace.events
+        cpu = events.filter(pl.col("pos").is_not_null()).select("id", "pos", "end_pos", "gpu_events", "name")
+        gpu = trace.gpu.select("id", "launch_id", "start_ns", "name")
+        if options.kernels_only:
+            cpu = cpu.filter(pl.col("gpu_events") > 0)
+        if options.name_filter:
+            needle = options.name_filter.lower()
+            gpu_hit = gpu.filter(pl.col("name").str.to_lowercase().str.contains(needle, literal=True))
+            hit = pl.col("name").str.to_lowercase().str.contains(needle, literal=True) | pl.col("id").is_in(
+                gpu_hit["launch_id"].drop_nulls().implode()
+            )
+            below, covered = _subtree_hits(events.filter(pl.col("pos").is_not_null()), hit)
+            keep = cpu.join(below, on="id").join(covered, on="id")
+            cpu = keep.filter((pl.col("below") > 0) | pl.col("covered")).select(cpu.columns)
+            call_covered = covered.rename({"id": "launch_id", "covered": "call_covered"})
+            gpu = (
+                gpu.join(call_covered, on="launch_id", how="left")
+                .filter(
+                    pl.col("name").str.to_lowercase().str.contains(needle, literal=True)
+                    | pl.col("call_covered").fill_null(False)
+                )
+                .drop("call_covered")
+            )
+        gpu = gpu.join(cpu.select(pl.col("id").alias("launch_id")), on="launch_id", how="semi").vstack(
+            gpu.filter(pl.col("launch_id").is_null())
+        )
+        return cpu.select("id"), gpu.select("id", "launch_id", "start_ns")
+
+    def _step_shown(self, step_id: int) -> bool:
+        return step_id in self._visible_steps or bool(self._step_threads.get(step_id))
+
+    # ---- structure -----------------------------------------------------------------------
+    def tops(self) -> list[NodeKey]:
+        """Top-level nodes in display order."""
+        return list(self._tops)
+
+    def children(self, key: NodeKey) -> list[NodeKey]:
+        """Children in display order: CPU children (time order), then launched GPU work, then threads."""
+        if isinstance(key, int):
+            kids: list[NodeKey] = []
+            kids += self._slice(self._child_parent, self._child_id, key)
+            kids += self._slice(self._gpu_launch, self._gpu_id, key)
+            kids += self._step_threads.get(key, [])
+            return kids
+        if key == OUTSIDE:
+            return list(self._outside)
+        if key == ORPHANS:
+            return list(self._orphans)
+        return list(self._thread_roots.get(key, []))
+
+    def has_children(self, key: NodeKey) -> bool:
+        """Whether ``key`` has children (cheap: no list is built)."""
+        if isinstance(key, int):
+            return (
+                self._count(self._child_parent, key) > 0
+                or self._count(self._gpu_launch, key) > 0
+                or bool(self._step_threads.get(key))
+            )
+        return True
+
+    @staticmethod
+    def _slice(parents: list[int], ids: list[int], key: int) -> list[int]:
+        return ids[bisect_left(parents, key) : bisect_right(parents, key)]
+
+    @staticmethod
+    def _count(parents: list[int], key: int) -> int:
+        return bisect_right(parents, key) - bisect_left(parents, key)
+
+    def row(self, event_id: int) -> int:
+        """Row of an event id in ``trace.events`` (KeyError if it is not an X event)."""
+        row = bisect_left(self._event_ids, event_id)
+        if row >= len(self._event_ids) or self._event_ids[row] != event_id:
+            raise KeyError(event_id)
+        return row
+
+    def parent_of(self, event_id: int) -> int | None:
+        """The visible parent event of a CPU event (``None`` for roots and hidden events)."""
+        row = bisect_left(self._parent_ids, event_id)
+        if row >= len(self._parent_ids) or self._parent_ids[row] != event_id:
+            return None
+        return self._parent_of[row]
+
+    def _visible(self, event_id: int) -> bool:
+        row = bisect_left(self._parent_ids, event_id)
+        return row < len(self._parent_ids) and self._parent_ids[row] == event_id
+
+    def path_to(self, event_id: int) -> list[NodeKey] | None:
+        """Keys from a top-level node down to the event, or ``None`` if it is hidden or filtered out."""
+        try:
+            row = self.row(event_id)
+        except KeyError:
+            return None
+        slim = self._slim
+        if slim["cat"][row] in GPU_KIND:
+            launch = slim["launch_id"][row]
+            if launch is None:
+                return [ORPHANS, event_id] if event_id in self._orphan_set else None
+            if event_id not in self._slice(self._gpu_launch, self._gpu_id, launch):
+                return None
+            above = self.path_to(launch)
+            return None if above is None else [*above, event_id]
+        if not self._visible(event_id):
+            return None
+        chain = [event_id]
+        current = event_id
+        while current not in self._step_set:
+            parent = self.parent_of(current)
+            if parent is None:
+                break
+            chain.append(parent)
+            current = parent
+        chain.reverse()
+        if current in self._step_set:
+            return chain if current in self._tops else None
+        root_row = self.row(current)
+        step_id, track = slim["step_id"][root_row], slim["track"][root_row]
+        if not self.step_ids:
+            return [("thread", None, track), *chain]
+        if step_id is None:
+            return [OUTSIDE, ("thread", None, track), *chain]
+        return [step_id, ("thread", step_id, track), *chain]
+
+    def walk(self, key: NodeKey) -> Iterator[NodeKey]:
+        """Every node below ``key`` (preorder, iterative: safe for any depth)."""
+        stack = list(reversed(self.children(key)))
+        while stack:
+            current = stack.pop()
+            yield current
+            stack.extend(reversed(self.children(current)))
+
+    # ---- rows --------------------------------------------------------------------------------
+    def node(self, key: NodeKey) -> Node:
+        """The row for ``key`` (cached)."""
+        cached = self._node_cache.get(key)
+        if cached is None:
+            cached = self._event_node(key) if isinstance(key, int) else self._synthetic_node(key)
+            if len(self._node_cache) > 50_000:
+                self._node_cache.clear()
+            self._node_cache[key] = cached
+        return cached
+
+    def _event_node(self, event_id: int) -> Node:
+        values = dict(zip(_SLIM_COLUMNS, self._slim.row(self.row(event_id)), strict=True))
+        cat, name = values["cat"], values["name"]
+        kind = kind_of(cat, name)
+        if kind in GPU_KINDS:
+            return Node(
+                key=event_id,
+                kind=kind,
+                name=short_kernel_name(name) if kind in ("kernel", "memcpy", "memset") else name,
+                full_name=name,
+                cpu_us=None,
+                gpu_us=values["dur"],
+                kernels=None,
+                gpu_events=None,
+                event_id=event_id,
+                device=values["device"],
+                stream=values["stream"],
+                start_ns=values["start_ns"],
+                end_ns=values["end_ns"],
+            )
+        gpu_us, kernels, gpu_events = values["gpu_us"], values["kernels"], values["gpu_events"]
+        if kind == "step":
+            for thread in self._step_threads.get(event_id, []):
+                extra = self._thread_stats.get(thread, (0.0, 0.0, 0, 0))
+                gpu_us, kernels, gpu_events = gpu_us + extra[1], kernels + extra[2], gpu_events + extra[3]
+        return Node(
+            key=event_id,
+            kind=kind,
+            name=name,
+            full_name=name,
+            cpu_us=values["dur"],
+            gpu_us=max(gpu_us, 0.0),
+            kernels=kernels,
+            gpu_events=gpu_events,
+            event_id=event_id,
+            start_ns=values["start_ns"],
+            end_ns=values["end_ns"],
+            no_kernel=self.has_gpu and gpu_events == 0,
+        )
+
+    def _synthetic_node(self, key: SyntheticKey) -> Node:
+        if key == ORPHANS:
+            rows = self.trace.orphans.filter(pl.col("id").is_in(self._orphans))
+            kernels = int((rows["cat"] == "kernel").sum())
+            return Node(
+                key=key,
+                kind="orphans",
+                name="orphan GPU work (no launch call in the trace)",
+                full_name="orphan GPU work",
+                cpu_us=None,
+                gpu_us=float(rows["dur"].sum()),
+                kernels=kernels,
+                gpu_events=len(rows),
+                start_ns=rows["start_ns"].min(),  # type: ignore[arg-type]
+                end_ns=rows["end_ns"].max(),  # type: ignore[arg-type]
+            )
+        if key == OUTSIDE:
+            stats = [self._thread_stats.get(t, (0.0, 0.0, 0, 0)) for t in self._outside]
+            spans = [self._thread_span(t) for t in self._outside]
+            return Node(
+                key=key,
+                kind="outside",
+                name="outside steps",
+                full_name="events outside every ProfilerStep",
+                cpu_us=sum(s[0] for s in stats),
+                gpu_us=sum(s[1] for s in stats),
+                kernels=sum(s[2] for s in stats),
+                gpu_events=sum(s[3] for s in stats),
+                start_ns=min((s[0] for s in spans if s[0] is not None), default=None),
+                end_ns=max((s[1] for s in spans if s[1] is not None), default=None),
+                no_kernel=self.has_gpu and not any(s[3] for s in stats),
+            )
+        cpu_us, gpu_us, kernels, gpu_events = self._thread_stats.get(key, (0.0, 0.0, 0, 0))
+        name = self._track_names.get(key[2], f"track {key[2]}")
+        start, end = self._thread_span(key)
+        return Node(
+            key=key,
+            kind="thread",
+            name=name,
+            full_name=name,
+            cpu_us=cpu_us,
+            gpu_us=gpu_us,
+            kernels=kernels,
+            gpu_events=gpu_events,
+            start_ns=start,
+            end_ns=end,
+            no_kernel=self.has_gpu and gpu_events == 0,
+        )
+
+    def _thread_span(self, key: SyntheticKey) -> tuple[int | None, int | None]:
+        ids = self._thread_roots.get(key, [])
+        if not ids:
+            return None, None
+        first, last = self.node(ids[0]), self.node(ids[-1])
+        return first.start_ns, last.end_ns
+
+    def label(self, key: NodeKey) -> str:
+        """The plain text a row shows for ``key`` (its name)."""
+        return self.node(key).name
+
+    def step_of(self, key: NodeKey) -> int | None:
+        """The ``ProfilerStep#N`` event a node belongs to (``None`` outside steps)."""
+        if isinstance(key, tuple):
+            return key[1] if key[0] == "thread" else None
+        if key in self._step_set:
+            return key
+        row = self.row(key)
+        step = self._slim["step_id"][row]
+        if step is None and self._slim["launch_id"][row] is not None:
+            step = self._slim["step_id"][self.row(self._slim["launch_id"][row])]
+        return step
+
+    # ---- navigation helpers ------------------------------------------------------------------
+    def hottest_child(self, key: NodeKey) -> NodeKey | None:
+        """The child with the most GPU time (ties and CPU-only traces: the most CPU time)."""
+        kids = self.children(key)
+        if not kids:
+            return None
+        return max(kids, key=self._heat)
+
+    def _heat(self, key: NodeKey) -> tuple[float, float]:
+        node = self.node(key)
+        return (node.gpu_us or 0.0, node.cpu_us or 0.0)
+
+    def hottest_path(self) -> list[NodeKey]:
+        """The hottest chain from the top: the hottest step (else top node), then hottest children."""
+        tops = (
+            [k for k in self._tops if isinstance(k, int)]
+            or [k for k in self._tops if not (k[0] == "thread" and k[2] in self._profiler_tracks)]
+            or self._tops
+        )
+        if not tops:
+            return []
+        path: list[NodeKey] = [max(tops, key=self._heat)]
+        while (child := self.hottest_child(path[-1])) is not None:
+            path.append(child)
+        return path
+
+    def chain_below(self, key: NodeKey) -> list[NodeKey]:
+        """The single-child chain from ``key`` down: at each level the one child that launched
+        kernels (else the one child with any GPU work, else an only child); stops where the work
+        splits. Returns the keys after ``key`` (empty when the chain ends at once)."""
+        chain: list[NodeKey] = []
+        current = key
+        while True:
+            kids = self.children(current)
+            if not kids:
+                return chain
+            nxt = _single(kids, self._launches_kernels) or _single(kids, self._has_gpu_work)
+            if nxt is None:
+                if len(kids) != 1:
+                    return chain
+                nxt = kids[0]
+            chain.append(nxt)
+            current = nxt
+
+    def _launches_kernels(self, key: NodeKey) -> bool:
+        node = self.node(key)
+        return node.kind == "kernel" or bool(node.kernels)
+
+    def _has_gpu_work(self, key: NodeKey) -> bool:
+        node = self.node(key)
+        return node.is_gpu or bool(node.gpu_events)
+
+    # ---- find ------------------------------------------------------------------------------------
+    def find(self, query: str, *, exact: bool = False, cats: tuple[str, ...] | None = None) -> list[int]:
+        """Event ids whose name contains ``query`` (case-insensitive; ``exact``: equals it), shown
+        under the current options, in tree order (step by step, then outside steps, then orphans)."""
+        events = self.trace.events
+        if exact:
+            hit = pl.col("name") == query
+        else:
+            hit = pl.col("name").str.to_lowercase().str.contains(query.lower(), literal=True)
+        found = events.filter(hit)
+        if cats is not None:
+            found = found.filter(pl.col("cat").is_in(list(cats)))
+        if found.is_empty():
+            return []
+        visible = self._visible_ids.implode()
+        shown_gpu = self._gpu_ids.implode()
+        cpu = found.filter(pl.col("pos").is_not_null() & pl.col("id").is_in(visible))
+        gpu = found.filter(pl.col("cat").is_in(list(GPU_KIND)) & pl.col("id").is_in(shown_gpu))
+        orphans = found.filter(pl.col("id").is_in(self._orphans))
+        calls = events.select(
+            pl.col("id").alias("launch_id"),
+            pl.col("pos").alias("call_pos"),
+            pl.col("track").alias("call_track"),
+            pl.col("step_id").alias("call_step"),
+        )
+        gpu = gpu.join(calls, on="launch_id", how="inner").select(
+            "id",
+            pl.col("call_step").alias("step_id"),
+            pl.col("call_track").alias("track"),
+            pl.col("call_pos").alias("pos"),
+            "start_ns",
+        )
+        cpu = cpu.select("id", "step_id", "track", "pos", "start_ns")
+        step_rank = pl.DataFrame(
+            {"step_id": self.step_ids, "rank": list(range(len(self.step_ids)))},
+            schema={"step_id": pl.UInt32, "rank": pl.Int64},
+        )
+        steps = events.filter(pl.col("id").is_in(self.step_ids)).select(
+            pl.col("id").alias("step_id"), pl.col("track").alias("step_track")
+        )
+        ordered = (
+            pl.concat([cpu, gpu])
+            .join(step_rank, on="step_id", how="left")
+            .join(steps, on="step_id", how="left")
+            .with_columns(
+                pl.col("rank").fill_null(len(self.step_ids)),
+                other_thread=(pl.col("track") != pl.col("step_track")).fill_null(False),
+            )
+            .sort("rank", "other_thread", "track", "pos", "start_ns", "id")
+        )
+        ids = ordered["id"].to_list()
+        return ids + orphans.sort("start_ns", "id")["id"].to_list()
+
+    def names(self) -> pl.DataFrame:
+        """Distinct op, annotation and GPU work names with their kind and count (for the palette)."""
+        events = self.trace.events
+        kinds = (
+            pl.when(pl.col("cat").is_in(list(GPU_KIND)))
+            .then(pl.lit("GPU"))
+            .when(pl.col("cat") == "user_annotation")
+            .then(pl.lit("annotation"))
+            .otherwise(pl.lit("op"))
+        )
+        return (
+            events.filter(pl.col("cat").is_in(["cpu_op", "user_annotation", *GPU_WORK]))
+            .group_by("name")
+            .agg(kinds.first().alias("kind"), pl.len().alias("count"))
+            .sort("count", "name", descending=[True, False])
+        )
+
+
+# ---- vectorised helpers -------------------------------------------------------------------------
+
+
+def _single(keys: list[NodeKey], predicate: Any) -> NodeKey | None:
+    found = [k for k in keys if predicate(k)]
+    return found[0] if len(found) == 1 else None
+
+
+def _subtree_hits(cpu: pl.DataFrame, hit: pl.Expr) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per CPU event: hits in its subtree (``below``) and whether an ancestor-or-self hits
+    (``covered``). Positions are global and contiguous, so both are prefix sums over ``pos``."""
+    ordered = cpu.sort("pos").with_columns(hit=hit.cast(pl.Int64))
+    n = len(ordered)
+    prefix = pl.concat([pl.Series([0], dtype=pl.Int64), ordered["hit"].cum_sum()])
+    below = ordered.select(
+        "id", (prefix.gather(ordered["end_pos"]) - prefix.gather(ordered["pos"])).alias("below")
+    )
+    marks = ordered.filter(pl.col("hit") > 0)
+    delta = (
+        pl.concat(
+            [
+                marks.select(pl.col("pos").alias("at"), pl.lit(1, pl.Int64).alias("d")),
+                marks.select(pl.col("end_pos").alias("at"), pl.lit(-1, pl.Int64).alias("d")),
+            ]
+        )
+        .group_by("at")
+        .agg(pl.col("d").sum())
+    )
+    depth = (
+        pl.DataFrame({"at": pl.int_range(0, n, dtype=pl.Int64, eager=True)})
+        .join(delta, on="at", how="left")
+        .select(pl.col("d").fill_null(0).cum_sum() > 0)
+        .to_series()
+    )
+    covered = ordered.select("id", depth.gather(ordered["pos"]).alias("covered"))
+    return below, covered
+
+
+def _grouped_roots(roots: pl.DataFrame, by_step: bool) -> list[tuple[tuple[int | None, int], list[int]]]:
+    """Root ids grouped by (step or ``None``, track), each group in preorder."""
+    step = pl.col("step_id") if by_step else pl.lit(None, pl.UInt32).alias("step_id")
+    grouped = (
+        roots.with_columns(step)
+        .group_by("step_id", "track", maintain_order=True)
+        .agg(pl.col("id"))
+        .sort("step_id", "track", nulls_last=True)
+    )
+    return [((s, t), ids) for s, t, ids in grouped.iter_rows()]
+
+
+def _sum_stats(
+    roots: pl.DataFrame, events: pl.DataFrame, by_step: bool
+) -> dict[SyntheticKey, tuple[float, float, int, int]]:
+    """Per thread node: summed (CPU µs, GPU µs, kernels, GPU events) of its roots."""
+    step = pl.col("step_id") if by_step else pl.lit(None, pl.UInt32).alias("step_id")
+    stats = (
+        roots.select("id")
+        .join(events.select("id", "track", "step_id", "dur", "gpu_us", "kernels", "gpu_events"), on="id")
+        .with_columns(step)
+        .group_by("step_id", "track")
+        .agg(
+            pl.col("dur").sum(),
+            pl.col("gpu_us").sum().clip(0),
+            pl.col("kernels").sum(),
+            pl.col("gpu_events").sum(),
+        )
+    )
+    return {("thread", s, t): (d, g, int(k), int(e)) for s, t, d, g, k, e in stats.iter_rows()}
+
+
+def _profiler_tracks(events: pl.DataFrame) -> frozenset[int]:
+    """CPU tracks holding only the profiler's own spans (``Trace``, ``overhead``)."""
+    own = (
+        events.filter(pl.col("pos").is_not_null())
+        .group_by("track")
+        .agg(pl.col("cat").is_in(["Trace", "overhead"]).all().alias("own"))
+        .filter("own")
+    )
+    return frozenset(own["track"].to_list())
+
+
+def _track_names(trace: Trace) -> dict[int, str]:
+    """Display name per track: the thread name, else ``pid/tid``."""
+    names = {}
+    for track, pid, tid, thread_name in trace.tracks.select("track", "pid", "tid", "thread_name").iter_rows():
+        names[track] = thread_name or f"{pid} / {tid}"
+    return names
