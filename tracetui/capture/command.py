@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from tracetui.errors import EXIT_BAD_INPUT
 from workloads.registry import (
     COMPILE_MODES,
     DTYPES,
@@ -114,6 +115,13 @@ def _shape_options(func: click.decorators.FC) -> click.decorators.FC:
 @click.option("--with-stack", is_flag=True, help="Record Python call stacks (a much bigger trace).")
 @click.option("--memory", is_flag=True, help="Record memory allocations (profile_memory).")
 @click.option("--open", "open_", is_flag=True, help="Open the trace in the explorer afterwards.")
+@click.option(
+    "--expect",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Check the trace against this expectations file afterwards (like `tracetui check`; "
+    "exit 1 if any expectation fails).",
+)
 def capture_command(
     workload: str,
     compile_: bool,
@@ -127,6 +135,7 @@ def capture_command(
     with_stack: bool,
     memory: bool,
     open_: bool,
+    expect: Path | None,
     **shapes: int | None,
 ) -> None:
     """Profile a built-in WORKLOAD with the blog's settings and write a Chrome trace.
@@ -141,13 +150,17 @@ def capture_command(
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     path = output if output is not None else Path(f"{config.file_stem()}.json.gz")
+    if expect is not None:
+        _validate_expectations(expect)
     device = _device_for(config)
 
     from tracetui.capture.profile import run_capture
 
     run_capture(config, path, steps=steps, with_stack=with_stack, memory=memory, device=device)
     click.echo(f"wrote {shlex.quote(str(path))} ({path.stat().st_size / 1024:.0f} KiB)")
-    _after(path, open_)
+    code = _after(path, open_, expect)
+    if code:
+        raise click.exceptions.Exit(code)
 
 
 def _device_for(config: RunConfig) -> torch.device:
@@ -176,15 +189,32 @@ def _skipped(what: str, exc: ImportError, command: str) -> None:
     click.echo(f"{what} skipped: {reason} (run '{command}' where it is)", err=True)
 
 
-def _after(path: Path, open_: bool) -> None:
-    """Print the one-screen summary, then open the explorer if asked; degrade to one line each."""
+def _validate_expectations(expect: Path) -> None:
+    """Read the expectations file before profiling: a bad one exits 2 without a wasted capture."""
+    from tracetui.compare.expectations import load_expectations
+
+    load_expectations(expect)
+
+
+def _after(path: Path, open_: bool, expect: Path | None = None) -> int:
+    """Print the one-screen summary, check expectations, then open the explorer if asked; degrade
+    to one line each. Returns the exit code: the check's, or 2 when it could not run."""
     quoted = shlex.quote(str(path))
+    code = 0
     try:
         from tracetui.report.summary import print_summary
     except ImportError as exc:
         _skipped("summary", exc, f"tracetui summary {quoted}")
     else:
         print_summary(path)
+    if expect is not None:
+        try:
+            from tracetui.compare.command import run_check
+
+            code = run_check(path, expect)
+        except ImportError as exc:
+            _skipped("check", exc, f"tracetui check {quoted} --expect {shlex.quote(str(expect))}")
+            code = EXIT_BAD_INPUT
     if open_:
         try:
             from tracetui.app.command import open_trace
@@ -192,3 +222,4 @@ def _after(path: Path, open_: bool) -> None:
             _skipped("open", exc, f"tracetui open {quoted}")
         else:
             open_trace(path)
+    return code

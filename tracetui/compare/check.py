@@ -1,0 +1,295 @@
+"""Evaluate expectations against a loaded trace: one :class:`Result` per check.
+
+Units (see :mod:`tracetui.compare.scopes`): an annotation's checks are counted in each of its
+calls, a step's in each selected step; an op or kernel is counted in each call of its ``per``
+annotation, in each step (``per = "step"``) or in the whole trace. Counts must hold in *every*
+unit; times are the mean per unit; ``launches_kernels = true`` means every matching op call
+launched GPU work, ``false`` that none did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from tracetui.compare import scopes
+from tracetui.compare.expectations import ALL_STEPS, PER_STEP, Check, Expectation
+from tracetui.compare.formatting import us
+from tracetui.compare.globs import matching
+from tracetui.trace.nesting import ancestor_ids
+
+if TYPE_CHECKING:
+    from tracetui.trace import Trace
+
+SPAN_COLUMNS = {
+    "kernels_per_call": "kernels",
+    "memcpys_per_call": "memcpys",
+    "memsets_per_call": "memsets",
+    "gpu_events_per_call": "gpu_events",
+    "gpu_us": "gpu_us",
+    "cpu_us": "cpu_us",
+}
+
+
+@dataclass(frozen=True)
+class Result:
+    """One check of one expectation, measured."""
+
+    expectation: Expectation
+    check: Check
+    passed: bool
+    actual: str
+    """What the trace showed, in words: ``5 in each of 3 calls``, ``4–6 over 3 calls``."""
+    value: float | int | bool | None
+    """The number compared: the worst unit for a count, the mean for a time; ``None`` when the
+    subject is missing."""
+    event_id: int | None
+    """Where to look: the first unit (or op call) that broke the check, else the first unit."""
+
+
+def check_trace(trace: Trace, expectations: list[Expectation]) -> list[Result]:
+    """Every check of every expectation, in file order."""
+    context = _Context(trace)
+    return [result for e in expectations for result in _evaluate(context, e)]
+
+
+@dataclass(frozen=True)
+class _Units:
+    """The units an expectation is counted in."""
+
+    key: tuple[str, str]
+    frame: pl.DataFrame
+    kind: scopes.Kind
+    missing: str | None = None
+    """Why there are no units, when there are none."""
+
+    @property
+    def noun(self) -> str:
+        return "step" if self.kind == scopes.STEPS else "call"
+
+
+class _Context:
+    """One trace's units and their members, computed once for all expectations."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self._units: dict[tuple[str, str], _Units] = {}
+        self._members: dict[tuple[str, tuple[str, str]], pl.DataFrame] = {}
+
+    @cached_property
+    def tree(self) -> pl.DataFrame:
+        return scopes.cpu_tree(self.trace)
+
+    @cached_property
+    def ops(self) -> pl.DataFrame:
+        return self.trace.events.filter(pl.col("cat") == "cpu_op").select("id", "name", "dur", "gpu_events")
+
+    def units(self, kind: scopes.Kind, name: str = "") -> _Units:
+        key = (kind, name)
+        if key not in self._units:
+            frame = scopes.units(self.trace, kind, [name] if kind == "annotation" else None)
+            missing = None
+            if frame.is_empty():
+                missing = f"no annotation {name!r} in the trace" if name else "no profiler steps in the trace"
+            self._units[key] = _Units(key, frame, kind, missing)
+        return self._units[key]
+
+    def step(self, number: int) -> _Units:
+        """One ``ProfilerStep#N``."""
+        steps = self.units(scopes.STEPS)
+        numbers = self.trace.steps.select(pl.col("id").alias("event_id"), "step")
+        frame = steps.frame.join(numbers, on="event_id").filter(pl.col("step") == number).drop("step")
+        missing = None
+        if frame.is_empty():
+            present = ", ".join(str(n) for n in numbers["step"].to_list()) or "none"
+            missing = f"no ProfilerStep#{number} in the trace (steps: {present})"
+        return _Units((scopes.STEPS, str(number)), frame, scopes.STEPS, missing)
+
+    def cpu(self, units: _Units) -> pl.DataFrame:
+        key = ("cpu", units.key)
+        if key not in self._members:
+            self._members[key] = scopes.cpu_members(self.trace, units.kind, units.frame)
+        return self._members[key]
+
+    def gpu(self, units: _Units) -> pl.DataFrame:
+        key = ("gpu", units.key)
+        if key not in self._members:
+            cpu = self.cpu(units)
+            self._members[key] = scopes.gpu_members(self.trace, units.kind, units.frame, cpu)
+        return self._members[key]
+
+
+def _evaluate(context: _Context, expectation: Expectation) -> list[Result]:
+    if expectation.subject in ("annotation", "step"):
+        units = _span_units(context, expectation)
+        return [_span_check(units, expectation, check) for check in expectation.checks]
+    units = _per_units(context, expectation.per)
+    if units.missing:
+        return [_missing(expectation, check, str(units.missing)) for check in expectation.checks]
+    if expectation.subject == "kernel":
+        return [_kernel_check(context, units, expectation, check) for check in expectation.checks]
+    return [_op_check(context, units, expectation, check) for check in expectation.checks]
+
+
+def _span_units(context: _Context, expectation: Expectation) -> _Units:
+    if expectation.subject == "annotation":
+        return context.units("annotation", str(expectation.target))
+    if expectation.target == ALL_STEPS:
+        return context.units(scopes.STEPS)
+    return context.step(int(expectation.target))
+
+
+def _per_units(context: _Context, per: str | None) -> _Units:
+    if per is None:
+        return context.units(scopes.TRACE)
+    if per == PER_STEP:
+        return context.units(scopes.STEPS)
+    units = context.units("annotation", per)
+    if units.missing:
+        return _Units(units.key, units.frame, units.kind, f"per: {units.missing}")
+    return units
+
+
+def _missing(expectation: Expectation, check: Check, why: str) -> Result:
+    # An upper bound on calls holds trivially when there are none.
+    value = 0 if check.quantity == "calls" else None
+    passed = value is not None and check.holds(value)
+    return Result(expectation, check, passed, why, value, None)
+
+
+def _span_check(units: _Units, expectation: Expectation, check: Check) -> Result:
+    frame = units.frame
+    if check.quantity == "calls":
+        n = len(frame)
+        event = frame["event_id"][0] if n else None
+        return Result(expectation, check, check.holds(n), f"{n} {units.noun}s", n, event)
+    if units.missing:
+        return _missing(expectation, check, units.missing)
+    values = frame.select("event_id", pl.col(SPAN_COLUMNS[check.quantity]).alias("value"))
+    if check.quantity in ("gpu_us", "cpu_us"):
+        return _mean_result(values, units, expectation, check)
+    return _count_result(values, units, expectation, check)
+
+
+def _count_result(values: pl.DataFrame, units: _Units, expectation: Expectation, check: Check) -> Result:
+    """Counts hold in every unit; the value reported is the worst unit's."""
+    low, high = values.select(pl.col("value").min().alias("low"), pl.col("value").max().alias("high")).row(0)
+    failing = values.filter(~_holds(check))
+    if check.comparison == ">=":
+        worst = low
+    elif check.comparison == "<=":
+        worst = high
+    else:
+        worst = failing["value"][0] if len(failing) else low
+    n = len(values)
+    if units.kind == scopes.TRACE:
+        actual = f"{low} in the trace"
+    elif low == high:
+        actual = f"{low} in each of {n} {units.noun}s" if n > 1 else f"{low} in the one {units.noun}"
+    else:
+        actual = f"{low}–{high} over {n} {units.noun}s"
+    event = failing["event_id"][0] if len(failing) else values["event_id"][0]
+    return Result(expectation, check, failing.is_empty(), actual, int(worst), event)
+
+
+def _holds(check: Check) -> pl.Expr:
+    """``check`` as an expression over a ``value`` column."""
+    value = pl.col("value")
+    if check.comparison == ">=":
+        return value >= check.value
+    if check.comparison == "<=":
+        return value <= check.value
+    return value == check.value
+
+
+def _mean_result(values: pl.DataFrame, units: _Units, expectation: Expectation, check: Check) -> Result:
+    """Times are the mean per unit."""
+    mean = float(values.select(pl.col("value").mean().fill_null(0.0)).item())
+    n = len(values)
+    if units.kind == scopes.TRACE:
+        actual = f"{us(mean)} in the trace"
+    else:
+        actual = (
+            f"{us(mean)} per {units.noun} (mean of {n})" if n > 1 else f"{us(mean)} in the one {units.noun}"
+        )
+    event = values["event_id"][0]
+    return Result(expectation, check, check.holds(mean), actual, mean, event)
+
+
+def _per_unit(units: _Units, rows: pl.DataFrame, value: pl.Expr) -> pl.DataFrame:
+    """``(event_id, value)`` for every unit: ``value`` aggregated over its ``rows`` (0 when none)."""
+    sums = rows.group_by("unit").agg(value.alias("value"))
+    return (
+        units.frame.select("unit", "event_id")
+        .join(sums, on="unit", how="left")
+        .with_columns(pl.col("value").fill_null(0))
+        .select("event_id", "value")
+    )
+
+
+def _kernel_check(context: _Context, units: _Units, expectation: Expectation, check: Check) -> Result:
+    work = context.gpu(units)
+    names = matching(work["name"].unique().to_list(), str(expectation.target))
+    rows = work.filter(pl.col("name").is_in(names))
+    if check.quantity == "count":
+        return _count_result(_per_unit(units, rows, pl.len()), units, expectation, check)
+    return _mean_result(_per_unit(units, rows, pl.col("dur").sum()), units, expectation, check)
+
+
+def _op_check(context: _Context, units: _Units, expectation: Expectation, check: Check) -> Result:
+    ops = context.cpu(units).join(context.ops, on="id")
+    names = matching(ops["name"].unique().to_list(), str(expectation.target))
+    calls = ops.filter(pl.col("name").is_in(names))
+    if check.quantity == "count":
+        return _count_result(_per_unit(units, calls, pl.len()), units, expectation, check)
+    if check.quantity == "launches_kernels":
+        return _launch_result(calls, units, expectation, check)
+    if check.quantity == "cpu_us":
+        outer = calls.join(_outermost(context, names), on="id")
+        return _mean_result(_per_unit(units, outer, pl.col("dur").sum()), units, expectation, check)
+    work = context.gpu(units).join(_launched_inside(context, names), on="launch_id")
+    return _mean_result(_per_unit(units, work, pl.col("dur").sum()), units, expectation, check)
+
+
+def _launch_result(calls: pl.DataFrame, units: _Units, expectation: Expectation, check: Check) -> Result:
+    """``true``: every matching call launched GPU work; ``false``: none did."""
+    n = len(calls)
+    if n == 0:
+        where = "the trace" if units.kind == scopes.TRACE else f"its {len(units.frame)} {units.noun}s"
+        return _missing(expectation, check, f"no op matches {expectation.target!r} in {where}")
+    launched = calls.filter(pl.col("gpu_events") > 0)
+    k = len(launched)
+    if k == n:
+        actual = f"all {n} op calls launched GPU work"
+    elif k == 0:
+        actual = f"none of {n} op calls launched GPU work"
+    else:
+        actual = f"{k} of {n} op calls launched GPU work"
+    expected = bool(check.value)
+    value = k == n if expected else k > 0  # the claim, measured: "all launched" / "any launched"
+    offenders = calls.filter((pl.col("gpu_events") > 0) != expected)
+    event = offenders["id"][0] if len(offenders) else calls["id"][0]
+    return Result(expectation, check, value == expected, actual, value, event)
+
+
+def _outermost(context: _Context, names: list[str]) -> pl.DataFrame:
+    """``id`` of matching op calls with no matching op above them (so nested time counts once)."""
+    tree = context.tree
+    marked = (pl.col("cat") == "cpu_op") & pl.col("name").is_in(names)
+    above = ancestor_ids(tree, marked, include_self=False)
+    return tree.with_columns(above=above).filter(marked & pl.col("above").is_null()).select("id")
+
+
+def _launched_inside(context: _Context, names: list[str]) -> pl.DataFrame:
+    """``launch_id`` of runtime calls below a matching op."""
+    tree = context.tree
+    marked = (pl.col("cat") == "cpu_op") & pl.col("name").is_in(names)
+    above = ancestor_ids(tree, marked, include_self=False)
+    return (
+        tree.with_columns(above=above)
+        .filter(pl.col("above").is_not_null())
+        .select(pl.col("id").alias("launch_id"))
+    )

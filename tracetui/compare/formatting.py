@@ -1,0 +1,56 @@
+"""Number formats and the table style shared by the diff and check reports."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+
+def us(value: float | None) -> str:
+    """``233.7 µs``, ``12.50 ms``; ``-`` for a missing value."""
+    if value is None:
+        return "-"
+    return f"{value / 1000:,.2f} ms" if abs(value) >= 10_000 else f"{value:,.1f} µs"
+
+
+def count(value: float | None) -> str:
+    """``5``, ``2.33``; ``-`` for a missing value."""
+    if value is None:
+        return "-"
+    return str(int(value)) if float(value).is_integer() else f"{value:,.2f}"
+
+
+def change(before: float | None, after: float | None, unit: str = "") -> str:
+    """``-27.2 µs (-11.7%)``, ``-1``, or an empty string when nothing changed or a side is missing."""
+    if before is None or after is None or before == after:
+        return ""
+    diff = after - before
+    if unit == "µs":
+        text = ("+" if diff > 0 else "") + us(diff)
+        return text + (f" ({100.0 * diff / before:+.1f}%)" if before else "")
+    return ("+" if diff > 0 else "") + count(diff)
+
+
+Cell = str | Text
+
+
+def table(title: str | None, columns: list[tuple[str, str]], rows: list[list[Cell]]) -> Table:
+    """A compact table. ``columns`` are ``(header, kind)``: ``name`` shrinks with an ellipsis,
+    ``wrap`` folds long text, ``mark`` is a one-character status, ``num`` never truncates."""
+    grid = Table(
+        title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
+    )
+    for i, (header, kind) in enumerate(columns):
+        if kind == "name":
+            grid.add_column(header, no_wrap=True, overflow="ellipsis", min_width=12, max_width=48)
+        elif kind == "wrap":
+            grid.add_column(header, overflow="fold", min_width=16)
+        elif kind == "mark":
+            grid.add_column(header, no_wrap=True, width=1)
+        else:
+            width = max([len(header)] + [len(str(row[i])) for row in rows])
+            grid.add_column(header, justify="right", no_wrap=True, min_width=width)
+    for row in rows:
+        grid.add_row(*row)
+    return grid
