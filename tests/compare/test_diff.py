@@ -213,3 +213,15 @@ def test_trace_text_is_never_markup(tmp_path: Path) -> None:
     data = diff_data(a, fixture("mlp_eager"))
     text = render(data)
     assert op_name in text and "[bold red]evil[/]" in text
+
+
+def test_gemm_with_bias_epilogue_replaces_gemm_and_add() -> None:
+    data = diff_data(sample("matmul_add_eager"), sample("linear_eager"))
+    assert [s["kind"] for s in data["scopes"]] == ["steps"]  # matmul_add_fwd and linear_fwd do not pair
+    (replacement,) = scope(data, "steps")["replacements"]
+    assert replacement["how"] == "fused" and replacement["ops"] == ["gemm", "add"]
+    assert replacement["b"] == ["nvjet_sm90_tst_64x8_64x16_1x2_h_bz_bias_TNT"] and len(replacement["a"]) == 2
+    assert any(
+        "1 cuBLASLt kernel per step (nvjet_sm90_tst_64x8_64x16_1x2_h_bz_bias_TNT" in h
+        for h in data["headlines"]
+    )

@@ -1,0 +1,3 @@
+"""Compare two traces (``tracetui diff``) and check one against written expectations
+(``tracetui check``). UI-free data modules (``diff_data``, ``expectations``, ``check``) under
+rich reports (``diff_report``, ``check_report``); the click commands live in ``command``."""

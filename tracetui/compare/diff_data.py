@@ -35,13 +35,9 @@ NUMBERS = (
     "cpu_us_per_call",
 )
 STEP_DELTAS = ("cpu_us", "gpu_us", "gpu_busy_us", "gpu_events", "kernels", "memcpys", "memsets")
-LONG_NAME = 64
-FAMILY_LABELS = {
-    "aten": "ATen",
-    "inductor": "Inductor",
-    "triton": "Triton",
-    "cublasLt nvjet": "cuBLASLt",
-}  # kernel names longer than this are shown in their decoded short form
+LONG_NAME = 64  # kernel names longer than this are shown in their decoded short form in headlines
+OP_ALIASES = {"bias": "add"}
+FAMILY_LABELS = {"aten": "ATen", "inductor": "Inductor", "triton": "Triton", "cublasLt nvjet": "cuBLASLt"}
 
 
 def diff_data(a: Trace, b: Trace) -> dict[str, Any]:
@@ -274,14 +270,14 @@ def _replacements(work: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     ``triton_poi_fused__unsafe_view_gelu_mul_0`` (only in B) fuses ``gelu`` and ``mul``, so it
     replaces the ATen gelu and mul kernels that are only in A (``"fused"``); the reverse is
-    ``"unfused"``.
+    ``"unfused"``. A GEMM with a bias epilogue replaces a plain GEMM and an add.
     """
     kernels = [w for w in work if w["category"] == "kernel"]
     found = []
     for fused_side, other_side, how in ((ONLY_B, ONLY_A, "fused"), (ONLY_A, ONLY_B, "unfused")):
         others = [w for w in kernels if w["status"] == other_side]
         for fused in (w for w in kernels if w["status"] == fused_side):
-            ops = [_op_key(op) for op in decode_kernel_name(fused["name"]).fused_ops]
+            ops = _fused_op_keys(fused["name"])
             covered = [w for w in others if _op_key(decode_kernel_name(w["name"]).op) in ops]
             if not covered:
                 continue
@@ -306,9 +302,21 @@ def _replacements(work: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return found
 
 
+def _fused_op_keys(name: str) -> list[str]:
+    """What a fused kernel does: its fused ops and its main op (a GEMM with a bias epilogue is
+    ``gemm`` and ``add``); empty for a kernel that fuses nothing."""
+    decoded = decode_kernel_name(name)
+    if not decoded.fused_ops:
+        return []
+    main = (decoded.op or "").split("+")[0]
+    return list(dict.fromkeys(_op_key(op) for op in (main, *decoded.fused_ops) if op))
+
+
 def _op_key(op: str | None) -> str:
-    """``_unsafe_view`` → ``unsafe_view``; ``log_softmax forward`` → ``log_softmax``."""
-    return (op or "").split(" ")[0].strip("_").lower()
+    """``_unsafe_view`` → ``unsafe_view``; ``log_softmax forward`` → ``log_softmax``; an epilogue's
+    ``bias`` is an ``add``."""
+    key = (op or "").split(" ")[0].strip("_").lower()
+    return OP_ALIASES.get(key, key)
 
 
 # ---- headlines ---------------------------------------------------------------------------------
@@ -340,8 +348,12 @@ def scope_headlines(record: dict[str, Any]) -> list[str]:
         count = _n(per_call["a"])
         if per_call["a"] != per_call["b"]:
             count += f" → {_n(per_call['b'])}"
-        names = len(same["names"])
-        lines.append(f"{label}: {count} kernels{per} ({names} names) are byte-identical in A and B: {listed}")
+        n = len(same["names"])
+        kernels, names = _plural(per_call["a"], "kernel"), _plural(n, "name")
+        verb = "is" if per_call["a"] == 1 else "are"
+        lines.append(
+            f"{label}: {count} {kernels}{per} ({n} {names}) {verb} byte-identical in A and B: {listed}"
+        )
     for r in record["replacements"]:
         lines.append(f"{label}: {replacement_text(r, per)}")
     return lines
@@ -358,9 +370,14 @@ def replacement_text(r: dict[str, Any], per: str = " per call") -> str:
 def _kernel_group(names: list[str], count: float, time: float, per: str) -> str:
     families = {FAMILY_LABELS.get(f, f) for f in (decode_kernel_name(n).family for n in names)}
     family = families.pop() + " " if len(families) == 1 else ""
-    noun = "kernel" if count == 1 else "kernels"
+    noun = _plural(count, "kernel")
     listed = ", ".join(display_name(n) for n in names)
     return f"{_n(count)} {family}{noun}{per} ({listed}; {time:,.1f} µs)"
+
+
+def _plural(n: float, word: str) -> str:
+    """``kernel`` for one, ``kernels`` otherwise (``2 names``: the caller writes the number)."""
+    return word if n == 1 else f"{word}s"
 
 
 def _time_change(a: dict[str, Any], b: dict[str, Any], delta: dict[str, Any], key: str) -> str:
