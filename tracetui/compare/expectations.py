@@ -43,7 +43,8 @@ SUBJECTS: tuple[Subject, ...] = ("annotation", "step", "op", "kernel")
 PER_STEP = "step"
 ALL_STEPS = "*"
 
-# quantity -> (value kind, subjects it applies to); each has exact, min_ and max_ keys unless timed
+# quantity -> (value kind, subjects it applies to). Keys: counts have exact, min_ and max_; times
+# min_ and max_ only; flags the exact key only.
 _SPAN = ("annotation", "step")
 _MATCH = ("op", "kernel")
 QUANTITIES: dict[str, tuple[str, tuple[Subject, ...]]] = {
