@@ -162,7 +162,8 @@ async def test_table_enter_goes_to_first_then_next_occurrence() -> None:
         await pilot.press("1")
         await settle(pilot)
         assert isinstance(app.screen, TablesScreen)
-        assert app.screen.table("ops").row(0)["name"] == "aten::linear"  # most GPU time first
+        assert app.screen.active == "ops"
+        assert app.screen.table.row(0)["name"] == "aten::linear"  # most GPU time first
         await pilot.press("enter")
         await settle(pilot)
         tree = tree_of(app)
@@ -183,7 +184,8 @@ async def test_tables_sort_by_any_column() -> None:
         await settle(pilot)
         await pilot.press("2")
         await settle(pilot)
-        table = app.screen.table("kernels")
+        assert app.screen.active == "kernels"
+        table = app.screen.table
         assert table.columns[table.column_index].key == "total_us"  # the default sort's column
         await pilot.press("left", "s")  # calls, most first
         calls = [table.row(i)["calls"] for i in range(table.row_count)]

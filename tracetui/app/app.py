@@ -1,28 +1,30 @@
-"""The Textual app: load the trace in a worker behind a loading screen, then explore it."""
+"""The Textual app: load the trace in a worker behind a loading screen, then explore it.
+
+Only Textual and the light screens are imported up front: polars and the explorer's modules
+are imported by the loading worker, so the loading screen paints while they load.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from tracetui.app.dispatch_tree import DispatchTree
 from tracetui.app.error_screen import ErrorScreen
-from tracetui.app.explorer_screen import ExplorerScreen
 from tracetui.app.help_screen import HelpScreen, Section
 from tracetui.app.loading_screen import LoadingScreen
 from tracetui.app.messages import LoadFailed, LoadProgress, TraceLoaded
 from tracetui.app.palette import NameSearch
-from tracetui.app.table_view import TableView
-from tracetui.app.tables_screen import TablesScreen
-from tracetui.app.tree_model import TreeModel
 from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, TraceError
+
+if TYPE_CHECKING:
+    from tracetui.trace.helper import Helper
 
 NAVIGATION = frozenset({"cursor_up", "cursor_down", "page_up", "page_down", "first", "last", "column"})
 
@@ -35,30 +37,40 @@ class TraceApp(App[int]):
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
     COMMANDS = App.COMMANDS | {NameSearch}
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="Every key"),
+        Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="every key"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
 
-    def __init__(self, path: Path, *, sample: bool = False) -> None:
+    def __init__(self, path: Path, *, sample: bool = False, helper: Helper | None = None) -> None:
+        """``helper``: a process from :func:`tracetui.trace.helper.start` decoding half of ``path``."""
         super().__init__()
         self.path = path
         self.sample = sample
-        self.trace_model: TreeModel | None = None
+        self.helper = helper
 
     def on_mount(self) -> None:
         self.push_screen(LoadingScreen(self.path))
         self.load_trace()
 
+    def on_unmount(self) -> None:
+        if self.helper is not None:
+            self.helper.cancel()
+
     # ---- loading ------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="load")
     def load_trace(self) -> None:
-        from tracetui.trace import load
+        def progress(stage: str) -> None:
+            self.post_message(LoadProgress(stage))
 
         try:
-            trace = load(self.path, progress=lambda stage: self.post_message(LoadProgress(stage)))
-            self.post_message(LoadProgress("building the tree"))
+            from tracetui.app.tree_model import TreeModel
+            from tracetui.trace import load
+
+            trace = load(self.path, progress=progress, helper=self.helper)
+            progress("building the tree")
             model = TreeModel(trace)
             model.hottest_path()  # decodes the hot chain's kernel names off the UI thread
+            from tracetui.app import explorer_screen  # noqa: F401 - imported here, off the UI thread
         except TraceError as exc:
             self.post_message(LoadFailed(f"tracetui: {exc}", EXIT_BAD_INPUT))
         except Exception as exc:  # a bug: one line, like the CLI, instead of a traceback
@@ -72,7 +84,8 @@ class TraceApp(App[int]):
             self.screen.show_stage(message.stage)
 
     def on_trace_loaded(self, message: TraceLoaded) -> None:
-        self.trace_model = message.model
+        from tracetui.app.explorer_screen import ExplorerScreen
+
         self.switch_screen(ExplorerScreen(message.trace, message.model, sample=self.sample))
 
     def on_load_failed(self, message: LoadFailed) -> None:
@@ -81,6 +94,11 @@ class TraceApp(App[int]):
     # ---- help and palette ---------------------------------------------------------------------
     def help_sections(self) -> list[Section]:
         """Every screen's and widget's keys, for the help screen."""
+        from tracetui.app.dispatch_tree import DispatchTree
+        from tracetui.app.explorer_screen import ExplorerScreen
+        from tracetui.app.table_view import TableView
+        from tracetui.app.tables_screen import TablesScreen
+
         return [
             ("Tree", DispatchTree.BINDINGS),
             ("Find, filters, views", ExplorerScreen.BINDINGS),

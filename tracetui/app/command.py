@@ -39,13 +39,22 @@ def default_trace() -> Path:
 
 def open_trace(path: Path | None) -> int:
     """Run the explorer on ``path`` (``None``: the bundled sample). Returns the exit status."""
-    from tracetui.app.app import TraceApp
+    from tracetui.trace import helper
 
     sample = path is None
     target = default_trace() if path is None else path
     check_readable(target)
-    app = TraceApp(target, sample=sample)
-    app.run()
+    # Before textual and polars are imported: the helper forks a process that decodes the second
+    # half of a big trace while the app's worker decodes the first (see tracetui.trace.helper).
+    partner = helper.start(target)
+    try:
+        from tracetui.app.app import TraceApp
+
+        app = TraceApp(target, sample=sample, helper=partner)
+        app.run()
+    finally:
+        if partner is not None:
+            partner.cancel()
     return app.return_code or 0
 
 

@@ -21,6 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tracetui.app.formatting import fit, fmt_count, fmt_us, pad
+from tracetui.app.line_style import CachedStyles
 from tracetui.app.tree_model import Node, NodeKey, TreeModel
 
 ICONS = {
@@ -44,7 +45,7 @@ GPU_WIDTH = 9
 KERNELS_WIDTH = 7
 
 
-class DispatchTree(ScrollView, can_focus=True):
+class DispatchTree(CachedStyles, ScrollView, can_focus=True):
     """Steps → annotations → ops → runtime calls → the GPU work they launched."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -450,18 +451,11 @@ class DispatchTree(ScrollView, can_focus=True):
             self._set_cursor(index)
 
     # ---- focus / size -------------------------------------------------------------------------
-    def on_focus(self) -> None:
-        self._strips.clear()
-
-    def on_blur(self) -> None:
-        self._strips.clear()
-
     def on_resize(self) -> None:
         self._refresh_all()
         self._scroll_to_cursor(center=True)
 
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
+    def styles_changed(self) -> None:
         self._strips.clear()
 
     def set_find_query(self, query: str) -> None:
@@ -472,7 +466,7 @@ class DispatchTree(ScrollView, can_focus=True):
     # ---- rendering ------------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        base = self.rich_style
+        base = self.base_style
         if y == 0:
             return self._header(width)
         index = round(self.scroll_offset.y) + y - 1
@@ -496,7 +490,7 @@ class DispatchTree(ScrollView, can_focus=True):
         return columns
 
     def _header(self, width: int) -> Strip:
-        style = self.rich_style + self.get_component_rich_style("dispatch-tree--header")
+        style = self.base_style + self.component("dispatch-tree--header")
         columns = self._columns(width)
         right = "".join(" " + pad(title, size, "right") for title, size in columns)
         text = pad(" name", width - len(right)) + right
@@ -506,7 +500,7 @@ class DispatchTree(ScrollView, can_focus=True):
         return min(depth, MAX_INDENT) * 2 + (7 if depth > MAX_INDENT else 0)
 
     def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"dispatch-tree--{name}")
+        return self.component(f"dispatch-tree--{name}")
 
     def _row_strip(self, index: int, width: int, cursor: bool) -> Strip:
         assert self.model is not None
@@ -539,11 +533,12 @@ class DispatchTree(ScrollView, can_focus=True):
             filler -= len(tag)
         segments.append(Segment(" " * filler))
         segments.extend(self._number_segments(node, columns))
-        strip = Strip(Segment.apply_style(segments, style=self.rich_style))
+        base = self.base_style
         if cursor:
-            cursor_style = self.get_component_rich_style("dispatch-tree--cursor")
-            strip = Strip(Segment.apply_style(list(strip), post_style=cursor_style))
-        return strip.crop_extend(0, width, self.rich_style)
+            segments = list(Segment.apply_style(segments, style=base, post_style=self._style("cursor")))
+        else:
+            segments = list(Segment.apply_style(segments, style=base))
+        return Strip(segments).crop_extend(0, width, base)
 
     def _name_style(self, node: Node) -> Style:
         if node.no_kernel and node.kind in ("op", "python", "call", "cpu", "annotation"):

@@ -379,12 +379,11 @@ class ExplorerScreen(Screen[None]):
             return
         if not self.app.is_screen_installed("tables"):
             self.app.install_screen(TablesScreen(self.tables, tab or "ops"), "tables")
-        self.app.push_screen("tables", self._table_row_chosen)
-        if tab is not None:
-            screen = self.app.get_screen("tables")
-            assert isinstance(screen, TablesScreen)
-            if screen.is_mounted:
-                screen.action_show(tab)
+        screen = self.app.get_screen("tables")
+        assert isinstance(screen, TablesScreen)
+        if tab is not None and screen.is_mounted and tab != screen.active:
+            screen.action_show(tab)
+        self.app.push_screen(screen, self._table_row_chosen)
 
     def _table_row_chosen(self, chosen: tuple[str, dict[str, Any]] | None) -> None:
         if chosen is None or self.tables is None:

@@ -21,6 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tracetui.app.formatting import pad
+from tracetui.app.line_style import CachedStyles
 
 Formatter = Callable[[Any], str]
 
@@ -39,7 +40,19 @@ class Column:
         return "" if value is None else self.fmt(value)
 
 
-class TableView(ScrollView, can_focus=True):
+@dataclass(frozen=True)
+class TableState:
+    """Where a table was left: its (sorted) frame, sort, selected column, cursor and scroll."""
+
+    frame: pl.DataFrame
+    sort_key: str | None
+    sort_descending: bool
+    column_index: int
+    cursor_row: int
+    scroll_y: float
+
+
+class TableView(CachedStyles, ScrollView, can_focus=True):
     """Rows of a DataFrame; ←/→ pick a column, ``s`` sorts by it (again: reverse), Enter selects."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -116,6 +129,19 @@ class TableView(ScrollView, can_focus=True):
             self.frame = self._sorted(frame)
         self.cursor_row = 0
         self._refresh_all()
+
+    def state(self) -> TableState:
+        return TableState(
+            self.frame, self.sort_key, self.sort_descending, self.column_index, self.cursor_row, self.scroll_y
+        )
+
+    def restore(self, state: TableState, columns: list[Column]) -> None:
+        """Show a table as :meth:`state` left it."""
+        self.frame, self.columns = state.frame, columns
+        self.sort_key, self.sort_descending = state.sort_key, state.sort_descending
+        self.column_index, self.cursor_row = state.column_index, state.cursor_row
+        self._refresh_all()
+        self.scroll_to(y=state.scroll_y, animate=False, immediate=True)
 
     def sort_by(self, key: str, descending: bool | None = None) -> None:
         """Sort by column ``key``; ``descending`` None: numbers high-first, text A→Z, or reverse
@@ -238,18 +264,11 @@ class TableView(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self._refresh_all()
 
-    def on_focus(self) -> None:
-        self._strips.clear()
-
-    def on_blur(self) -> None:
-        self._strips.clear()
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
+    def styles_changed(self) -> None:
         self._strips.clear()
 
     def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"table-view--{name}")
+        return self.component(f"table-view--{name}")
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
@@ -261,15 +280,15 @@ class TableView(ScrollView, can_focus=True):
             if index >= self.row_count:
                 if index == 0:
                     return Strip(
-                        [Segment(pad("  " + self.empty, width), self.rich_style + self._style("empty"))]
+                        [Segment(pad("  " + self.empty, width), self.base_style + self._style("empty"))]
                     )
-                return Strip.blank(width, self.rich_style)
+                return Strip.blank(width, self.base_style)
             key = (index, index == self.cursor_row, width)
             strip = self._strips.get(key) or self._row_strip(index, width)
             if len(self._strips) > 2000:
                 self._strips.clear()
             self._strips[key] = strip
-        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+        return strip.crop_extend(scroll_x, scroll_x + width, self.base_style)
 
     def _header(self) -> Strip:
         widths = self._widths(self.scrollable_content_region.width)
@@ -280,20 +299,20 @@ class TableView(ScrollView, can_focus=True):
                 arrow = " ▼" if self.sort_descending else " ▲"
             style = self._style("header-selected" if index == self.column_index else "header")
             title = pad(column.title + arrow, width, column.align if column.align != "right" else "right")
-            segments.append(Segment(title + " ", self.rich_style + style))
+            segments.append(Segment(title + " ", self.base_style + style))
         return Strip(segments)
 
     def _row_strip(self, index: int, width: int) -> Strip:
         widths = self._widths(width)
         values = self.row(index)
-        base = self.rich_style
+        base = self.base_style
         if index % 2:
-            base += Style(bgcolor=self.get_component_rich_style("table-view--stripe").bgcolor)
+            base += Style(bgcolor=self._style("stripe").bgcolor)
         segments = [
             Segment(pad(column.text(values.get(column.key)), size, column.align) + " ", base)
             for column, size in zip(self.columns, widths, strict=True)
         ]
         if index == self.cursor_row:
-            cursor_style = self.get_component_rich_style("table-view--cursor")
+            cursor_style = self._style("cursor")
             segments = list(Segment.apply_style(segments, post_style=cursor_style))
         return Strip(segments)

@@ -17,13 +17,14 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from tracetui.app.formatting import fit, fmt_ns_offset, fmt_us, pad
+from tracetui.app.line_style import CachedStyles
 from tracetui.app.timeline_model import Lane, Window
 
 LABEL_WIDTH = 16
 BLOCKS = " ▁▂▃▄▅▆▇█"
 
 
-class Timeline(Widget):
+class Timeline(CachedStyles, Widget):
     """Lanes of the current window; ``set_window`` replaces them, ``set_highlight`` marks a span."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -69,11 +70,11 @@ class Timeline(Widget):
         self.refresh()
 
     def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(f"timeline--{name}")
+        return self.component(f"timeline--{name}")
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        base = self.rich_style
+        base = self.base_style
         if self.window is None:
             return Strip.blank(width, base)
         if y == 0:
@@ -94,7 +95,7 @@ class Timeline(Widget):
         right = f"{fmt_ns_offset(start, t0)} → {fmt_ns_offset(end, t0)} "
         middle = max(0, width - len(left) - len(right))
         text = fit(left + " " * middle + right, width)
-        return Strip([Segment(pad(text, width), self.rich_style + self._style("axis"))])
+        return Strip([Segment(pad(text, width), self.base_style + self._style("axis"))])
 
     def _t0(self) -> int:
         trace = getattr(self.screen, "trace", None)
@@ -102,7 +103,7 @@ class Timeline(Widget):
 
     def _lane(self, lane: Lane, width: int) -> Strip:
         assert self.window is not None
-        base = self.rich_style
+        base = self.base_style
         cells = max(0, width - LABEL_WIDTH)
         start, end = self.window.start_ns, self.window.end_ns
         step = (end - start) / cells if cells else 1
@@ -110,7 +111,7 @@ class Timeline(Widget):
         busy_style = self._style("cpu" if lane.kind == "cpu" else "gpu")
         alt_style = self._style("gpu-alt")
         idle_style = self._style("idle")
-        span_style = Style(bgcolor=self.get_component_rich_style("timeline--span").bgcolor)
+        span_style = Style(bgcolor=self._style("span").bgcolor)
         launched_style = self._style("launched")
         for cell in range(cells):
             lo = int(start + cell * step)

@@ -327,6 +327,16 @@ class TreeModel:
             return [OUTSIDE, ("thread", None, track), *chain]
         return [step_id, ("thread", step_id, track), *chain]
 
+    def path_of(self, key: NodeKey) -> list[NodeKey] | None:
+        """Like :meth:`path_to`, for any key (synthetic nodes included)."""
+        if isinstance(key, int):
+            return self.path_to(key)
+        if key in self._tops:
+            return [key]
+        if key[0] == "thread" and key in self._thread_roots:
+            return [key[1], key] if key[1] is not None else [OUTSIDE, key]
+        return None
+
     def walk(self, key: NodeKey) -> Iterator[NodeKey]:
         """Every node below ``key`` (preorder, iterative: safe for any depth)."""
         stack = list(reversed(self.children(key)))

@@ -1,0 +1,243 @@
+"""Benchmark: `tracetui open` on a big trace — start-up to the tree, and the cost of each keypress.
+
+    python benchmarks/bench_app.py [TRACE] [--runs N] [--presses N] [--serial]
+
+Each run is a fresh process (``bench_app.py --child TRACE``) that does what ``tracetui open``
+does (start the loader's helper process, then the app) but headless (``App.run_test``, 160×50),
+with a hook on the app's frame output that also converts every frame to terminal bytes, as a
+real terminal would need. ``--serial`` disables the helper process (``TRACETUI_SERIAL=1``).
+
+(a) Start-up, from just before the process is spawned to the first frame that shows the tree
+rows (and to the first frame of the loading screen). Goal (issue 4): ≤ 2 s.
+
+(b) Keypresses, once the tree is up and every worker has finished, median and max over
+``--presses`` presses: "key → frame" is from sending the key to the first frame that shows its
+effect; "pilot.press + pause" is Textual's test pilot around the same key (it waits until the
+process looks idle, so it also counts the details pane's debounced worker and the pilot's own
+idle detection: see the no-op key's row). Keys: expand a node (a step's autograd thread, ~270
+children on the default trace), move the cursor, open the ops table, find next (2 100
+``aten::mm`` matches). Goal: ≤ 50 ms each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+DEFAULT_TRACE = (
+    Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "transformer_train_long.json.gz"
+)
+SIZE = (160, 50)
+
+
+class Frames:
+    """Wraps ``app._display``: renders each frame to terminal bytes and resolves waiters on it."""
+
+    def __init__(self, app: Any) -> None:
+        from textual._compositor import CompositorUpdate
+
+        self.app = app
+        self.waiters: list[tuple[Callable[[], bool], asyncio.Future[float]]] = []
+        original = app._display
+
+        def display(screen: Any, renderable: Any) -> None:
+            if isinstance(renderable, CompositorUpdate):
+                renderable.render_segments(app.console)  # what the terminal driver would write
+            original(screen, renderable)
+            now = time.perf_counter()
+            for waiter in list(self.waiters):
+                condition, future = waiter
+                if not future.done() and condition():
+                    future.set_result(now)
+                    self.waiters.remove(waiter)
+
+        app._display = display
+
+    def first_frame(self, condition: Callable[[], bool]) -> asyncio.Future[float]:
+        future: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        self.waiters.append((condition, future))
+        return future
+
+
+async def _settle(pilot: Any) -> None:
+    from tracetui.app.explorer_screen import ExplorerScreen
+
+    for _ in range(3000):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        explorer = next((s for s in pilot.app.screen_stack if isinstance(s, ExplorerScreen)), None)
+        if explorer is not None and explorer.settled:
+            return
+        await pilot.pause(0.01)
+
+
+async def _key_to_frame(pilot: Any, frames: Frames, key: str, changed: Callable[[], bool]) -> float:
+    from textual import events
+
+    await _settle(pilot)
+    shown = frames.first_frame(changed)
+    start = time.perf_counter()
+    pilot.app._driver.send_message(events.Key(key, key if len(key) == 1 else None))
+    return (await asyncio.wait_for(shown, 30) - start) * 1000
+
+
+async def _pilot_press(pilot: Any, key: str) -> float:
+    await _settle(pilot)
+    start = time.perf_counter()
+    await pilot.press(key)
+    await pilot.pause()
+    return (time.perf_counter() - start) * 1000
+
+
+async def _child(trace: Path, presses: int) -> dict[str, Any]:
+    """Runs in the spawned process, like ``tracetui open``: helper first, then the app."""
+    from tracetui.trace import helper
+
+    partner = helper.start(trace)
+    from tracetui.app.app import TraceApp  # as `tracetui open`: polars is imported by the loader
+
+    app = TraceApp(trace, helper=partner)
+    frames = Frames(app)
+    marks: dict[str, Any] = {"helper": partner is not None}
+
+    def tree_rows() -> int:
+        if type(app.screen).__name__ != "ExplorerScreen":
+            return 0
+        trees = app.screen.query("DispatchTree")
+        return trees.first().row_count if trees else 0  # type: ignore[attr-defined]
+
+    loading = frames.first_frame(lambda: type(app.screen).__name__ == "LoadingScreen")
+    shown = frames.first_frame(lambda: tree_rows() > 0)
+    async with app.run_test(size=SIZE) as pilot:
+        marks["loading_screen"] = time.time() - (time.perf_counter() - await loading)
+        marks["tree"] = time.time() - (time.perf_counter() - await shown)
+        from tracetui.app.explorer_screen import ExplorerScreen
+        from tracetui.app.messages import Search
+        from tracetui.app.tables_screen import TablesScreen
+
+        await _settle(pilot)
+        explorer = app.screen
+        assert isinstance(explorer, ExplorerScreen)
+        tree, model = explorer.tree, explorer.model
+        marks["rows"] = tree.row_count
+        threads = [k for s in model.step_ids for k in model.children(s) if isinstance(k, tuple)]
+        targets = threads or [k for k in model.tops() if model.has_children(k)]
+        marks["expanded_children"] = len(model.children(targets[0]))
+        frame_times: dict[str, list[float]] = {}
+        pilot_times: dict[str, list[float]] = {}
+
+        def add(table: dict[str, list[float]], label: str, value: float) -> None:
+            table.setdefault(label, []).append(value)
+
+        def collapse(target: Any) -> None:
+            path = model.path_of(target)
+            assert path is not None
+            tree.reveal(path)
+            if tree.is_expanded(target):
+                tree.collapse_row(tree.cursor_row)
+
+        for index in range(presses):
+            target = targets[index % len(targets)]
+            collapse(target)
+            rows = tree.row_count
+            add(
+                frame_times,
+                "expand a node",
+                await _key_to_frame(pilot, frames, "right", lambda r=rows: tree.row_count > r),
+            )
+            collapse(target)
+            add(pilot_times, "expand a node", await _pilot_press(pilot, "right"))
+            row = tree.cursor_row
+            add(
+                frame_times,
+                "move the cursor",
+                await _key_to_frame(pilot, frames, "down", lambda r=row: tree.cursor_row != r),
+            )
+            add(pilot_times, "move the cursor", await _pilot_press(pilot, "down"))
+            opened = await _key_to_frame(pilot, frames, "1", lambda: isinstance(app.screen, TablesScreen))
+            add(frame_times, "open a table", opened)
+            await pilot.press("escape")
+            add(pilot_times, "open a table", await _pilot_press(pilot, "1"))
+            await pilot.press("escape")
+            add(pilot_times, "no-op key (pilot's floor)", await _pilot_press(pilot, "x"))
+        explorer.start_find(Search("aten::mm"), jump=True)
+        await _settle(pilot)
+        marks["find_matches"] = len(explorer._matches)
+        for _ in range(presses):
+            key = tree.cursor_key
+            add(
+                frame_times,
+                "find next",
+                await _key_to_frame(pilot, frames, "n", lambda k=key: tree.cursor_key != k),
+            )
+            add(pilot_times, "find next", await _pilot_press(pilot, "n"))
+        marks["frame_times"] = frame_times
+        marks["pilot_times"] = pilot_times
+    return marks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("trace", nargs="?", type=Path, default=DEFAULT_TRACE)
+    parser.add_argument("--runs", type=int, default=3, help="fresh processes for the start-up time")
+    parser.add_argument("--presses", type=int, default=10, help="presses per key")
+    parser.add_argument("--serial", action="store_true", help="no helper process (TRACETUI_SERIAL=1)")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(asyncio.run(_child(args.trace, args.presses))))
+        return
+    if not args.trace.exists():
+        sys.exit(f"bench_app: {args.trace}: no such file (pass a trace path)")
+    env = dict(os.environ, TRACETUI_SERIAL="1") if args.serial else dict(os.environ)
+    starts: list[tuple[float, float]] = []
+    result: dict[str, Any] = {}
+    for _ in range(args.runs):
+        spawned = time.time()
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", str(args.trace), "--presses", str(args.presses)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        starts.append((result["loading_screen"] - spawned, result["tree"] - spawned))
+    helper = "with the helper process" if result["helper"] else "without the helper process"
+    print(f"tracetui open {args.trace.name} ({helper}): {result['rows']:,} rows at start, {args.runs} runs")
+    print()
+    print(f"{'start-up (process spawn → frame)':<34} {'median':>9} {'min':>9} {'max':>9}   goal")
+    for label, values, goal in (
+        ("loading screen", [s[0] for s in starts], ""),
+        ("tree", [s[1] for s in starts], "≤ 2 s"),
+    ):
+        median, low, high = statistics.median(values), min(values), max(values)
+        print(f"{label:<34} {median:>8.2f}s {low:>8.2f}s {high:>8.2f}s   {goal}")
+    print()
+    notes = {
+        "expand a node": f"{result['expanded_children']:,} children",
+        "find next": f"{result['find_matches']:,} matches",
+    }
+    for title, table in (
+        ("key → frame", result["frame_times"]),
+        ("pilot.press + pause", result["pilot_times"]),
+    ):
+        print(f"{title:<34} {'median':>9} {'max':>9}   goal")
+        for label, values in table.items():
+            note = f"   ({notes[label]})" if label in notes else ""
+            goal = "" if label.startswith("no-op") else "≤ 50 ms"
+            print(f"{label:<34} {statistics.median(values):>7.1f}ms {max(values):>7.1f}ms   {goal}{note}")
+        print()
+
+
+if __name__ == "__main__":
+    main()
