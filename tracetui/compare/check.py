@@ -17,8 +17,8 @@ import polars as pl
 
 from tracetui.compare import scopes
 from tracetui.compare.expectations import ALL_STEPS, PER_STEP, Check, Expectation
-from tracetui.compare.formatting import us
 from tracetui.compare.globs import matching
+from tracetui.report.formatting import us
 from tracetui.trace.nesting import ancestor_ids
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from rich.console import Group
 from rich.text import Text
 
 from tracetui.compare.diff_data import BOTH, ONLY_A, ONLY_B
-from tracetui.compare.formatting import Cell, change, count, table, us
+from tracetui.report.formatting import Cell, change, count, table, us
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich import box
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from tracetui.report.formatting import Cell, count, ms, nums, pct, table, us
 from tracetui.report.summary_data import summary_data
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def _header(data: dict[str, Any]) -> RenderableType:
         lines.append("\n")
         lines.append_text(_device(device))
     lines.append(
-        f"\nspan {_ms(info['span_us'])}, GPU busy {_ms(info['gpu_busy_us'])}; "
+        f"\nspan {ms(info['span_us'])}, GPU busy {ms(info['gpu_busy_us'])}; "
         f"{counts['kernels']} kernels, {counts['memcpys']} memcpys, {counts['memsets']} memsets"
     )
     by_cat = ", ".join(f"{cat or '(none)'} {n:,}" for cat, n in counts["by_category"].items())
@@ -87,39 +87,6 @@ def _device(device: dict[str, Any]) -> Text:
     return text
 
 
-Cell = str | Text
-
-
-def _table(title: str, header: list[str], rows: list[list[Cell]], drop_zero: tuple[str, ...] = ()) -> Table:
-    """A compact table: numbers never truncate, the first (name) column shrinks with an ellipsis.
-
-    Columns named in ``drop_zero`` are left out when every value is ``0``.
-    """
-    keep = [
-        i
-        for i, h in enumerate(header)
-        if h not in drop_zero or any(str(r[i]) not in ("0", "-") for r in rows)
-    ]
-    table = Table(
-        title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
-    )
-    for i in keep:
-        width = max([len(header[i])] + [len(str(r[i])) for r in rows])
-        if i == 0:
-            table.add_column(
-                header[i], no_wrap=True, overflow="ellipsis", min_width=min(width, 16), max_width=40
-            )
-        elif any(isinstance(r[i], Text) for r in rows):  # trace text: shrinks too
-            table.add_column(
-                header[i], no_wrap=True, overflow="ellipsis", min_width=min(width, 12), max_width=24
-            )
-        else:
-            table.add_column(header[i], justify="right", no_wrap=True, min_width=width)
-    for row in rows:
-        table.add_row(*[row[i] for i in keep])
-    return table
-
-
 def _steps(data: dict[str, Any]) -> RenderableType | None:
     steps = data["steps"]
     if not steps:
@@ -128,9 +95,9 @@ def _steps(data: dict[str, Any]) -> RenderableType | None:
     rows: list[list[Cell]] = [
         [
             Text(s["name"]),
-            _us(s["cpu_us"]),
-            _us(s["gpu_busy_us"]),
-            _pct(s.get("gpu_busy_pct")),
+            us(s["cpu_us"]),
+            us(s["gpu_busy_us"]),
+            pct(s.get("gpu_busy_pct")),
             str(s["kernels"]),
             str(s["memsets"]),
             str(s["memcpys"]),
@@ -142,13 +109,17 @@ def _steps(data: dict[str, Any]) -> RenderableType | None:
         rows.insert(
             MAX_STEPS - 1, [Text(f"… {len(steps) - len(shown)} more"), "", "", "", "", "", "", Text("")]
         )
-    header = ["step", "CPU", "GPU busy", "busy", "kernels", "memsets", "memcpys", "bound by"]
-    table = _table("Steps", header, rows, drop_zero=("memsets", "memcpys"))
+    header = [
+        ("step", "name"),
+        *nums("CPU", "GPU busy", "busy", "kernels", "memsets", "memcpys"),
+        ("bound by", "text"),
+    ]
+    steps_table = table("Steps", header, rows, drop_zero=("memsets", "memcpys"))
     median = sorted(steps, key=lambda s: s["cpu_us"])[len(steps) // 2]
     reading = Text("Median step: ", style="bold")
     reading.append(median.get("verdict") or "")
     reading.append(" (CPU times include the profiler's own overhead)", style="dim")
-    return Group(table, reading)
+    return Group(steps_table, reading)
 
 
 def _annotations(data: dict[str, Any]) -> Table | None:
@@ -156,7 +127,7 @@ def _annotations(data: dict[str, Any]) -> Table | None:
         return None
     rows: list[list[Cell]] = []
     for a in data["annotations"]:
-        kernels = _num(a["kernels_per_call"])
+        kernels = count(a["kernels_per_call"])
         if a["kernels_min"] != a["kernels_max"]:
             kernels += f" ({a['kernels_min']}–{a['kernels_max']})"
         rows.append(
@@ -164,15 +135,19 @@ def _annotations(data: dict[str, Any]) -> Table | None:
                 Text(a["name"]),
                 str(a["calls"]),
                 kernels,
-                _num(a["memsets_per_call"]),
-                _num(a["memcpys_per_call"]),
-                _us(a["gpu_us_per_call"]),
-                _us(a["cpu_us_per_call"]),
+                count(a["memsets_per_call"]),
+                count(a["memcpys_per_call"]),
+                us(a["gpu_us_per_call"]),
+                us(a["cpu_us_per_call"]),
                 _bound(a.get("bound")),
             ]
         )
-    header = ["annotation", "calls", "kernels", "memsets", "memcpys", "GPU", "CPU", "bound by"]
-    return _table("Annotations (per call)", header, rows, drop_zero=("memsets", "memcpys"))
+    header = [
+        ("annotation", "name"),
+        *nums("calls", "kernels", "memsets", "memcpys", "GPU", "CPU"),
+        ("bound by", "text"),
+    ]
+    return table("Annotations (per call)", header, rows, drop_zero=("memsets", "memcpys"))
 
 
 def _ops(data: dict[str, Any]) -> Table | None:
@@ -182,15 +157,15 @@ def _ops(data: dict[str, Any]) -> Table | None:
         [
             Text(o["name"]),
             str(o["calls"]),
-            _us(o["cpu_total_us"]),
-            _us(o["cpu_self_us"]),
-            _us(o["gpu_us"]),
+            us(o["cpu_total_us"]),
+            us(o["cpu_self_us"]),
+            us(o["gpu_us"]),
             str(o["kernels"]),
         ]
         for o in data["ops"][:TOP]
     ]
-    header = ["op", "calls", "CPU total", "CPU self", "GPU", "kernels"]
-    return _table(f"Top ops (of {len(data['ops'])}, by GPU time)", header, rows)
+    header = [("op", "name"), *nums("calls", "CPU total", "CPU self", "GPU", "kernels")]
+    return table(f"Top ops (of {len(data['ops'])}, by GPU time)", header, rows)
 
 
 def _no_kernel_line(data: dict[str, Any]) -> Text:
@@ -212,13 +187,13 @@ def _kernels(data: dict[str, Any]) -> Table | None:
             [
                 Text(k.get("short") or k["name"]),
                 str(k["calls"]),
-                _us(k["total_us"]),
-                _us(k["avg_us"]),
+                us(k["total_us"]),
+                us(k["avg_us"]),
                 Text(launched),
             ]
         )
-    header = ["kernel (decoded)", "calls", "total", "avg", "launched by"]
-    return _table(f"Top GPU work (of {len(data['kernels'])} names)", header, rows)
+    header = [("kernel (decoded)", "name"), *nums("calls", "total", "avg"), ("launched by", "text")]
+    return table(f"Top GPU work (of {len(data['kernels'])} names)", header, rows)
 
 
 def _rooflines(data: dict[str, Any]) -> Table | None:
@@ -233,29 +208,29 @@ def _rooflines(data: dict[str, Any]) -> Table | None:
             if r["bound"] and r["roof_fraction"] is not None
             else "-"
         )
-        rows.append([Text(r["short"] or r["name"]), _us(r["time_us"]), rate, bw, roof])
-    header = ["kernel (decoded)", "time", "TFLOP/s", "GB/s", "roof"]
-    return _table("Roofline (cost from the launching op's shapes)", header, rows)
+        rows.append([Text(r["short"] or r["name"]), us(r["time_us"]), rate, bw, roof])
+    header = [("kernel (decoded)", "name"), *nums("time", "TFLOP/s", "GB/s", "roof")]
+    return table("Roofline (cost from the launching op's shapes)", header, rows)
 
 
 def _runtime(data: dict[str, Any]) -> Table | None:
     if not data["runtime"]:
         return None
     rows: list[list[Cell]] = [
-        [Text(r["name"]), str(r["calls"]), _us(r["cpu_us"]), str(r["gpu_events"])]
+        [Text(r["name"]), str(r["calls"]), us(r["cpu_us"]), str(r["gpu_events"])]
         for r in data["runtime"][:TOP]
     ]
-    return _table("Runtime / driver calls", ["call", "calls", "CPU", "GPU events"], rows)
+    return table("Runtime / driver calls", [("call", "name"), *nums("calls", "CPU", "GPU events")], rows)
 
 
 def _compile(data: dict[str, Any]) -> Table | None:
     if not data["compile_overheads"]:
         return None
     rows: list[list[Cell]] = [
-        [Text(c["name"]), str(c["calls"]), _us(c["avg_us"]), _us(c["total_us"])]
+        [Text(c["name"]), str(c["calls"]), us(c["avg_us"]), us(c["total_us"])]
         for c in data["compile_overheads"]
     ]
-    return _table("torch.compile CPU pre-ops", ["pre-op", "calls", "avg", "total"], rows)
+    return table("torch.compile CPU pre-ops", [("pre-op", "name"), *nums("calls", "avg", "total")], rows)
 
 
 def _problems(data: dict[str, Any]) -> Text:
@@ -285,24 +260,3 @@ BOUND_LABELS = {"launch-bound": "launches", "gpu-bound": "GPU", "gpu-waits": "wa
 def _bound(bound: str | None) -> str:
     """Short reading for a table cell (the JSON and details carry the full sentence)."""
     return BOUND_LABELS.get(bound or "", bound or "")
-
-
-def _us(value: float | None) -> str:
-    """µs below a millisecond, ms above."""
-    if value is None:
-        return "-"
-    return f"{value / 1000:.2f} ms" if value >= 1000 else f"{value:.1f} µs"
-
-
-def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value / 1000:,.3f} ms"
-
-
-def _num(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
-
-
-def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0f}%"

@@ -1,0 +1,84 @@
+"""Number formats and the compact table style shared by the summary, diff and check reports."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+Cell = str | Text
+
+
+def us(value: float | None) -> str:
+    """``233.7 µs`` below a millisecond, ``12.50 ms`` above; ``-`` for a missing value."""
+    if value is None:
+        return "-"
+    return f"{value / 1000:.2f} ms" if abs(value) >= 1000 else f"{value:.1f} µs"
+
+
+def ms(value: float | None) -> str:
+    """``1.575 ms``; ``-`` for a missing value."""
+    return "-" if value is None else f"{value / 1000:,.3f} ms"
+
+
+def count(value: float | None) -> str:
+    """``5``, ``2.33``; ``-`` for a missing value."""
+    if value is None:
+        return "-"
+    return str(int(value)) if float(value).is_integer() else f"{value:,.2f}"
+
+
+def pct(value: float | None) -> str:
+    """``45%`` from a percentage; ``-`` for a missing value."""
+    return "-" if value is None else f"{value:.0f}%"
+
+
+def change(before: float | None, after: float | None, unit: str = "") -> str:
+    """``-27.2 µs (-11.7%)``, ``-1``, or an empty string when nothing changed or a side is missing."""
+    if before is None or after is None or before == after:
+        return ""
+    diff = after - before
+    if unit == "µs":
+        text = ("+" if diff > 0 else "") + us(diff)
+        return text + (f" ({100.0 * diff / before:+.1f}%)" if before else "")
+    return ("+" if diff > 0 else "") + count(diff)
+
+
+def nums(*headers: str) -> list[tuple[str, str]]:
+    """Column specs for numeric columns."""
+    return [(header, "num") for header in headers]
+
+
+def table(
+    title: str | None,
+    columns: list[tuple[str, str]],
+    rows: list[list[Cell]],
+    drop_zero: tuple[str, ...] = (),
+) -> Table:
+    """A compact table. ``columns`` are ``(header, kind)``: ``name`` (the row's name) and ``text``
+    shrink with an ellipsis, ``wrap`` folds long text, ``mark`` is a one-character status, ``num``
+    never truncates. Columns whose header is in ``drop_zero`` are left out when all are ``0``."""
+    keep = [
+        i
+        for i, (header, _) in enumerate(columns)
+        if header not in drop_zero or any(str(row[i]) not in ("0", "-") for row in rows)
+    ]
+    grid = Table(
+        title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
+    )
+    for i in keep:
+        header, kind = columns[i]
+        width = max([len(header)] + [len(str(row[i])) for row in rows])
+        if kind == "name":
+            grid.add_column(header, no_wrap=True, overflow="ellipsis", min_width=min(width, 16), max_width=48)
+        elif kind == "text":
+            grid.add_column(header, no_wrap=True, overflow="ellipsis", min_width=min(width, 12), max_width=24)
+        elif kind == "wrap":
+            grid.add_column(header, overflow="fold", min_width=16)
+        elif kind == "mark":
+            grid.add_column(header, no_wrap=True, width=1)
+        else:
+            grid.add_column(header, justify="right", no_wrap=True, min_width=width)
+    for row in rows:
+        grid.add_row(*[row[i] for i in keep])
+    return grid
