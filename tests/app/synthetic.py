@@ -71,3 +71,8 @@ def truncated_trace(path: Path, source: bytes) -> Path:
     """The first two thirds of a real (decompressed) trace: a writer killed mid-file."""
     path.write_bytes(source[: len(source) * 2 // 3])
     return path
+
+
+def wide_trace(path: Path, count: int = 30_000) -> Path:
+    """``count`` consecutive top-level ops on one thread (no steps): one node with that many children."""
+    return write(path, [op(f"aten::op_{index % 7}", index * 2.0, 1.0) for index in range(count)])

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
+
+import polars as pl
 
 from tests.app import synthetic
 from tests.app.conftest import fixture, goto, settle, tree_of
@@ -11,6 +14,7 @@ from tracetui.app.app import TraceApp
 from tracetui.app.error_screen import ErrorScreen
 from tracetui.app.explorer_screen import ExplorerScreen
 from tracetui.app.help_screen import HelpScreen
+from tracetui.app.table_view import Column, TableView
 from tracetui.app.tables_screen import TablesScreen
 
 LINEAR_CHAIN = [
@@ -225,6 +229,21 @@ async def test_command_palette_offers_every_action() -> None:
         assert ("aten::gelu", "op", 3) in screen.palette_names()
 
 
+async def test_palette_name_search_goes_to_the_first_occurrence() -> None:
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p", *"aten::gelu")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        tree = tree_of(app)
+        assert tree.cursor_node.name == "aten::gelu"
+        assert tree.cursor_node.event_id == tree.model.find("aten::gelu", exact=True)[0]
+        await pilot.press("n")
+        assert tree.cursor_node.event_id == tree.model.find("aten::gelu", exact=True)[1]
+
+
 async def test_markup_and_escape_bytes_render_literally_and_run_nothing(markup_path: Path) -> None:
     app = TraceApp(markup_path)
     async with app.run_test(size=(140, 40)) as pilot:
@@ -289,3 +308,27 @@ async def test_orphans_hang_under_their_own_node(orphan_path: Path) -> None:
         await settle(pilot)
         assert tree.cursor_node.full_name == "lost_kernel_a"
         assert tree.tree_as_data()[-1]["expanded"]
+
+
+async def test_huge_children_list_and_huge_table_render_only_what_is_visible(tmp_path: Path) -> None:
+    app = TraceApp(synthetic.wide_trace(tmp_path / "wide.json"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        assert tree.row_count == 1 + 30_000  # the thread node is the hot chain: expanded at start
+        await pilot.press("home", "left")
+        assert tree.row_count == 1
+        start = time.perf_counter()
+        await pilot.press("right", "end")
+        assert tree.row_count == 1 + 30_000 and tree.cursor_node.name == f"aten::op_{29_999 % 7}"
+        assert time.perf_counter() - start < 2  # generous: a list splice and one screen of rows
+
+        view = TableView(id="big")
+        await app.screen.mount(view)
+        frame = pl.DataFrame({"name": [f"kernel_{i}" for i in range(200_000)], "us": range(200_000)})
+        start = time.perf_counter()
+        view.set_data(frame, [Column("name", "name", 0, "left"), Column("us", "µs", 9)])
+        view.sort_by("us")
+        await pilot.pause()
+        assert view.row(0)["us"] == 199_999
+        assert time.perf_counter() - start < 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tracetui
 from tests.app.conftest import fixture
 from tracetui.app.formatting import fit, fmt_bytes, fmt_count, fmt_us, pad
+from tracetui.app.palette import name_score
 from tracetui.app.timeline_model import Lane, Window, lane_label, lanes, window_for
 from tracetui.app.tree_model import TreeModel
 
@@ -55,3 +56,12 @@ def test_formatting() -> None:
     assert fit("aten::linear", 8) == "aten::l…"
     assert fit("核函数名字", 5) == "核函…"
     assert pad("ab", 5, "right") == "   ab" and pad("abcdef", 4) == "abc…"
+
+
+def test_palette_name_score_is_linear_and_ranks_substrings_first() -> None:
+    kernel = "void at::native::vectorized_elementwise_kernel<8, at::native::GeluCUDAKernelImpl(" * 8
+    assert name_score("aten::gelu", "aten::gelu") == 1.0
+    assert name_score("gelu", "aten::gelu") > name_score("gelu", kernel) > 0
+    assert name_score("aten gelu", "aten::gelu") > name_score("agl", "aten::gelu") > 0
+    assert name_score("aten::gelu", kernel) == 0.3  # the letters in order, found at once
+    assert name_score("xyz", "aten::gelu") == 0.0

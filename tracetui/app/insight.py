@@ -1,4 +1,5 @@
-"""The insight report's readings (roofline per kernel, verdict per step and annotation), when present.
+"""The insight report's readings (roofline per kernel and per kernel name, verdict per step and
+annotation), when present.
 
 ``tracetui.insight.report`` is optional for the explorer: without it the details pane shows the
 decoded kernel names only.
@@ -20,37 +21,27 @@ class Insight:
     """Per-event readings keyed by event id, and the frames the tables join."""
 
     rows: dict[int, dict[str, Any]] = field(default_factory=dict)
-    kernels: pl.DataFrame | None = None
+    kernel_names: pl.DataFrame | None = None
     steps: pl.DataFrame | None = None
 
 
 def load_insight(trace: Trace) -> Insight:
-    """Kernel roofline rows and step/annotation verdicts (empty when the report is unavailable)."""
+    """Kernel roofline rows (per event and per name) and step/annotation verdicts; empty when the
+    report is unavailable."""
     try:
-        from tracetui.insight.report import annotation_verdicts, kernel_insight, step_verdicts
+        from tracetui.insight.report import (
+            annotation_verdicts,
+            kernel_insight,
+            kernel_rooflines,
+            step_verdicts,
+        )
     except ImportError:
         return Insight()
-    kernels = kernel_insight(trace)
     steps = step_verdicts(trace)
-    annotations = annotation_verdicts(trace)
     rows: dict[int, dict[str, Any]] = {}
-    for frame in (kernels, steps, annotations):
+    for frame in (kernel_insight(trace), steps, annotation_verdicts(trace)):
         for row in frame.iter_rows(named=True):
             rows[row["id"]] = row
-    return Insight(rows, kernels, steps)
-
-
-def kernel_rates(trace: Trace, insight: Insight) -> pl.DataFrame | None:
-    """Per GPU work name: median achieved TFLOP/s and GB/s, and the most common bound."""
-    if insight.kernels is None or insight.kernels.is_empty():
-        return None
-    names = trace.events.select("id", "name")
-    return (
-        insight.kernels.join(names, on="id", how="left")
-        .group_by("name")
-        .agg(
-            pl.col("tflops").median().alias("tflops"),
-            pl.col("gbs").median().alias("gbs"),
-            pl.col("bound").drop_nulls().mode().first().alias("bound"),
-        )
-    )
+    # One row per name: the device with the most time (rows come sorted by time).
+    names = kernel_rooflines(trace).group_by("name", maintain_order=True).first()
+    return Insight(rows, names, steps)

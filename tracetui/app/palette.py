@@ -1,4 +1,8 @@
-"""Command palette providers: every action of the screen, and a jump-to-name search."""
+"""The command palette's jump-to-name search (the screen's actions come from the app).
+
+Names are scored with :func:`name_score` (substring, words, subsequence: linear time), not
+Textual's fuzzy matcher, whose search explodes on 400-character C++ kernel names.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,43 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
+
+from tracetui.app.formatting import fit
+
+
+def _shown(name: str, kind: str, query: str = "") -> Content:
+    """``go to NAME`` with the query underlined; GPU work: its decoded short form, then the name cut
+    to 70 cells."""
+    from tracetui.app.tree_model import short_kernel_name
+
+    text = Content(fit(name, 70)).stylize("$text-muted") if kind == "GPU" else Content(name)
+    found = text.plain.lower().find(query.lower()) if query else -1
+    if found >= 0:
+        text = text.stylize("bold underline", found, found + len(query))
+    if kind != "GPU":
+        return Content.assemble(("go to ", "$text-muted"), text)
+    return Content.assemble(("go to ", "$text-muted"), (short_kernel_name(name), "bold"), "  ", text)
+
+
+def name_score(query: str, name: str) -> float:
+    """How well ``query`` matches ``name``, in [0, 1]: equal, contained (earlier and shorter
+    names first), every word contained, or the letters in order; 0 for no match."""
+    query, name = query.lower().strip(), name.lower()
+    if not query:
+        return 0.0
+    if name == query:
+        return 1.0
+    found = name.find(query)
+    if found >= 0:
+        return 0.9 - min(found, 200) / 1000 - min(len(name), 1000) / 10000
+    if all(word in name for word in query.split()):
+        return 0.6
+    position = 0
+    for char in query:
+        position = name.find(char, position) + 1
+        if position == 0:
+            return 0.0
+    return 0.3
 
 
 class NameSearch(Provider):
@@ -16,19 +57,17 @@ class NameSearch(Provider):
         names = getattr(screen, "palette_names", None)
         if names is None or not query.strip():
             return
-        matcher = self.matcher(query)
-        lowered = query.lower()
+        from tracetui.app.tree_model import short_kernel_name
+
         for name, kind, count in names():
-            score = matcher.match(name)
+            score = name_score(query, name)
+            if kind == "GPU":
+                score = max(score, name_score(query, short_kernel_name(name)))
             if score <= 0:
                 continue
-            shown = Content(name)
-            found = name.lower().find(lowered)
-            if found >= 0:
-                shown = shown.stylize("bold underline", found, found + len(lowered))
             yield Hit(
                 score,
-                Content.assemble(("go to ", "$text-muted"), shown),
+                _shown(name, kind, query),
                 partial(screen.jump_to_name, name, kind),
                 text=f"go to {name}",
                 help=f"{kind}, {count:,} in the trace",
@@ -41,7 +80,7 @@ class NameSearch(Provider):
             return
         for name, kind, count in names()[:10]:
             yield DiscoveryHit(
-                Content.assemble(("go to ", "$text-muted"), Content(name)),
+                _shown(name, kind),
                 partial(screen.jump_to_name, name, kind),
                 text=f"go to {name}",
                 help=f"{kind}, {count:,} in the trace",

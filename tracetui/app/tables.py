@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui.app.formatting import fmt_count, fmt_us
-from tracetui.app.insight import Insight, kernel_rates
+from tracetui.app.insight import Insight
 from tracetui.app.table_view import Column
 from tracetui.trace.categories import GPU_WORK
 
@@ -111,10 +111,8 @@ def _kernels(trace: Trace, insight: Insight) -> TableSpec:
         frame = frame.with_columns(
             pl.lit(None, pl.String).alias("short"), pl.lit(None, pl.String).alias("family")
         )
-    rates = kernel_rates(trace, insight)
-    frame = _join_optional(
-        frame, rates, "name", {"tflops": pl.Float64, "gbs": pl.Float64, "bound": pl.String}
-    )
+    rates = {"tflops": pl.Float64, "gbs": pl.Float64, "roof_fraction": pl.Float64, "bound": pl.String}
+    frame = _join_optional(frame, insight.kernel_names, "name", rates)
     return TableSpec(
         key="kernels",
         title="Kernels",
@@ -126,8 +124,9 @@ def _kernels(trace: Trace, insight: Insight) -> TableSpec:
             Column("avg_us", "avg", 9, fmt=fmt_us),
             Column("min_us", "min", 9, fmt=fmt_us),
             Column("max_us", "max", 9, fmt=fmt_us),
-            Column("tflops", "TFLOP/s", 8, fmt=lambda v: f"{v:,.1f}"),
+            Column("tflops", "TFLOP/s", 8, fmt=lambda v: f"{v:.3g}"),
             Column("gbs", "GB/s", 7, fmt=lambda v: f"{v:,.0f}"),
+            Column("roof_fraction", "of roof", 8, fmt=lambda v: f"{v * 100:.0f} %"),
             Column("bound", "bound", 13, "left"),
             Column("launched_by", "launched by", 22, "left", lambda ops: ", ".join(ops)),
             Column("family", "family", 14, "left"),
