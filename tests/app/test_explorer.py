@@ -16,6 +16,7 @@ from tracetui.app.explorer_screen import ExplorerScreen
 from tracetui.app.help_screen import HelpScreen
 from tracetui.app.table_view import Column, TableView
 from tracetui.app.tables_screen import TablesScreen
+from tracetui.app.timeline import Timeline
 
 LINEAR_CHAIN = [
     "aten::linear",
@@ -227,6 +228,24 @@ async def test_command_palette_offers_every_action() -> None:
         screen = app.screen
         assert isinstance(screen, ExplorerScreen)
         assert ("aten::gelu", "op", 3) in screen.palette_names()
+
+
+async def test_clicking_a_gpu_block_in_the_timeline_selects_it() -> None:
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        timeline = app.screen.query_one(Timeline)
+        gpu = next(index for index, lane in enumerate(timeline.lanes) if lane.kind == "gpu")
+        lane = timeline.lanes[gpu]
+        window = timeline.window
+        cells = timeline.size.width - 16
+        middle = (lane.block_starts[0] + lane.block_ends[0]) // 2  # the step's first GPU event
+        cell = int((middle - window.start_ns) / (window.end_ns - window.start_ns) * cells)
+        await pilot.click(timeline, offset=(16 + cell, gpu + 1))
+        await settle(pilot)
+        assert tree_of(app).cursor_node.event_id == lane.block_ids[0]
 
 
 async def test_palette_name_search_goes_to_the_first_occurrence() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tracetui
 from tests.app.conftest import fixture
-from tracetui.app.formatting import fit, fmt_bytes, fmt_count, fmt_us, pad
+from tracetui.app.formatting import fit, fmt_bytes, fmt_count, fmt_si, fmt_us, pad
 from tracetui.app.palette import name_score
 from tracetui.app.timeline_model import Lane, Window, lane_label, lanes, window_for
 from tracetui.app.tree_model import TreeModel
@@ -17,6 +17,7 @@ def test_busy_fraction_over_merged_intervals() -> None:
     assert lane.busy(25, 125) == 0.5
     assert lane.busy(0, 200) == 0.75
     assert lane.block_at(120) == 1 and lane.block_at(70) is None
+    assert lane.block_in(30, 110) == 0 and lane.block_in(90, 300) == 1 and lane.block_in(60, 90) is None
 
 
 def test_step_window_lanes_show_threads_and_streams() -> None:
@@ -53,6 +54,8 @@ def test_formatting() -> None:
     assert fmt_us(None) == ""
     assert fmt_count(1234567) == "1,234,567" and fmt_count(2.5) == "2.5"
     assert fmt_bytes(213188) == "208.2 KiB"
+    assert fmt_si(38_654_705_664, "FLOP") == "38.7 GFLOP" and fmt_si(655_360, "FLOP") == "655 kFLOP"
+    assert fmt_si(4.05e12, "B/s") == "4.05 TB/s" and fmt_si(12.5, "B") == "12.5 B"
     assert fit("aten::linear", 8) == "aten::l…"
     assert fit("核函数名字", 5) == "核函…"
     assert pad("ab", 5, "right") == "   ab" and pad("abcdef", 4) == "abc…"

@@ -306,11 +306,11 @@ class DispatchTree(CachedStyles, ScrollView, can_focus=True):
         visible = max(1, self.scrollable_content_region.height - 1)
         top = round(self.scroll_offset.y)
         if center and not (top <= self._cursor < top + visible):
-            self.scroll_to(y=max(0, self._cursor - visible // 2), animate=False, immediate=True)
+            self.scroll_to(y=max(0, self._cursor - visible // 2), animate=False, immediate=True, force=True)
         elif self._cursor < top:
-            self.scroll_to(y=self._cursor, animate=False, immediate=True)
+            self.scroll_to(y=self._cursor, animate=False, immediate=True, force=True)
         elif self._cursor >= top + visible:
-            self.scroll_to(y=self._cursor - visible + 1, animate=False, immediate=True)
+            self.scroll_to(y=self._cursor - visible + 1, animate=False, immediate=True, force=True)
 
     def move_cursor_to(self, key: NodeKey) -> bool:
         index = self._index_of(key)

@@ -216,6 +216,10 @@ class ExplorerScreen(Screen[None]):
         self._pending.discard("timeline")
         self.query_one(Timeline).set_window(message.window, message.lanes)
 
+    def on_timeline_block_clicked(self, message: Timeline.BlockClicked) -> None:
+        if not self.tree.reveal_event(message.event_id):
+            self.notify("That GPU work is hidden by the current filters.", severity="warning", timeout=3)
+
     def action_zoom(self) -> None:
         """Timeline: zoom to the selected node's span; again: back to its step."""
         node = self.tree.cursor_node

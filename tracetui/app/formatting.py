@@ -47,6 +47,16 @@ def fmt_bytes(value: float | None) -> str:
     return f"{size:.1f} GiB"  # pragma: no cover - the loop always returns
 
 
+def fmt_si(value: float | None, unit: str) -> str:
+    """A quantity with an SI prefix and 3 significant digits: ``38.7 GFLOP``, ``655 kFLOP``."""
+    if value is None:
+        return ""
+    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
 def fit(text: str, width: int) -> str:
     """``text`` cut to ``width`` terminal cells with an ellipsis (wide characters counted)."""
     if width <= 0:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import textwrap
+from collections.abc import Callable, Iterable, Sequence
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -15,18 +16,21 @@ from textual.widgets import Static
 MOUSE = (
     ("click", "select a row; click the selected row or its ▶ to expand / collapse"),
     ("wheel", "scroll the tree, the details, the tables"),
+    ("timeline", "click a GPU block: go to that kernel in the tree"),
     ("table header", "click: sort by that column (again: reverse)"),
     ("table row", "double-click: go to it in the tree"),
 )
 
 Section = tuple[str, Sequence[BindingType]]
+KEY_WIDTH = 18  # "  keys" column, then the description
+BOX_WIDTH = 96
 
 
-def key_rows(bindings: Iterable[BindingType], display: object) -> list[tuple[str, str]]:
+def key_rows(bindings: Iterable[BindingType], display: Callable[[Binding], str]) -> list[tuple[str, str]]:
     """``(keys, what)`` per action, keys of one action joined (``enter / space``)."""
     rows: dict[str, tuple[list[str], str]] = {}
     for binding in Binding.make_bindings(bindings):
-        key = display(binding) if callable(display) else binding.key  # type: ignore[operator]
+        key = display(binding)
         keys, what = rows.setdefault(binding.action, ([], binding.description))
         if binding.tooltip and binding.tooltip not in what:
             what = f"{binding.description} — {binding.tooltip}"
@@ -36,17 +40,24 @@ def key_rows(bindings: Iterable[BindingType], display: object) -> list[tuple[str
     return [(" / ".join(keys), what) for keys, what in rows.values()]
 
 
-def help_content(sections: Sequence[Section], display: object) -> Content:
-    """The help text: one block per section, then the mouse."""
+def help_content(sections: Sequence[Section], display: Callable[[Binding], str], width: int) -> Content:
+    """The help text, ``width`` cells wide: one block per section, then the mouse; descriptions
+    wrap under their own column."""
     lines: list[Content] = []
+
+    def entry(keys: str, what: str) -> None:
+        wrapped = textwrap.wrap(what, max(20, width - KEY_WIDTH)) or [""]
+        lines.append(Content.assemble((f"  {keys:<{KEY_WIDTH - 2}}", "bold"), wrapped[0]))
+        lines.extend(Content(" " * KEY_WIDTH + more) for more in wrapped[1:])
+
     for title, bindings in sections:
         lines.append(Content.styled(title, "bold $text-accent"))
         for keys, what in key_rows(bindings, display):
-            lines.append(Content.assemble((f"  {keys:<16}", "bold"), what))
+            entry(keys, what)
         lines.append(Content(""))
     lines.append(Content.styled("Mouse", "bold $text-accent"))
     for where, what in MOUSE:
-        lines.append(Content.assemble((f"  {where:<16}", "bold"), what))
+        entry(where, what)
     return Content("\n").join(lines)
 
 
@@ -60,7 +71,7 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS: ClassVar[str] = """
     HelpScreen { align: center middle; }
     HelpScreen > Vertical {
-        width: 90;
+        width: 96;
         max-width: 95%;
         height: 90%;
         border: round $primary;
@@ -79,5 +90,7 @@ class HelpScreen(ModalScreen[None]):
         with Vertical() as box:
             box.border_title = "tracetui keys"
             with VerticalScroll():
-                yield Static(help_content(self.sections, self.app.get_key_display), id="help-text")
+                # the box's text width: border, padding and the scrollbar off its outer width
+                width = min(BOX_WIDTH, self.app.size.width * 95 // 100) - 6
+                yield Static(help_content(self.sections, self.app.get_key_display, width), id="help-text")
             yield Static("Escape closes · ctrl+p: every action in the command palette", id="help-footer")

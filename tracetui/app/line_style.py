@@ -7,11 +7,19 @@ widget's styles (theme, focus, CSS), as are the strips drawn with the old style.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.style import Style
-from textual.widget import Widget
+
+if TYPE_CHECKING:
+    from textual.widget import Widget
+
+    _Base = Widget
+else:  # a plain mixin: a Widget base would take part in CSS type matching and reset `overflow`
+    _Base = object
 
 
-class CachedStyles(Widget):
+class CachedStyles(_Base):
     """Mixin for Line-API widgets: ``base_style`` and ``component(name)`` computed once per update."""
 
     _cached_base: Style | None = None

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.content import Content
 
-from tracetui.app.formatting import fmt_bytes, fmt_count, fmt_ns_offset, fmt_us
+from tracetui.app.formatting import fmt_bytes, fmt_count, fmt_ns_offset, fmt_si, fmt_us
 from tracetui.app.tree_model import GPU_KINDS, Node, NodeKey, TreeModel
 
 if TYPE_CHECKING:
@@ -206,7 +206,7 @@ def _roofline(out: Lines, row: Mapping[str, Any] | None) -> None:
     out.heading("Roofline (from the launching op's shapes)")
     out.field("op cost", " ".join(str(v) for v in (row.get("cost_kind"), row.get("cost_dtype")) if v))
     if row.get("flops") is not None:
-        out.field("FLOPs", f"{row['flops'] / 1e9:,.2f} GFLOP")
+        out.field("FLOPs", fmt_si(row["flops"], "FLOP"))
     out.field("bytes read", fmt_bytes(row.get("bytes_read")))
     out.field("bytes written", fmt_bytes(row.get("bytes_written")))
     out.field("intensity", _number(row.get("intensity"), " FLOP/B"))
@@ -223,18 +223,18 @@ def _roofline(out: Lines, row: Mapping[str, Any] | None) -> None:
 def _rates(row: Mapping[str, Any]) -> str:
     parts = []
     if row.get("tflops") is not None:
-        parts.append(f"{row['tflops']:,.1f} TFLOP/s")
+        parts.append(fmt_si(row["tflops"] * 1e12, "FLOP/s"))
     if row.get("gbs") is not None:
-        parts.append(f"{row['gbs']:,.0f} GB/s")
+        parts.append(fmt_si(row["gbs"] * 1e9, "B/s"))
     return " · ".join(parts)
 
 
 def _peaks(row: Mapping[str, Any]) -> str:
     parts = []
     if row.get("peak_tflops") is not None:
-        parts.append(f"{row['peak_tflops']:,.0f} TFLOP/s")
+        parts.append(fmt_si(row["peak_tflops"] * 1e12, "FLOP/s"))
     if row.get("peak_gbs") is not None:
-        parts.append(f"{row['peak_gbs']:,.0f} GB/s")
+        parts.append(fmt_si(row["peak_gbs"] * 1e9, "B/s"))
     return " · ".join(parts)
 
 

@@ -141,7 +141,7 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
         self.sort_key, self.sort_descending = state.sort_key, state.sort_descending
         self.column_index, self.cursor_row = state.column_index, state.cursor_row
         self._refresh_all()
-        self.scroll_to(y=state.scroll_y, animate=False, immediate=True)
+        self.scroll_to(y=state.scroll_y, animate=False, immediate=True, force=True)
 
     def sort_by(self, key: str, descending: bool | None = None) -> None:
         """Sort by column ``key``; ``descending`` None: numbers high-first, text A→Z, or reverse
@@ -157,7 +157,7 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
                 self.column_index = index
         self.frame = self._sorted(self.frame)
         self.cursor_row = 0
-        self.scroll_to(y=0, animate=False, immediate=True)
+        self.scroll_to(y=0, animate=False, immediate=True, force=True)
         self._refresh_all()
 
     def _sorted(self, frame: pl.DataFrame) -> pl.DataFrame:
@@ -187,9 +187,9 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
         visible = max(1, self.scrollable_content_region.height - 1)
         top = round(self.scroll_offset.y)
         if self.cursor_row < top:
-            self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
+            self.scroll_to(y=self.cursor_row, animate=False, immediate=True, force=True)
         elif self.cursor_row >= top + visible:
-            self.scroll_to(y=self.cursor_row - visible + 1, animate=False, immediate=True)
+            self.scroll_to(y=self.cursor_row - visible + 1, animate=False, immediate=True, force=True)
         self.refresh()
 
     def action_cursor_up(self) -> None:

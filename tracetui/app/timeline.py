@@ -12,7 +12,9 @@ from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.geometry import Size
+from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -50,6 +52,13 @@ class Timeline(CachedStyles, Widget):
     Timeline > .timeline--launched { color: $text-accent; }
     """
 
+    class BlockClicked(Message):
+        """A GPU block was clicked: ``event_id`` is the kernel, memcpy or memset under the mouse."""
+
+        def __init__(self, event_id: int) -> None:
+            super().__init__()
+            self.event_id = event_id
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.window: Window | None = None
@@ -68,6 +77,21 @@ class Timeline(CachedStyles, Widget):
         """Mark ``span`` (ns) on every lane and draw ``launched`` GPU intervals in the accent colour."""
         self.span, self.launched = span, launched
         self.refresh()
+
+    def on_click(self, event: events.Click) -> None:
+        """Clicking a GPU block selects that GPU event in the tree."""
+        if self.window is None or not 1 <= event.y <= len(self.lanes):
+            return
+        lane = self.lanes[event.y - 1]
+        cells = self.size.width - LABEL_WIDTH
+        cell = event.x - LABEL_WIDTH
+        if lane.kind != "gpu" or cells <= 0 or not 0 <= cell < cells:
+            return
+        step = (self.window.end_ns - self.window.start_ns) / cells
+        lo = int(self.window.start_ns + cell * step)
+        index = lane.block_in(lo, max(lo + 1, int(lo + step)))
+        if index is not None:
+            self.post_message(self.BlockClicked(lane.block_ids[index]))
 
     def _style(self, name: str) -> Style:
         return self.component(f"timeline--{name}")

@@ -32,6 +32,7 @@ class Lane:
     ends: list[int]
     block_starts: list[int] = field(default_factory=list)
     block_ends: list[int] = field(default_factory=list)
+    block_ids: list[int] = field(default_factory=list)
     _prefix: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
@@ -54,6 +55,16 @@ class Lane:
         if end <= start:
             return 0.0
         return (self.busy_before(end) - self.busy_before(start)) / (end - start)
+
+    def block_in(self, start: int, end: int) -> int | None:
+        """Index of the GPU block that covers most of ``[start, end)``, else ``None``."""
+        best, best_overlap = None, 0
+        last = bisect_right(self.block_starts, end - 1) - 1
+        for index in range(last, max(-1, last - 64), -1):  # blocks on a stream rarely overlap
+            overlap = min(end, self.block_ends[index]) - max(start, self.block_starts[index])
+            if overlap > best_overlap:
+                best, best_overlap = index, overlap
+        return best
 
     def block_at(self, t: int) -> int | None:
         """Index of the GPU block covering ``t`` (for alternating colours), else ``None``."""
@@ -90,7 +101,7 @@ def lanes(trace: Trace, window: Window) -> list[Lane]:
         & pl.col("cat").is_in([*CPU_WORK, *GPU_WORK])
     )
     tracks = trace.tracks.select("track", "pid", "tid", "thread_name", "kind")
-    located = events.select("pid", "tid", "cat", "start_ns", "end_ns").join(
+    located = events.select("id", "pid", "tid", "cat", "start_ns", "end_ns").join(
         tracks, on=["pid", "tid"], how="inner"
     )
     located = located.filter(
@@ -110,6 +121,7 @@ def lanes(trace: Trace, window: Window) -> list[Lane]:
                 ends=group["end_ns"].to_list(),
                 block_starts=[] if blocks is None else blocks["start_ns"].to_list(),
                 block_ends=[] if blocks is None else blocks["end_ns"].to_list(),
+                block_ids=[] if blocks is None else blocks["id"].to_list(),
             )
         )
     cpu = [lane for lane in result if lane.kind == "cpu"]

@@ -484,7 +484,11 @@ class TreeModel:
         """The hottest chain from the top: the hottest step (else top node), then hottest children."""
         tops = (
             [k for k in self._tops if isinstance(k, int)]
-            or [k for k in self._tops if not (k[0] == "thread" and k[2] in self._profiler_tracks)]
+            or [
+                k
+                for k in self._tops
+                if not (isinstance(k, tuple) and k[0] == "thread" and k[2] in self._profiler_tracks)
+            ]
             or self._tops
         )
         if not tops:
