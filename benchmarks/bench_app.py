@@ -105,7 +105,7 @@ async def _child(trace: Path, presses: int) -> dict[str, Any]:
     partner = helper.start(trace)
     from tracetui.app.app import TraceApp  # as `tracetui open`: polars is imported by the loader
 
-    app = TraceApp(trace, helper=partner)
+    app = TraceApp(trace, helper=partner, freeze_gc=True)
     frames = Frames(app)
     marks: dict[str, Any] = {"helper": partner is not None}
 

@@ -50,7 +50,7 @@ def open_trace(path: Path | None) -> int:
     try:
         from tracetui.app.app import TraceApp
 
-        app = TraceApp(target, sample=sample, helper=partner)
+        app = TraceApp(target, sample=sample, helper=partner, freeze_gc=True)
         app.run()
     finally:
         if partner is not None:

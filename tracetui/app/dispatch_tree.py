@@ -478,7 +478,7 @@ class DispatchTree(CachedStyles, ScrollView, can_focus=True):
         strip = self._strips.get(cache_key)
         if strip is None:
             strip = self._row_strip(index, width, cursor)
-            if len(self._strips) > 4000:
+            if len(self._strips) > 4 * max(64, self.size.height):
                 self._strips.clear()
             self._strips[cache_key] = strip
         return strip

@@ -175,7 +175,7 @@ class ExplorerScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="details")
     def load_details(self, key: NodeKey, model: TreeModel) -> None:
-        content = describe(self.trace, model, key, self.insight.rows)
+        content = describe(self.trace, model, key, self.insight)
         launched = None
         node = model.node(key)
         if isinstance(key, int) and node.kind not in GPU_KINDS and node.gpu_events:

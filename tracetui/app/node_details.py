@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from textual.content import Content
 
 from tracetui.app.formatting import fmt_bytes, fmt_count, fmt_ns_offset, fmt_si, fmt_us
+from tracetui.app.insight import Insight
 from tracetui.app.tree_model import GPU_KINDS, Node, NodeKey, TreeModel
 
 if TYPE_CHECKING:
@@ -95,9 +96,7 @@ class Lines:
         return Content("\n").join(self.parts)
 
 
-def describe(
-    trace: Trace, model: TreeModel, key: NodeKey, insight: Mapping[int, Mapping[str, Any]]
-) -> Content:
+def describe(trace: Trace, model: TreeModel, key: NodeKey, insight: Insight) -> Content:
     """Everything the pane shows for ``key``."""
     node = model.node(key)
     out = Lines()

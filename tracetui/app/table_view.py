@@ -285,7 +285,7 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
                 return Strip.blank(width, self.base_style)
             key = (index, index == self.cursor_row, width)
             strip = self._strips.get(key) or self._row_strip(index, width)
-            if len(self._strips) > 2000:
+            if len(self._strips) > 4 * max(64, self.size.height):
                 self._strips.clear()
             self._strips[key] = strip
         return strip.crop_extend(scroll_x, scroll_x + width, self.base_style)
