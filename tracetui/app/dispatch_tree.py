@@ -531,13 +531,13 @@ class DispatchTree(CachedStyles, ScrollView, can_focus=True):
         if tag and filler >= len(tag):
             segments.append(Segment(tag, self._style("where")))
             filler -= len(tag)
-        segments.append(Segment(" " * filler))
+        base = self.base_style  # component styles are full styles: only the filler needs the base
+        segments.append(Segment(" " * filler, base))
         segments.extend(self._number_segments(node, columns))
-        base = self.base_style
         if cursor:
-            segments = list(Segment.apply_style(segments, style=base, post_style=self._style("cursor")))
-        else:
-            segments = list(Segment.apply_style(segments, style=base))
+            segments = list(Segment.apply_style(segments, post_style=self._style("cursor")))
+        if used + right_width <= width:  # exactly `width` cells by construction
+            return Strip(segments, width)
         return Strip(segments).crop_extend(0, width, base)
 
     def _name_style(self, node: Node) -> Style:
