@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import time
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,9 +18,14 @@ if TYPE_CHECKING:
 
 
 def load_with_progress(path: str | Path, helper: Helper | None = None) -> Trace:
-    """``tracetui.load`` with a spinner naming the stage, when stderr is a terminal."""
+    """``tracetui.load`` with a spinner naming the stage, when stderr is a terminal.
+
+    ``TRACETUI_TIMING=1`` prints how long each stage took, on stderr.
+    """
     from tracetui.trace import load
 
+    if os.environ.get("TRACETUI_TIMING"):
+        return _timed(path, helper)
     if not sys.stderr.isatty():
         return load(path, helper=helper)
     console = Console(stderr=True, markup=False, highlight=False)
@@ -26,3 +34,14 @@ def load_with_progress(path: str | Path, helper: Helper | None = None) -> Trace:
         return load(
             path, progress=lambda stage: status.update(Text(f"loading {name}: {stage}")), helper=helper
         )
+
+
+def _timed(path: str | Path, helper: Helper | None) -> Trace:
+    from tracetui.trace import load
+
+    marks: list[tuple[str, float]] = []
+    trace = load(path, progress=lambda stage: marks.append((stage, time.perf_counter())), helper=helper)
+    marks.append(("", time.perf_counter()))
+    spans = ", ".join(f"{stage} {end - start:.2f}s" for (stage, start), (_, end) in pairwise(marks))
+    print(f"tracetui: load {marks[-1][1] - marks[0][1]:.2f}s ({spans})", file=sys.stderr)
+    return trace
