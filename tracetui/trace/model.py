@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -125,13 +126,17 @@ class Trace:
                 self._parents[key] = cached
         return cached
 
+    @cached_property
+    def _ids(self) -> list[int]:
+        return self.events["id"].to_list()
+
     def row(self, event_id: int) -> int:
         """Row of an event id (a file position) in ``events``; KeyError if it is not an X event."""
-        ids = self.events["id"]
-        row = ids.search_sorted(event_id)
+        ids = self._ids
+        row = bisect_left(ids, event_id)
         if row >= len(ids) or ids[row] != event_id:
             raise KeyError(event_id)
-        return int(row)
+        return row
 
     def event(self, event_id: int) -> dict[str, Any]:
         """One event's row as a dict."""
