@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tracetui.trace import cache
+
 if TYPE_CHECKING:
     from tracetui.trace.frames import Tables
 
@@ -81,6 +83,7 @@ def _worthwhile(path: Path) -> bool:
         and not os.environ.get("TRACETUI_SERIAL")
         and path.is_file()
         and path.stat().st_size >= MIN_FILE_BYTES
+        and not cache.has_entry(path)
     )
 
 

@@ -7,9 +7,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import msgspec
 import polars as pl
 
-from tracetui.trace import links, stats
+from tracetui.trace import cache, links, stats
 from tracetui.trace.align import attach, rows_of
 from tracetui.trace.categories import GPU_LANE
 from tracetui.trace.decode import Decoded, decode
@@ -19,7 +20,8 @@ from tracetui.trace.links import ANOMALY_SCHEMA
 from tracetui.trace.model import Trace
 from tracetui.trace.nesting import nest
 from tracetui.trace.release import drop_later
-from tracetui.trace.source import read_source
+from tracetui.trace.schema import TOP_DECODER
+from tracetui.trace.source import locate, read_source
 
 Progress = Callable[[str], None]
 
@@ -36,11 +38,16 @@ def load(path: str | Path, progress: Progress | None = None, helper: Helper | No
     with _gc_paused():
         say("reading")
         try:
-            source = read_source(path)
+            cached = cache.lookup(locate(path)[0])
+            source = None if cached is not None else read_source(path)
         except BaseException:
             if helper is not None:
                 helper.cancel()
             raise
+        if cached is not None or source is None:
+            if helper is not None:
+                helper.cancel()
+            return cached
         say("decoding")
         decoded = decode(source.data, source.path, helper)
         say("tabulating")
@@ -67,7 +74,7 @@ def load(path: str | Path, progress: Progress | None = None, helper: Helper | No
         if "baseTimeNanoseconds" in decoded.top:
             anomalies.append(links.external_id_mismatches(events))
         anomalies.append(_missing_times(events))
-    return Trace(
+    trace = Trace(
         path=source.path,
         events=events,
         instants=tables.instants,
@@ -84,6 +91,21 @@ def load(path: str | Path, progress: Progress | None = None, helper: Helper | No
         other_phases=tables.other_phases,
         _events_json=decoded.events_json,
     )
+    launch_ops = events["launch_op_id"].drop_nulls().unique().sort().to_list()
+    trace.launch_shapes = trace.shapes(launch_ops)
+    cache.store(trace, len(source.data))
+    return trace
+
+
+def events_json_of(path: Path) -> bytes | msgspec.Raw | None:
+    """The events array's JSON of a trace file, as ``load`` decoded it (for lazy args)."""
+    source = read_source(path)
+    try:
+        if source.data[:4096].lstrip()[:1] == b"[":
+            return source.data
+        return TOP_DECODER.decode(source.data)["traceEvents"]
+    except (msgspec.MsgspecError, KeyError):
+        return decode(source.data, source.path).events_json
 
 
 @contextmanager

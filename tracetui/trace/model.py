@@ -46,7 +46,9 @@ class Trace:
     repairs: list[str] = field(default_factory=list)
     siblings: tuple[Path, ...] = ()
     other_phases: dict[str, int] = field(default_factory=dict)
-    _events_json: bytes | None = field(default=None, repr=False)
+    from_cache: bool = False
+    launch_shapes: pl.DataFrame | None = None  # shapes of the ops that launched GPU work
+    _events_json: bytes | msgspec.Raw | None = field(default=None, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _parents: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
     _all_shapes: pl.DataFrame | None = field(default=None, repr=False)
@@ -167,6 +169,10 @@ class Trace:
     # ---- raw args ----------------------------------------------------------------------
     @cached_property
     def _raw_args(self) -> list[msgspec.Raw]:
+        if self._events_json is None and self.from_cache:
+            from tracetui.trace.loader import events_json_of
+
+            self._events_json = events_json_of(self.path)
         if self._events_json is None:
             return []
         return [event.args for event in RAW_ARGS_DECODER.decode(self._events_json)]
@@ -178,6 +184,11 @@ class Trace:
         Shapes are big and needed rarely (FLOPs, details, export), so they are read from the
         raw events on demand rather than at load.
         """
+        if ids is not None and self.launch_shapes is not None:
+            wanted = pl.Series("id", [i for i in ids if i is not None], dtype=pl.UInt32)
+            known = self.launch_shapes.filter(pl.col("id").is_in(wanted.implode()))
+            if len(known) == len(wanted.unique()):
+                return wanted.to_frame().join(known, on="id", how="left", maintain_order="left")
         if ids is None:
             with self._lock:
                 if self._all_shapes is None:

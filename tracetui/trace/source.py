@@ -34,14 +34,19 @@ class Source:
     siblings: tuple[Path, ...] = field(default_factory=tuple)
 
 
-def read_source(path: str | Path) -> Source:
-    """Read ``path`` (a file or a trace directory); raise :class:`TraceError` on bad input."""
+def locate(path: str | Path) -> tuple[Path, tuple[Path, ...]]:
+    """The trace file for ``path`` (a file, or the newest trace of a directory) and the others."""
     path = Path(path)
     if not path.exists():
         raise TraceError(path, "no such file or directory")
-    siblings: tuple[Path, ...] = ()
     if path.is_dir():
-        path, siblings = _pick_from_directory(path)
+        return _pick_from_directory(path)
+    return path, ()
+
+
+def read_source(path: str | Path) -> Source:
+    """Read ``path`` (a file or a trace directory); raise :class:`TraceError` on bad input."""
+    path, siblings = locate(path)
     try:
         raw = path.read_bytes()
     except OSError as exc:

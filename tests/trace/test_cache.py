@@ -1,0 +1,72 @@
+"""The trace cache: a second load of an unchanged file comes from disk and is identical."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import tracetui
+from tracetui.trace import cache
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+
+@pytest.fixture
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.delenv("TRACETUI_NO_CACHE", raising=False)
+    monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    return tmp_path / "cache"
+
+
+def copy_fixture(tmp_path: Path, name: str = "mlp_train_tbhandler_stack_memory.pt.trace.json.gz") -> Path:
+    target = tmp_path / name
+    target.write_bytes((FIXTURES / name).read_bytes())
+    return target
+
+
+def test_second_load_comes_from_the_cache_and_matches(private_cache: Path, tmp_path: Path) -> None:
+    path = copy_fixture(tmp_path)
+    first = tracetui.load(path)
+    assert not first.from_cache and cache.has_entry(path)
+    second = tracetui.load(path)
+    assert second.from_cache
+    for name in ("events", "instants", "flows", "meta_events", "tracks", "anomalies", "launch_shapes"):
+        assert getattr(first, name).equals(getattr(second, name)), name
+    assert second.metadata == first.metadata and second.format == first.format
+    assert second.annotations.equals(first.annotations)
+    kernel = first.gpu.filter(pl.col("cat") == "kernel")["id"][0]
+    assert second.event_args(kernel) == first.event_args(kernel)  # raw args re-read from the file
+    assert second.shapes().equals(first.shapes())
+
+
+def test_a_changed_file_is_not_served_from_the_cache(private_cache: Path, tmp_path: Path) -> None:
+    path = copy_fixture(tmp_path, "linear_eager.json.gz")
+    tracetui.load(path)
+    path.write_bytes((FIXTURES / "mlp_eager.json.gz").read_bytes())
+    os.utime(path, ns=(1, 1))
+    reloaded = tracetui.load(path)
+    assert not reloaded.from_cache and "mlp_fwd" in reloaded.annotations["name"].to_list()
+
+
+def test_small_traces_and_disabled_cache_are_not_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TRACETUI_NO_CACHE", raising=False)
+    tracetui.load(copy_fixture(tmp_path, "linear_eager.json.gz"))  # below MIN_BYTES
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+    monkeypatch.setenv("TRACETUI_NO_CACHE", "1")
+    assert cache.directory() is None
+
+
+def test_a_damaged_entry_is_a_miss(private_cache: Path, tmp_path: Path) -> None:
+    path = copy_fixture(tmp_path, "linear_eager.json.gz")
+    tracetui.load(path)
+    entry = cache.entry_for(path)
+    assert entry is not None
+    (entry / "events.arrow").write_bytes(b"not arrow")
+    assert not tracetui.load(path).from_cache

@@ -1,0 +1,120 @@
+"""A disk cache of loaded traces: a big trace opened again loads in a fraction of a second.
+
+An entry is keyed by the file's resolved path, size and modification time and tracetui's
+version, and holds the model's tables as Arrow IPC plus its facts as JSON, under
+``$TRACETUI_CACHE_DIR``, else ``$XDG_CACHE_HOME/tracetui``, else ``~/.cache/tracetui``.
+Only traces of at least ``MIN_BYTES`` of JSON are cached; the newest ``KEEP`` entries are kept.
+``TRACETUI_NO_CACHE=1`` turns it off. The cache is best effort: any problem with it means a
+normal load, never an error. The trace file itself is never written.
+
+The key and its lookup are free of heavy imports (the CLI checks for a hit before polars loads).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tracetui import __version__
+
+if TYPE_CHECKING:
+    from tracetui.trace.model import Trace
+
+MIN_BYTES = int(os.environ.get("TRACETUI_CACHE_MIN_BYTES", 8 << 20))
+KEEP = 8
+FORMAT = 1
+TABLES = ("events", "instants", "flows", "meta_events", "tracks", "anomalies", "launch_shapes")
+FACTS = ("format", "gzipped", "truncated", "repairs", "other_phases")
+
+
+def directory() -> Path | None:
+    """Where entries live, or None when caching is off."""
+    if os.environ.get("TRACETUI_NO_CACHE"):
+        return None
+    if root := os.environ.get("TRACETUI_CACHE_DIR"):
+        return Path(root)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "tracetui"
+
+
+def entry_for(path: Path) -> Path | None:
+    """The entry directory for a trace file (existing or not); None when caching is off."""
+    root = directory()
+    if root is None:
+        return None
+    try:
+        stat = path.stat()
+        identity = f"{FORMAT}\0{__version__}\0{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}"
+    except OSError:
+        return None
+    return root / hashlib.sha256(identity.encode()).hexdigest()[:32]
+
+
+def has_entry(path: Path) -> bool:
+    """Whether a complete entry exists for ``path`` (cheap: a stat or two)."""
+    entry = entry_for(path)
+    return entry is not None and (entry / "facts.json").is_file()
+
+
+def lookup(path: Path) -> Trace | None:
+    """The cached trace for ``path``, or None."""
+    entry = entry_for(path)
+    if entry is None or not (entry / "facts.json").is_file():
+        return None
+    try:
+        return _read(entry, path)
+    except Exception:  # a damaged or foreign entry is just a miss
+        shutil.rmtree(entry, ignore_errors=True)
+        return None
+
+
+def store(trace: Trace, json_bytes: int) -> None:
+    """Save ``trace`` (whose file held ``json_bytes`` of JSON) if it is worth caching."""
+    entry = entry_for(trace.path)
+    if entry is None or json_bytes < MIN_BYTES:
+        return
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=entry.parent))
+        for name in TABLES:
+            getattr(trace, name).write_ipc(staging / f"{name}.arrow")
+        facts = {name: getattr(trace, name) for name in FACTS}
+        facts |= {"metadata": trace.metadata, "siblings": [str(p) for p in trace.siblings]}
+        (staging / "facts.json").write_text(json.dumps(facts))
+        shutil.rmtree(entry, ignore_errors=True)
+        staging.rename(entry)
+        _prune(entry.parent)
+    except Exception:
+        shutil.rmtree(locals().get("staging", entry.parent / ".none"), ignore_errors=True)
+
+
+def _read(entry: Path, path: Path) -> Trace:
+    import polars as pl
+
+    from tracetui.trace.model import Trace
+
+    facts: dict[str, Any] = json.loads((entry / "facts.json").read_text())
+    tables = {name: pl.read_ipc(entry / f"{name}.arrow") for name in TABLES}
+    return Trace(
+        path=path,
+        metadata=facts["metadata"],
+        siblings=tuple(Path(p) for p in facts["siblings"]),
+        **tables,
+        **{name: facts[name] for name in FACTS},
+        from_cache=True,
+    )
+
+
+def _prune(root: Path) -> None:
+    entries = sorted(
+        (p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")),
+        key=lambda p: p.stat().st_mtime,
+        reverse=True,
+    )
+    for old in entries[KEEP:]:
+        shutil.rmtree(old, ignore_errors=True)
