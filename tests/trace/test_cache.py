@@ -32,8 +32,9 @@ def test_second_load_comes_from_the_cache_and_matches(private_cache: Path, tmp_p
     path = copy_fixture(tmp_path)
     first = tracetui.load(path)
     assert not first.from_cache and cache.has_entry(path)
+    assert not first.launch_shapes.is_empty()  # computed after load, then added to the entry
     second = tracetui.load(path)
-    assert second.from_cache
+    assert second.from_cache and second._launch_shapes is not None
     for name in ("events", "instants", "flows", "meta_events", "tracks", "anomalies", "launch_shapes"):
         assert getattr(first, name).equals(getattr(second, name)), name
     assert second.metadata == first.metadata and second.format == first.format

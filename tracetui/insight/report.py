@@ -42,10 +42,9 @@ def kernel_insight(trace: Trace) -> pl.DataFrame:
         "id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes"
     )
     names = kernel_name_columns(gpu["name"]).select("name", *KERNEL_FIELDS, "notes")
-    launch_ops = gpu["launch_op_id"].drop_nulls().unique().sort()
     ops = (
         trace.events.select(pl.col("id").alias("launch_op_id"), pl.col("name").alias("op"))
-        .join(trace.shapes(launch_ops.to_list()).rename({"id": "launch_op_id"}), on="launch_op_id")
+        .join(trace.launch_shapes.rename({"id": "launch_op_id"}), on="launch_op_id")
         .drop("input_strides")
     )
     rows = gpu.join(names, on="name", how="left").join(ops, on="launch_op_id", how="left")

@@ -12,6 +12,7 @@ The key and its lookup are free of heavy imports (the CLI checks for a hit befor
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -23,12 +24,15 @@ from typing import TYPE_CHECKING, Any
 from tracetui import __version__
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from tracetui.trace.model import Trace
 
 MIN_BYTES = int(os.environ.get("TRACETUI_CACHE_MIN_BYTES", 8 << 20))
 KEEP = 8
 FORMAT = 1
-TABLES = ("events", "instants", "flows", "meta_events", "tracks", "anomalies", "launch_shapes")
+TABLES = ("events", "instants", "flows", "meta_events", "tracks", "anomalies")
+LATER = ("launch_shapes",)  # tables computed after load, added to the entry when they are
 FACTS = ("format", "gzipped", "truncated", "repairs", "other_phases")
 
 
@@ -100,6 +104,11 @@ def _read(entry: Path, path: Path) -> Trace:
 
     facts: dict[str, Any] = json.loads((entry / "facts.json").read_text())
     tables = {name: pl.read_ipc(entry / f"{name}.arrow") for name in TABLES}
+    later = {
+        f"_{name}": pl.read_ipc(entry / f"{name}.arrow")
+        for name in LATER
+        if (entry / f"{name}.arrow").is_file()
+    }
     return Trace(
         path=path,
         metadata=facts["metadata"],
@@ -107,7 +116,22 @@ def _read(entry: Path, path: Path) -> Trace:
         **tables,
         **{name: facts[name] for name in FACTS},
         from_cache=True,
+        **later,
     )
+
+
+def add_table(path: Path, name: str, frame: pl.DataFrame) -> None:
+    """Add a table computed after load to ``path``'s entry, if it has one."""
+    entry = entry_for(path)
+    if entry is None or not (entry / "facts.json").is_file() or (entry / f"{name}.arrow").is_file():
+        return
+    try:
+        staging = entry / f".{name}.{os.getpid()}"
+        frame.write_ipc(staging)
+        staging.rename(entry / f"{name}.arrow")
+    except Exception:
+        with contextlib.suppress(OSError):
+            staging.unlink()
 
 
 def _prune(root: Path) -> None:

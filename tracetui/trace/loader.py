@@ -91,8 +91,6 @@ def load(path: str | Path, progress: Progress | None = None, helper: Helper | No
         other_phases=tables.other_phases,
         _events_json=decoded.events_json,
     )
-    launch_ops = events["launch_op_id"].drop_nulls().unique().sort().to_list()
-    trace.launch_shapes = trace.shapes(launch_ops)
     cache.store(trace, len(source.data))
     return trace
 

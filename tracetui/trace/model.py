@@ -47,7 +47,7 @@ class Trace:
     siblings: tuple[Path, ...] = ()
     other_phases: dict[str, int] = field(default_factory=dict)
     from_cache: bool = False
-    launch_shapes: pl.DataFrame | None = None  # shapes of the ops that launched GPU work
+    _launch_shapes: pl.DataFrame | None = field(default=None, repr=False)
     _events_json: bytes | msgspec.Raw | None = field(default=None, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _parents: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
@@ -184,9 +184,9 @@ class Trace:
         Shapes are big and needed rarely (FLOPs, details, export), so they are read from the
         raw events on demand rather than at load.
         """
-        if ids is not None and self.launch_shapes is not None:
+        if ids is not None and self._launch_shapes is not None:
             wanted = pl.Series("id", [i for i in ids if i is not None], dtype=pl.UInt32)
-            known = self.launch_shapes.filter(pl.col("id").is_in(wanted.implode()))
+            known = self._launch_shapes.filter(pl.col("id").is_in(wanted.implode()))
             if len(known) == len(wanted.unique()):
                 return wanted.to_frame().join(known, on="id", how="left", maintain_order="left")
         if ids is None:
@@ -204,6 +204,18 @@ class Trace:
             values = [bytes(getattr(p, name)) for p in parsed]
             columns[name] = pl.Series(name, values, dtype=pl.Binary).cast(pl.String).replace("", None)
         return pl.DataFrame(columns)
+
+    @property
+    def launch_shapes(self) -> pl.DataFrame:
+        """Shapes of the ops that launched GPU work (what FLOPs and bytes need), kept once read."""
+        with self._lock:
+            if self._launch_shapes is None:
+                ops = self.events["launch_op_id"].drop_nulls().unique().sort().to_list()
+                self._launch_shapes = self.shapes(ops)
+                from tracetui.trace import cache
+
+                cache.add_table(self.path, "launch_shapes", self._launch_shapes)
+            return self._launch_shapes
 
     def args_json(self) -> pl.Series:
         """Every X event's complete args as JSON text (as written), aligned with ``events`` rows."""
