@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 
 from tests.app import synthetic
 from tracetui.app.app import TraceApp
+from tracetui.app.diff_screen import DiffScreen
 from tracetui.app.dispatch_tree import DispatchTree
 from tracetui.app.explorer_screen import ExplorerScreen
 from tracetui.app.loading_screen import LoadingScreen
@@ -48,9 +49,9 @@ async def settle(pilot: Pilot[int]) -> None:
     for _ in range(1000):
         await app.workers.wait_for_complete()
         await pilot.pause()
-        explorer = next((s for s in app.screen_stack if isinstance(s, ExplorerScreen)), None)
+        main = next((s for s in app.screen_stack if isinstance(s, (ExplorerScreen, DiffScreen))), None)
         loading = isinstance(app.screen, LoadingScreen)
-        if not loading and (explorer is None or explorer.settled):
+        if not loading and (main is None or main.settled):
             break
         await pilot.pause(0.01)
     await pilot.pause()
@@ -99,3 +100,4 @@ def orphan_path(tmp_path: Path) -> Path:
 def truncated_path(tmp_path: Path) -> Path:
     source = gzip.decompress(fixture("mlp_eager").read_bytes())
     return synthetic.truncated_trace(tmp_path / "mlp_eager_truncated.json", source)
+

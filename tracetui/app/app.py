@@ -30,8 +30,16 @@ if TYPE_CHECKING:
 NAVIGATION = frozenset({"cursor_up", "cursor_down", "page_up", "page_down", "first", "last", "column"})
 
 
-class TraceApp(App[int]):
-    """``tracetui open``: the dispatch-chain explorer."""
+def load_failed(exc: Exception) -> LoadFailed:
+    """The CLI's one line for a loading error (an unexpected exception is a bug: still one line)."""
+    if isinstance(exc, TraceError):
+        return LoadFailed(f"tracetui: {exc}", EXIT_BAD_INPUT)
+    line = f"tracetui: internal error: {type(exc).__name__}: {exc} (please report it)"
+    return LoadFailed(line, EXIT_INTERNAL)
+
+
+class TracetuiApp(App[int]):
+    """What the explorer and the comparison share: styles, keys, help, palette, the error screen."""
 
     TITLE = "tracetui"
     CSS_PATH = "styles.tcss"
@@ -42,8 +50,53 @@ class TraceApp(App[int]):
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
 
+    def on_load_progress(self, message: LoadProgress) -> None:
+        if isinstance(self.screen, LoadingScreen):
+            self.screen.show_stage(message.stage)
+
+    def on_load_failed(self, message: LoadFailed) -> None:
+        self.switch_screen(ErrorScreen(message.line, message.code))
+
+    # ---- help and palette ---------------------------------------------------------------------
+    def help_sections(self) -> list[Section]:
+        """Every screen's and widget's keys, for the help screen (override)."""
+        return [("Everywhere", self.everywhere())]
+
+    def everywhere(self) -> list[BindingType]:
+        return [*self.BINDINGS, Binding("ctrl+p", "command_palette", "Command palette")]
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.help_sections()))
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        seen: set[str] = set()
+        for active in screen.active_bindings.values():
+            binding = active.binding
+            action = binding.action.split("(")[0]
+            if action in NAVIGATION or action in ("quit", "command_palette") or binding.action in seen:
+                continue
+            if not binding.description or not active.enabled:
+                continue
+            seen.add(binding.action)
+            yield SystemCommand(
+                binding.description,
+                binding.tooltip or f"{binding.description} ({self.get_key_display(binding)})",
+                partial(self.run_action, binding.action, active.node),
+            )
+
+
+class TraceApp(TracetuiApp):
+    """``tracetui open``: the dispatch-chain explorer."""
+
     def __init__(
-        self, path: Path, *, sample: bool = False, helper: Helper | None = None, freeze_gc: bool = False
+        self,
+        path: Path,
+        *,
+        sample: bool = False,
+        helper: Helper | None = None,
+        freeze_gc: bool = False,
     ) -> None:
         """``helper``: a process from :func:`tracetui.trace.helper.start` decoding half of ``path``.
         ``freeze_gc``: once loaded, move every object into the collector's permanent generation
@@ -82,29 +135,17 @@ class TraceApp(App[int]):
 
             if self.freeze_gc:
                 gc.freeze()  # instant; a collect() first would cost ~0.1 s on the way to the tree
-        except TraceError as exc:
-            self.post_message(LoadFailed(f"tracetui: {exc}", EXIT_BAD_INPUT))
-        except Exception as exc:  # a bug: one line, like the CLI, instead of a traceback
-            line = f"tracetui: internal error: {type(exc).__name__}: {exc} (please report it)"
-            self.post_message(LoadFailed(line, EXIT_INTERNAL))
+        except Exception as exc:
+            self.post_message(load_failed(exc))
         else:
             self.post_message(TraceLoaded(trace, model))
-
-    def on_load_progress(self, message: LoadProgress) -> None:
-        if isinstance(self.screen, LoadingScreen):
-            self.screen.show_stage(message.stage)
 
     def on_trace_loaded(self, message: TraceLoaded) -> None:
         from tracetui.app.explorer_screen import ExplorerScreen
 
         self.switch_screen(ExplorerScreen(message.trace, message.model, sample=self.sample))
 
-    def on_load_failed(self, message: LoadFailed) -> None:
-        self.switch_screen(ErrorScreen(message.line, message.code))
-
-    # ---- help and palette ---------------------------------------------------------------------
     def help_sections(self) -> list[Section]:
-        """Every screen's and widget's keys, for the help screen."""
         from tracetui.app.dispatch_tree import DispatchTree
         from tracetui.app.explorer_screen import ExplorerScreen
         from tracetui.app.table_view import TableView
@@ -114,26 +155,5 @@ class TraceApp(App[int]):
             ("Tree", DispatchTree.BINDINGS),
             ("Find, filters, views", ExplorerScreen.BINDINGS),
             ("Tables", [*TablesScreen.BINDINGS, *TableView.BINDINGS]),
-            ("Everywhere", [*self.BINDINGS, Binding("ctrl+p", "command_palette", "Command palette")]),
+            ("Everywhere", self.everywhere()),
         ]
-
-    def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.help_sections()))
-
-    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        seen: set[str] = set()
-        for active in screen.active_bindings.values():
-            binding = active.binding
-            action = binding.action.split("(")[0]
-            if action in NAVIGATION or action in ("quit", "command_palette") or binding.action in seen:
-                continue
-            if not binding.description or not active.enabled:
-                continue
-            seen.add(binding.action)
-            yield SystemCommand(
-                binding.description,
-                binding.tooltip or f"{binding.description} ({self.get_key_display(binding)})",
-                partial(self.run_action, binding.action, active.node),
-            )

@@ -58,6 +58,17 @@ def open_trace(path: Path | None) -> int:
     return app.return_code or 0
 
 
+def open_diff(path_a: Path, path_b: Path) -> int:
+    """Run the comparison screen on two traces. Returns the exit status."""
+    check_readable(path_a)
+    check_readable(path_b)
+    from tracetui.app.diff_app import DiffApp
+
+    app = DiffApp(path_a, path_b, freeze_gc=True)
+    app.run()
+    return app.return_code or 0
+
+
 @click.command("open")
 @click.argument("trace", required=False, type=click.Path(path_type=Path, dir_okay=True))
 def open_command(trace: Path | None) -> int:

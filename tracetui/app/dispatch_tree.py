@@ -43,6 +43,70 @@ MAX_INDENT = 24  # levels drawn as guides; deeper rows show their depth as a num
 CPU_WIDTH = 9
 GPU_WIDTH = 9
 KERNELS_WIDTH = 7
+ROW_CLASSES = tuple(
+    f"dispatch-tree--{name}"
+    for name in (
+        "header",
+        "guide",
+        "step",
+        "annotation",
+        "op",
+        "python",
+        "call",
+        "gpu",
+        "memory",
+        "synthetic",
+        "no-kernel",
+        "number",
+        "where",
+        "match",
+        "cursor",
+    )
+)
+
+
+def row_css(widget: str) -> str:
+    """The tree rows' component styles, for ``widget`` (the dispatch tree and the comparison's)."""
+    return f"""
+    {widget} {{
+        background: $surface;
+        scrollbar-gutter: stable;
+    }}
+    {widget} > .dispatch-tree--header {{ text-style: bold; color: $text-muted; background: $panel; }}
+    {widget} > .dispatch-tree--guide {{ color: $text-disabled; }}
+    {widget} > .dispatch-tree--step {{ text-style: bold; color: $text-accent; }}
+    {widget} > .dispatch-tree--annotation {{ text-style: bold; color: $text-secondary; }}
+    {widget} > .dispatch-tree--op {{ color: $foreground; }}
+    {widget} > .dispatch-tree--python {{ color: $text-muted; text-style: italic; }}
+    {widget} > .dispatch-tree--call {{ color: $text-primary; }}
+    {widget} > .dispatch-tree--gpu {{ color: $text-success; text-style: bold; }}
+    {widget} > .dispatch-tree--memory {{ color: $text-warning; }}
+    {widget} > .dispatch-tree--synthetic {{ color: $text-muted; text-style: italic; }}
+    {widget} > .dispatch-tree--no-kernel {{ color: $text-disabled; }}
+    {widget} > .dispatch-tree--number {{ color: $foreground; }}
+    {widget} > .dispatch-tree--where {{ color: $text-muted; }}
+    {widget} > .dispatch-tree--match {{ text-style: bold underline; }}
+    {widget} > .dispatch-tree--cursor {{ background: $block-cursor-blurred-background; }}
+    {widget}:focus > .dispatch-tree--cursor {{
+        background: $block-cursor-background;
+        color: $block-cursor-foreground;
+        text-style: bold;
+    }}
+    """
+
+
+def style_name(node: Node) -> str:
+    """The component class (after ``dispatch-tree--``) a node's name is drawn with."""
+    if node.no_kernel and node.kind in ("op", "python", "call", "cpu", "annotation"):
+        return "no-kernel"
+    kind = node.kind
+    if kind == "kernel":
+        return "gpu"
+    if kind in ("memcpy", "memset", "sync"):
+        return "memory"
+    if kind in ("thread", "outside", "orphans"):
+        return "synthetic"
+    return kind if kind in ("step", "annotation", "op", "python", "call") else "op"
 
 
 class DispatchTree(CachedStyles, ScrollView, can_focus=True):
@@ -86,50 +150,9 @@ class DispatchTree(CachedStyles, ScrollView, can_focus=True):
         Binding("c", "collapse_all", "Collapse all", show=False, id="tree.collapse_all"),
     ]
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "dispatch-tree--header",
-        "dispatch-tree--guide",
-        "dispatch-tree--step",
-        "dispatch-tree--annotation",
-        "dispatch-tree--op",
-        "dispatch-tree--python",
-        "dispatch-tree--call",
-        "dispatch-tree--gpu",
-        "dispatch-tree--memory",
-        "dispatch-tree--synthetic",
-        "dispatch-tree--no-kernel",
-        "dispatch-tree--number",
-        "dispatch-tree--where",
-        "dispatch-tree--match",
-        "dispatch-tree--cursor",
-    }
+    COMPONENT_CLASSES: ClassVar[set[str]] = set(ROW_CLASSES)
 
-    DEFAULT_CSS = """
-    DispatchTree {
-        background: $surface;
-        scrollbar-gutter: stable;
-    }
-    DispatchTree > .dispatch-tree--header { text-style: bold; color: $text-muted; background: $panel; }
-    DispatchTree > .dispatch-tree--guide { color: $text-disabled; }
-    DispatchTree > .dispatch-tree--step { text-style: bold; color: $text-accent; }
-    DispatchTree > .dispatch-tree--annotation { text-style: bold; color: $text-secondary; }
-    DispatchTree > .dispatch-tree--op { color: $foreground; }
-    DispatchTree > .dispatch-tree--python { color: $text-muted; text-style: italic; }
-    DispatchTree > .dispatch-tree--call { color: $text-primary; }
-    DispatchTree > .dispatch-tree--gpu { color: $text-success; text-style: bold; }
-    DispatchTree > .dispatch-tree--memory { color: $text-warning; }
-    DispatchTree > .dispatch-tree--synthetic { color: $text-muted; text-style: italic; }
-    DispatchTree > .dispatch-tree--no-kernel { color: $text-disabled; }
-    DispatchTree > .dispatch-tree--number { color: $foreground; }
-    DispatchTree > .dispatch-tree--where { color: $text-muted; }
-    DispatchTree > .dispatch-tree--match { text-style: bold underline; }
-    DispatchTree > .dispatch-tree--cursor { background: $block-cursor-blurred-background; }
-    DispatchTree:focus > .dispatch-tree--cursor {
-        background: $block-cursor-background;
-        color: $block-cursor-foreground;
-        text-style: bold;
-    }
-    """
+    DEFAULT_CSS = row_css("DispatchTree")
 
     class CursorMoved(Message):
         """The cursor is on a new node."""
@@ -541,16 +564,7 @@ class DispatchTree(CachedStyles, ScrollView, can_focus=True):
         return Strip(segments).crop_extend(0, width, base)
 
     def _name_style(self, node: Node) -> Style:
-        if node.no_kernel and node.kind in ("op", "python", "call", "cpu", "annotation"):
-            return self._style("no-kernel")
-        kind = node.kind
-        if kind == "kernel":
-            return self._style("gpu")
-        if kind in ("memcpy", "memset", "sync"):
-            return self._style("memory")
-        if kind in ("thread", "outside", "orphans"):
-            return self._style("synthetic")
-        return self._style(kind if kind in ("step", "annotation", "op", "python", "call") else "op")
+        return self._style(style_name(node))
 
     def _highlight(self, text: str, style: Style) -> list[Segment]:
         query = self.find_query.lower()

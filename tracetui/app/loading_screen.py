@@ -24,16 +24,18 @@ class LoadingScreen(Screen[None]):
     LoadingScreen ProgressBar { width: auto; margin: 1 0; }
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, title: str | None = None) -> None:
+        """``title``: what is loading, when not ``path``'s name (two traces for a comparison)."""
         super().__init__()
         self.path = path
+        self.label = title or path.name
         self.stage = "starting"
 
     def compose(self) -> ComposeResult:
         with Middle():
             with Center():
                 yield Static(
-                    Content.assemble("Loading ", (self.path.name, "bold $text-accent")), id="loading-title"
+                    Content.assemble("Loading ", (self.label, "bold $text-accent")), id="loading-title"
                 )
             with Center():
                 yield ProgressBar(total=len(STAGES), show_eta=False, id="loading-bar")

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
 
 if TYPE_CHECKING:
     from textual.content import Content
 
+    from tracetui.app.diff_model import DiffModel
     from tracetui.app.insight import Insight
     from tracetui.app.tables import TableSpec
     from tracetui.app.timeline_model import Lane, Window
@@ -89,3 +90,20 @@ class Search:
     label: str = "find"
     exact: bool = False
     cats: tuple[str, ...] | None = None
+
+
+@dataclass
+class DiffLoaded(Message):
+    """Both traces of a comparison are loaded and aligned."""
+
+    data: dict[str, Any]
+    model: DiffModel
+
+
+@dataclass
+class DifferenceFound(Message):
+    """``n`` / ``N``: the next (previous) difference, ``None`` when there is none; ``wrapped``: the
+    search went past the end and started over."""
+
+    pid: int | None
+    wrapped: bool

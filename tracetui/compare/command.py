@@ -17,14 +17,27 @@ TRACE = click.Path(path_type=Path)
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the comparison as JSON (schema tracetui.diff/1)."
 )
-def diff_command(trace_a: Path, trace_b: Path, as_json: bool) -> None:
+@click.option(
+    "--report",
+    is_flag=True,
+    help="Print the report, also on a terminal (where the default is the comparison screen).",
+)
+@click.pass_context
+def diff_command(ctx: click.Context, trace_a: Path, trace_b: Path, as_json: bool, report: bool) -> None:
     """Compare trace A (before) with trace B (after), per call.
 
     Annotations are paired by name and steps by position. For each: GPU events per call,
     kernels with byte-identical names in both, kernels only in A or only in B (and which fused
     kernel replaced which), GPU and CPU time; the dispatch chains that disappeared or appeared,
     the runtime/driver call mix, and torch.compile's CPU pre-ops.
+
+    On a terminal, opens the comparison screen (the two trees side by side); the report is printed
+    when stdout is not a terminal, or with --report.
     """
+    if not as_json and not report and on_terminal():
+        from tracetui.app.command import open_diff
+
+        ctx.exit(open_diff(trace_a, trace_b))
     from rich.console import Console
 
     from tracetui.compare.diff_data import diff_data
@@ -36,6 +49,11 @@ def diff_command(trace_a: Path, trace_b: Path, as_json: bool) -> None:
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return
     Console(markup=False, highlight=False).print(diff_renderable(data))
+
+
+def on_terminal() -> bool:
+    """Whether stdout is a terminal (``diff`` then opens the comparison screen)."""
+    return sys.stdout.isatty()
 
 
 @click.command("check")

@@ -1,0 +1,65 @@
+"""``tracetui diff A B`` on a terminal: load both traces and align them in a worker, then compare."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+from textual import work
+
+from tracetui.app.app import TracetuiApp, load_failed
+from tracetui.app.help_screen import Section
+from tracetui.app.loading_screen import LoadingScreen
+from tracetui.app.messages import DiffLoaded, LoadProgress
+
+
+class DiffApp(TracetuiApp):
+    """The comparison screen for trace A (before) and trace B (after)."""
+
+    def __init__(self, path_a: Path, path_b: Path, *, freeze_gc: bool = False) -> None:
+        """``freeze_gc``: as for :class:`~tracetui.app.app.TraceApp` (one app per process)."""
+        super().__init__()
+        self.paths = (path_a, path_b)
+        self.freeze_gc = freeze_gc
+
+    def on_mount(self) -> None:
+        a, b = self.paths
+        self.push_screen(LoadingScreen(a, title=f"{a.name} and {b.name}"))
+        self.load_both()
+
+    @work(thread=True, exclusive=True, group="load")
+    def load_both(self) -> None:
+        def progress(stage: str) -> None:
+            self.post_message(LoadProgress(stage))
+
+        try:
+            from tracetui.app.diff_model import DiffModel
+            from tracetui.app.tree_model import TreeModel
+            from tracetui.compare.diff_data import diff_data
+            from tracetui.trace import load
+
+            a, b = (load(path, progress=progress) for path in self.paths)
+            progress("comparing")
+            data = diff_data(a, b)
+            progress("aligning the trees")
+            model = DiffModel(TreeModel(a), TreeModel(b))
+            model.hottest_path()  # aligns the levels shown first, off the UI thread
+            from tracetui.app import diff_screen  # noqa: F401 - imported here, off the UI thread
+
+            if self.freeze_gc:
+                gc.freeze()
+        except Exception as exc:
+            self.post_message(load_failed(exc))
+        else:
+            self.post_message(DiffLoaded(data, model))
+
+    def on_diff_loaded(self, message: DiffLoaded) -> None:
+        from tracetui.app.diff_screen import DiffScreen
+
+        self.switch_screen(DiffScreen(message.data, message.model))
+
+    def help_sections(self) -> list[Section]:
+        from tracetui.app.diff_screen import DiffScreen
+        from tracetui.app.diff_tree import DiffTree
+
+        return [("Comparison", [*DiffTree.BINDINGS, *DiffScreen.BINDINGS]), ("Everywhere", self.everywhere())]
