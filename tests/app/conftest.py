@@ -101,3 +101,53 @@ def truncated_path(tmp_path: Path) -> Path:
     source = gzip.decompress(fixture("mlp_eager").read_bytes())
     return synthetic.truncated_trace(tmp_path / "mlp_eager_truncated.json", source)
 
+
+# Guesses about tests/fixtures/mlp_eager.json.gz, one of them wrong (aten::t launches nothing):
+# 7 of 8 checks pass, and the failing one points at the first aten::t call.
+EXPECT_TOML = """\
+[[expect]]
+annotation = "mlp_fwd"
+calls = 3
+kernels_per_call = 5
+
+[[expect]]
+op = "aten::t"
+launches_kernels = true
+note = "wrong on purpose: a transpose only rewrites strides"
+
+[[expect]]
+op = "aten::mm"
+per = "mlp_fwd"
+count = 3
+
+[[expect]]
+kernel = "nvjet_*"
+per = "mlp_fwd"
+count = 3
+
+[[expect]]
+kernel = "triton_*"
+count = 0
+
+[[expect]]
+op = "aten::gelu"
+launches_kernels = true
+
+[[expect]]
+annotation = "mlp_fwd"
+max_gpu_us = 300
+"""
+
+
+@pytest.fixture
+def expect_path(tmp_path: Path) -> Path:
+    path = tmp_path / "mlp_guesses.toml"
+    path.write_text(EXPECT_TOML)
+    return path
+
+
+def app_with_checks(trace: Path, expect: Path) -> TraceApp:
+    """``tracetui open TRACE --expect FILE`` (the file read as the command reads it)."""
+    from tracetui.compare.expectations import load_expectations
+
+    return TraceApp(trace, expect=(expect, load_expectations(expect)))

@@ -25,8 +25,10 @@ from tracetui.app.palette import NameSearch
 from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, TraceError
 
 if TYPE_CHECKING:
+    from tracetui.compare.expectations import Expectation
     from tracetui.trace.helper import Helper
 
+EXPECT_KEY = "explorer.expectations"  # the panel's key: in the help only with --expect
 NAVIGATION = frozenset({"cursor_up", "cursor_down", "page_up", "page_down", "first", "last", "column"})
 
 
@@ -97,8 +99,10 @@ class TraceApp(TracetuiApp):
         sample: bool = False,
         helper: Helper | None = None,
         freeze_gc: bool = False,
+        expect: tuple[Path, list[Expectation]] | None = None,
     ) -> None:
-        """``helper``: a process from :func:`tracetui.trace.helper.start` decoding half of ``path``.
+        """``expect``: an expectations file and its (validated) expectations, checked once loaded.
+        ``helper``: a process from :func:`tracetui.trace.helper.start` decoding half of ``path``.
         ``freeze_gc``: once loaded, move every object into the collector's permanent generation
         (``gc.freeze``), so the full collections that Textual's rendering triggers stop scanning the
         trace, the model and the imported modules (~0.1 s less per pause on a big trace). For a
@@ -108,6 +112,7 @@ class TraceApp(TracetuiApp):
         self.sample = sample
         self.helper = helper
         self.freeze_gc = freeze_gc
+        self.expect = expect
 
     def on_mount(self) -> None:
         self.push_screen(LoadingScreen(self.path))
@@ -131,6 +136,13 @@ class TraceApp(TracetuiApp):
             progress("building the tree")
             model = TreeModel(trace)
             model.hottest_path()  # decodes the hot chain's kernel names off the UI thread
+            checks = None
+            if self.expect is not None:
+                progress("checking expectations")
+                from tracetui.app.expect_panel import Checks
+                from tracetui.compare.check import check_trace
+
+                checks = Checks(self.expect[0], check_trace(trace, self.expect[1]))
             from tracetui.app import explorer_screen  # noqa: F401 - imported here, off the UI thread
 
             if self.freeze_gc:
@@ -138,22 +150,32 @@ class TraceApp(TracetuiApp):
         except Exception as exc:
             self.post_message(load_failed(exc))
         else:
-            self.post_message(TraceLoaded(trace, model))
+            self.post_message(TraceLoaded(trace, model, checks))
 
     def on_trace_loaded(self, message: TraceLoaded) -> None:
         from tracetui.app.explorer_screen import ExplorerScreen
 
-        self.switch_screen(ExplorerScreen(message.trace, message.model, sample=self.sample))
+        screen = ExplorerScreen(message.trace, message.model, sample=self.sample, checks=message.checks)
+        self.switch_screen(screen)
 
     def help_sections(self) -> list[Section]:
         from tracetui.app.dispatch_tree import DispatchTree
+        from tracetui.app.expect_panel import ExpectPanel
         from tracetui.app.explorer_screen import ExplorerScreen
         from tracetui.app.table_view import TableView
         from tracetui.app.tables_screen import TablesScreen
 
-        return [
+        views = [b for b in ExplorerScreen.BINDINGS if self.expect is not None or _id(b) != EXPECT_KEY]
+        sections: list[Section] = [
             ("Tree", DispatchTree.BINDINGS),
-            ("Find, filters, views", ExplorerScreen.BINDINGS),
+            ("Find, filters, views", views),
             ("Tables", [*TablesScreen.BINDINGS, *TableView.BINDINGS]),
-            ("Everywhere", self.everywhere()),
         ]
+        if self.expect is not None:
+            go = Binding("enter", "select", "Go to the node that broke the check")
+            sections.append(("Expectations panel", [go, *ExpectPanel.BINDINGS]))
+        return [*sections, ("Everywhere", self.everywhere())]
+
+
+def _id(binding: BindingType) -> str | None:
+    return binding.id if isinstance(binding, Binding) else None

@@ -37,10 +37,17 @@ def default_trace() -> Path:
     return sample_traces.default_trace()
 
 
-def open_trace(path: Path | None) -> int:
-    """Run the explorer on ``path`` (``None``: the bundled sample). Returns the exit status."""
+def open_trace(path: Path | None, expect: Path | None = None) -> int:
+    """Run the explorer on ``path`` (``None``: the bundled sample), with the pass/fail panel of an
+    expectations file when ``expect`` is given. Returns the exit status. A bad expectations file
+    raises :class:`TraceError` (``FILE: line N: problem``) before the app starts."""
     from tracetui.trace import helper
 
+    checks = None
+    if expect is not None:
+        from tracetui.compare.expectations import load_expectations
+
+        checks = (expect, load_expectations(expect))
     sample = path is None
     target = default_trace() if path is None else path
     check_readable(target)
@@ -50,7 +57,7 @@ def open_trace(path: Path | None) -> int:
     try:
         from tracetui.app.app import TraceApp
 
-        app = TraceApp(target, sample=sample, helper=partner, freeze_gc=True)
+        app = TraceApp(target, sample=sample, helper=partner, freeze_gc=True, expect=checks)
         app.run()
     finally:
         if partner is not None:
@@ -71,9 +78,15 @@ def open_diff(path_a: Path, path_b: Path) -> int:
 
 @click.command("open")
 @click.argument("trace", required=False, type=click.Path(path_type=Path, dir_okay=True))
-def open_command(trace: Path | None) -> int:
+@click.option(
+    "--expect",
+    type=click.Path(path_type=Path),
+    help="Expectations file (TOML, as for `tracetui check`): a pass/fail panel; Enter on a failing "
+    "check goes to the node that broke it.",
+)
+def open_command(trace: Path | None, expect: Path | None) -> int:
     """Explore TRACE (a Chrome trace, .json or .json.gz, or a trace directory) in the terminal.
 
     Without TRACE, opens the bundled sample trace. Keys: F1 or ? lists them all.
     """
-    return open_trace(trace)
+    return open_trace(trace, expect)

@@ -15,6 +15,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from tracetui.app.dispatch_tree import DispatchTree
+from tracetui.app.expect_panel import Checks, ExpectPanel
 from tracetui.app.insight import Insight, load_insight
 from tracetui.app.messages import DetailsReady, FindReady, ModelReady, Search, TablesReady, TimelineReady
 from tracetui.app.node_details import describe
@@ -100,13 +101,23 @@ class ExplorerScreen(Screen[None]):
             tooltip="zoom the timeline to the node's span; again: back to its step",
         ),
         Binding("d", "toggle_details", "Details", show=False, id="explorer.details", tooltip="show or hide"),
+        Binding(
+            "x",
+            "toggle_expectations",
+            "Expectations",
+            id="explorer.expectations",
+            tooltip="show, focus or hide the pass/fail panel of --expect",
+        ),
     ]
 
-    def __init__(self, trace: Trace, model: TreeModel, *, sample: bool = False) -> None:
+    def __init__(
+        self, trace: Trace, model: TreeModel, *, sample: bool = False, checks: Checks | None = None
+    ) -> None:
         super().__init__()
         self.trace = trace
         self.model = model
         self.sample = sample
+        self.checks = checks
         self.tables: dict[str, TableSpec] | None = None
         self.insight = Insight()
         self._details_timer: Timer | None = None
@@ -121,11 +132,13 @@ class ExplorerScreen(Screen[None]):
 
     # ---- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield TraceHeader(self.trace, sample=self.sample)
+        yield TraceHeader(self.trace, sample=self.sample, checks=self.checks)
         with Horizontal(id="main"):
             yield DispatchTree(id="tree")
             with VerticalScroll(id="details-pane"):
                 yield Static(Content(""), id="details")
+        if self.checks is not None:
+            yield ExpectPanel(self.checks, id="expect-panel")
         yield Timeline(id="timeline")
         yield Input(placeholder="find an op or kernel name (Enter: go, Esc: cancel)", id="find-input")
         yield Input(placeholder="show only names containing… (empty: no filter)", id="filter-input")
@@ -242,6 +255,34 @@ class ExplorerScreen(Screen[None]):
     def action_toggle_details(self) -> None:
         pane = self.query_one("#details-pane")
         pane.display = not pane.display
+
+    # ---- expectations ------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return action != "toggle_expectations" or self.checks is not None  # no --expect: no key
+
+    def action_toggle_expectations(self) -> None:
+        """Hidden: show and focus the panel; focused: hide it; shown: focus it."""
+        panel = self.query_one(ExpectPanel)
+        if not panel.display:
+            panel.display = True
+            panel.focus()
+        elif panel.has_focus:
+            panel.display = False
+            self.tree.focus()
+        else:
+            panel.focus()
+
+    def on_expect_panel_chosen(self, message: ExpectPanel.Chosen) -> None:
+        event_id = message.result.event_id
+        if event_id is None:
+            self.notify("This check counts the whole trace: there is no one node to go to.", timeout=3)
+        elif self.tree.reveal_event(event_id):
+            self.tree.focus()
+        else:
+            self.notify("That node is hidden by the current filters.", severity="warning", timeout=3)
+
+    def on_expect_panel_left(self, _: ExpectPanel.Left) -> None:
+        self.tree.focus()
 
     # ---- filters --------------------------------------------------------------------------------------
     def action_toggle_kernels_only(self) -> None:

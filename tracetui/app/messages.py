@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from textual.content import Content
 
     from tracetui.app.diff_model import DiffModel
+    from tracetui.app.expect_panel import Checks
     from tracetui.app.insight import Insight
     from tracetui.app.tables import TableSpec
     from tracetui.app.timeline_model import Lane, Window
@@ -31,6 +32,7 @@ class TraceLoaded(Message):
 
     trace: Trace
     model: TreeModel
+    checks: Checks | None = None
 
 
 @dataclass

@@ -10,6 +10,7 @@ from textual.widgets import Static
 from tracetui.app.formatting import fmt_count
 
 if TYPE_CHECKING:
+    from tracetui.app.expect_panel import Checks
     from tracetui.trace import Trace
 
 
@@ -24,21 +25,23 @@ def device_names(trace: Trace) -> str:
     return ", ".join(name if count == 1 else f"{count} × {name}" for name, count in names.items())
 
 
-def header_content(trace: Trace, *, sample: bool = False) -> Content:
-    """The header's lines (trace text as plain text)."""
-    parts: list[Content] = [
-        Content.assemble(
-            ("tracetui", "bold $text-accent"),
-            "  ",
-            (trace.path.name, "bold"),
-            ("  ·  ", "$text-muted"),
-            device_names(trace),
-            ("  ·  ", "$text-muted"),
-            trace.format,
-            ("  ·  ", "$text-muted"),
-            f"{fmt_count(trace.event_count)} events",
-        )
+def header_content(trace: Trace, *, sample: bool = False, checks: Checks | None = None) -> Content:
+    """The header's lines (trace text as plain text); ``checks``: how many expectations pass."""
+    facts: list[str | tuple[str, str]] = [
+        ("tracetui", "bold $text-accent"),
+        "  ",
+        (trace.path.name, "bold"),
+        ("  ·  ", "$text-muted"),
+        device_names(trace),
+        ("  ·  ", "$text-muted"),
+        trace.format,
+        ("  ·  ", "$text-muted"),
+        f"{fmt_count(trace.event_count)} events",
     ]
+    if checks is not None:
+        style = "bold $text-success" if checks.passed == checks.total else "bold $text-error"
+        facts += [("  ·  ", "$text-muted"), (checks.summary(), style)]
+    parts: list[Content] = [Content.assemble(*facts)]
     if sample:
         parts.append(
             Content.styled(
@@ -72,5 +75,5 @@ class TraceHeader(Static):
     }
     """
 
-    def __init__(self, trace: Trace, *, sample: bool = False) -> None:
-        super().__init__(header_content(trace, sample=sample), markup=False)
+    def __init__(self, trace: Trace, *, sample: bool = False, checks: Checks | None = None) -> None:
+        super().__init__(header_content(trace, sample=sample, checks=checks), markup=False)
