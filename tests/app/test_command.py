@@ -56,4 +56,10 @@ def test_open_trace_passes_the_apps_exit_code(monkeypatch: pytest.MonkeyPatch) -
 def test_check_readable_raises_the_loaders_messages(tmp_path: Path) -> None:
     with pytest.raises(TraceError, match="no such file or directory"):
         command.check_readable(tmp_path / "missing.json")
-    command.check_readable(tmp_path)  # a trace directory is checked by the loader
+    with pytest.raises(TraceError, match="directory holds no trace"):
+        command.check_readable(tmp_path)
+    (tmp_path / "empty.json").write_bytes(b"")
+    with pytest.raises(TraceError, match="empty file"):
+        command.check_readable(tmp_path / "empty.json")
+    (tmp_path / "host.1.pt.trace.json").write_bytes(b"{")
+    command.check_readable(tmp_path)  # the directory's newest trace is readable

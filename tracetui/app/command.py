@@ -7,25 +7,7 @@ from pathlib import Path
 import click
 
 from tracetui.errors import TraceError
-
-
-def check_readable(path: Path) -> None:
-    """Fail before the app starts, with the CLI's one-line error, when ``path`` cannot be read.
-
-    Other problems (not JSON, not a trace, …) are found while loading and shown on the app's
-    error screen with the same line.
-    """
-    if not path.exists():
-        raise TraceError(path, "no such file or directory")
-    if path.is_dir():
-        return
-    try:
-        with path.open("rb") as handle:
-            first = handle.read(1)
-    except OSError as exc:
-        raise TraceError(path, f"cannot read: {exc.strerror or exc}") from None
-    if not first:
-        raise TraceError(path, "empty file")
+from tracetui.trace.source import check_readable
 
 
 def default_trace() -> Path:

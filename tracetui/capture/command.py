@@ -221,5 +221,5 @@ def _after(path: Path, open_: bool, expect: Path | None = None) -> int:
         except ImportError as exc:
             _skipped("open", exc, f"tracetui open {quoted}")
         else:
-            open_trace(path)
+            open_trace(path, expect)
     return code

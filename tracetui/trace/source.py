@@ -44,19 +44,31 @@ def locate(path: str | Path) -> tuple[Path, tuple[Path, ...]]:
     return path, ()
 
 
+def check_readable(path: str | Path) -> None:
+    """Fail early, reading one byte, when ``path`` is missing, unreadable or empty."""
+    target, _ = locate(path)
+    _read(target, limit=1)
+
+
 def read_source(path: str | Path) -> Source:
     """Read ``path`` (a file or a trace directory); raise :class:`TraceError` on bad input."""
     path, siblings = locate(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise TraceError(path, f"cannot read: {exc.strerror or exc}") from None
-    if not raw:
-        raise TraceError(path, "empty file")
+    raw = _read(path)
     if raw.startswith(GZIP_MAGIC):
         data, truncated = _gunzip(raw, path)
         return Source(path, _check_json_start(data, path), True, truncated, siblings)
     return Source(path, _check_json_start(raw, path), False, False, siblings)
+
+
+def _read(path: Path, limit: int = -1) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(limit)
+    except OSError as exc:
+        raise TraceError(path, f"cannot read: {exc.strerror or exc}") from None
+    if not raw:
+        raise TraceError(path, "empty file")
+    return raw
 
 
 def _pick_from_directory(directory: Path) -> tuple[Path, tuple[Path, ...]]:
