@@ -26,7 +26,6 @@ from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, TraceError
 
 if TYPE_CHECKING:
     from tracetui.compare.expectations import Expectation
-    from tracetui.trace.helper import Helper
 
 EXPECT_KEY = "explorer.expectations"  # the panel's key: in the help only with --expect
 NAVIGATION = frozenset({"cursor_up", "cursor_down", "page_up", "page_down", "first", "last", "column"})
@@ -97,12 +96,10 @@ class TraceApp(TracetuiApp):
         path: Path,
         *,
         sample: bool = False,
-        helper: Helper | None = None,
         freeze_gc: bool = False,
         expect: tuple[Path, list[Expectation]] | None = None,
     ) -> None:
         """``expect``: an expectations file and its (validated) expectations, checked once loaded.
-        ``helper``: a process from :func:`tracetui.trace.helper.start` decoding half of ``path``.
         ``freeze_gc``: once loaded, move every object into the collector's permanent generation
         (``gc.freeze``), so the full collections that Textual's rendering triggers stop scanning the
         trace, the model and the imported modules (~0.1 s less per pause on a big trace). For a
@@ -110,17 +107,12 @@ class TraceApp(TracetuiApp):
         super().__init__()
         self.path = path
         self.sample = sample
-        self.helper = helper
         self.freeze_gc = freeze_gc
         self.expect = expect
 
     def on_mount(self) -> None:
         self.push_screen(LoadingScreen(self.path))
         self.load_trace()
-
-    def on_unmount(self) -> None:
-        if self.helper is not None:
-            self.helper.cancel()
 
     # ---- loading ------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="load")
@@ -132,7 +124,7 @@ class TraceApp(TracetuiApp):
             from tracetui.app.tree_model import TreeModel
             from tracetui.trace import load
 
-            trace = load(self.path, progress=progress, helper=self.helper)
+            trace = load(self.path, progress=progress)
             progress("building the tree")
             model = TreeModel(trace)
             model.hottest_path()  # decodes the hot chain's kernel names off the UI thread

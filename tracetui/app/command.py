@@ -23,8 +23,6 @@ def open_trace(path: Path | None, expect: Path | None = None) -> int:
     """Run the explorer on ``path`` (``None``: the bundled sample), with the pass/fail panel of an
     expectations file when ``expect`` is given. Returns the exit status. A bad expectations file
     raises :class:`TraceError` (``FILE: line N: problem``) before the app starts."""
-    from tracetui.trace import helper
-
     checks = None
     if expect is not None:
         from tracetui.compare.expectations import load_expectations
@@ -33,17 +31,10 @@ def open_trace(path: Path | None, expect: Path | None = None) -> int:
     sample = path is None
     target = default_trace() if path is None else path
     check_readable(target)
-    # Before textual and polars are imported: the helper forks a process that decodes the second
-    # half of a big trace while the app's worker decodes the first (see tracetui.trace.helper).
-    partner = helper.start(target)
-    try:
-        from tracetui.app.app import TraceApp
+    from tracetui.app.app import TraceApp
 
-        app = TraceApp(target, sample=sample, helper=partner, freeze_gc=True, expect=checks)
-        app.run()
-    finally:
-        if partner is not None:
-            partner.cancel()
+    app = TraceApp(target, sample=sample, freeze_gc=True, expect=checks)
+    app.run()
     return app.return_code or 0
 
 

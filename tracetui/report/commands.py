@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from tracetui.report.names import FORMATS, TABLES
-from tracetui.trace.helper import start as start_helper
 
 TRACE = click.Path(path_type=Path)
 
@@ -25,14 +24,13 @@ def summary_command(trace: Path, as_json: bool) -> None:
     Trace facts and devices, counts by category, steps, annotations with kernels per call,
     top ops and kernels with their launching ops, orphans and anomalies.
     """
-    helper = start_helper(trace)  # before polars is imported
     from rich.console import Console
 
     from tracetui.report.loading import load_with_progress
     from tracetui.report.summary import summary_renderable
     from tracetui.report.summary_data import summary_data
 
-    data = summary_data(load_with_progress(trace, helper))
+    data = summary_data(load_with_progress(trace))
     if as_json:
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return
@@ -64,9 +62,8 @@ def export_command(trace: Path, table: str, fmt: str, output: Path | None) -> No
     runtime, launch_op, launch_op_id, annotation, step, the decoded kernel name (family, kind,
     arch, tile, stages, layout, fused_ops) and the roofline reading.
     """
-    helper = start_helper(trace)  # before polars is imported
     from tracetui.report.export import export_table, write_table
     from tracetui.report.loading import load_with_progress
 
-    loaded = load_with_progress(trace, helper)
+    loaded = load_with_progress(trace)
     write_table(export_table(loaded, table), fmt, output, loaded.path)

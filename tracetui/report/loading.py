@@ -14,10 +14,9 @@ from rich.text import Text
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
-    from tracetui.trace.helper import Helper
 
 
-def load_with_progress(path: str | Path, helper: Helper | None = None) -> Trace:
+def load_with_progress(path: str | Path) -> Trace:
     """``tracetui.load`` with a spinner naming the stage, when stderr is a terminal.
 
     ``TRACETUI_TIMING=1`` prints how long each stage took, on stderr.
@@ -25,22 +24,20 @@ def load_with_progress(path: str | Path, helper: Helper | None = None) -> Trace:
     from tracetui.trace import load
 
     if os.environ.get("TRACETUI_TIMING"):
-        return _timed(path, helper)
+        return _timed(path)
     if not sys.stderr.isatty():
-        return load(path, helper=helper)
+        return load(path)
     console = Console(stderr=True, markup=False, highlight=False)
     name = Path(path).name
     with console.status(Text(f"loading {name}"), spinner="dots") as status:
-        return load(
-            path, progress=lambda stage: status.update(Text(f"loading {name}: {stage}")), helper=helper
-        )
+        return load(path, progress=lambda stage: status.update(Text(f"loading {name}: {stage}")))
 
 
-def _timed(path: str | Path, helper: Helper | None) -> Trace:
+def _timed(path: str | Path) -> Trace:
     from tracetui.trace import load
 
     marks: list[tuple[str, float]] = []
-    trace = load(path, progress=lambda stage: marks.append((stage, time.perf_counter())), helper=helper)
+    trace = load(path, progress=lambda stage: marks.append((stage, time.perf_counter())))
     marks.append(("", time.perf_counter()))
     spans = ", ".join(f"{stage} {end - start:.2f}s" for (stage, start), (_, end) in pairwise(marks))
     print(f"tracetui: load {marks[-1][1] - marks[0][1]:.2f}s ({spans})", file=sys.stderr)

@@ -1,7 +1,7 @@
 """The UI-free trace model. Never imports textual or torch.
 
-``load`` and ``Trace`` are imported on first use, so that light submodules (``helper``,
-``split``) can be imported before polars.
+``load`` and ``Trace`` are imported on first use, so that light submodules (``source``,
+``cache``) can be imported without polars.
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from tracetui.trace.align import attach, rows_of
 from tracetui.trace.categories import GPU_LANE
 from tracetui.trace.decode import Decoded, decode
 from tracetui.trace.frames import build_tables
-from tracetui.trace.helper import Helper, merge
 from tracetui.trace.links import ANOMALY_SCHEMA
 from tracetui.trace.model import Trace
 from tracetui.trace.nesting import nest
@@ -26,34 +25,24 @@ from tracetui.trace.source import locate, read_source
 Progress = Callable[[str], None]
 
 
-def load(path: str | Path, progress: Progress | None = None, helper: Helper | None = None) -> Trace:
+def load(path: str | Path, progress: Progress | None = None) -> Trace:
     """Load a trace file or ``tensorboard_trace_handler`` directory.
 
     Raises :class:`tracetui.errors.TraceError` (one line) for input that is not a trace.
-    ``progress`` is called with the name of each stage as it starts. ``helper`` is a process
-    started by :func:`tracetui.trace.helper.start` for this path (commands start it before
-    importing polars); it decodes half of a big trace.
+    ``progress`` is called with the name of each stage as it starts. A trace loaded before
+    (unchanged) comes from the disk cache (:mod:`tracetui.trace.cache`).
     """
     say = progress or (lambda stage: None)
     with _gc_paused():
         say("reading")
-        try:
-            cached = cache.lookup(locate(path)[0])
-            source = None if cached is not None else read_source(path)
-        except BaseException:
-            if helper is not None:
-                helper.cancel()
-            raise
-        if cached is not None or source is None:
-            if helper is not None:
-                helper.cancel()
+        cached = cache.lookup(locate(path)[0])
+        if cached is not None:
             return cached
+        source = read_source(path)
         say("decoding")
-        decoded = decode(source.data, source.path, helper)
+        decoded = decode(source.data, source.path)
         say("tabulating")
         tables = build_tables(decoded.chunks)
-        if decoded.partner is not None:
-            tables = merge(tables, *decoded.partner)
         drop_later(decoded.chunks)
         decoded.chunks = []
         events = tables.events.with_columns(_exact_times("ts", "dur"))
