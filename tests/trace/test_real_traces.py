@@ -175,3 +175,27 @@ def test_directory_from_tensorboard_handler_opens_the_newest(tmp_path: Path) -> 
     os.utime(older, (1, 1))
     trace = tracetui.load(tmp_path)
     assert trace.path == newer and trace.siblings == (older,)
+
+
+def test_graph_replayed_training_step_is_launched_by_cuda_graph_launch(traces: dict[str, Trace]) -> None:
+    trace = traces["capture_matmul_add_cudagraph_train"]  # tracetui capture matmul-add --cuda-graph --train
+    assert trace.orphans.is_empty() and not trace.gpu.is_empty()
+    calls = {trace.event(i)["name"] for i in trace.gpu["launch_id"].unique().to_list()}
+    assert calls == {"cudaGraphLaunch"}
+    assert set(trace.kernels.explode("launched_via")["launched_via"]) == {"cudaGraphLaunch"}
+
+
+def test_triton_kernel_inside_a_compiled_region(traces: dict[str, Trace]) -> None:
+    trace = traces["capture_mlp_triton_compiled"]  # tracetui capture mlp --kernel triton --compile
+    fused = trace.gpu.filter(pl.col("name").str.starts_with("_geglu_fwd_kernel"))
+    assert fused.height == 3
+    chain = [trace.event(i)["name"] for i in trace.ancestors(fused["id"][0])]
+    assert any(name.startswith("Torch-Compiled Region") for name in chain)
+
+
+def test_compiled_training_links_backward_to_forward(traces: dict[str, Trace]) -> None:
+    trace = traces["capture_mlp_compiled_train"]  # tracetui capture mlp --compile --train
+    linked = trace.events.filter(pl.col("fwd_id").is_not_null())
+    pairs = {(row["name"], trace.event(row["fwd_id"])["name"]) for row in linked.iter_rows(named=True)}
+    assert ("CompiledFunctionBackward", "CompiledFunction") in pairs
+    assert trace.steps["kernels"].to_list() == [25, 25, 25]

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich import box
 from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
 
 Cell = str | Text
 
@@ -63,14 +68,15 @@ def table(
         for i, (header, _) in enumerate(columns)
         if header not in drop_zero or any(str(row[i]) not in ("0", "-") for row in rows)
     ]
-    grid = Table(
+    grid = FitTable(
         title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True
     )
     for i in keep:
         header, kind = columns[i]
         width = max([len(header)] + [len(str(row[i])) for row in rows])
         if kind == "name":
-            grid.add_column(header, no_wrap=True, overflow="ellipsis", min_width=min(width, 16), max_width=48)
+            grid.names[len(grid.columns)] = width
+            grid.add_column(header, no_wrap=True, overflow="ellipsis", min_width=min(width, 16))
         elif kind == "text":
             grid.add_column(header, no_wrap=True, overflow="ellipsis", min_width=min(width, 12), max_width=24)
         elif kind == "wrap":
@@ -82,3 +88,22 @@ def table(
     for row in rows:
         grid.add_row(*[row[i] for i in keep])
     return grid
+
+
+class FitTable(Table):
+    """A table whose ``name`` columns give up width, with an ellipsis, so the numbers always fit."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.names: dict[int, int] = {}  # name column -> its natural width
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.names:
+            others = [c for i, c in enumerate(self.columns) if i not in self.names]
+            fixed = sum((c.width or c.max_width or c.min_width or 0) for c in others)
+            spare = options.max_width - fixed - 2 * len(self.columns) - 1
+            share = max(12, spare // len(self.names))
+            for i, natural in self.names.items():
+                column = self.columns[i]
+                column.max_width = max(column.min_width or 0, min(natural, share))
+        yield from super().__rich_console__(console, options)

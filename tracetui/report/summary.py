@@ -182,7 +182,9 @@ def _kernels(data: dict[str, Any]) -> Table | None:
         return None
     rows: list[list[Cell]] = []
     for k in data["kernels"][:TOP]:
-        launched = ", ".join(k["launched_by"] or []) or ("orphan" if k["orphans"] else "?")
+        launched = ", ".join(k["launched_by"] or k.get("launched_via") or []) or (
+            "orphan" if k["orphans"] else "?"
+        )
         rows.append(
             [
                 Text(k.get("short") or k["name"]),

@@ -124,6 +124,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
                 "max_us",
                 "orphans",
                 "launched_by",
+                "launched_via",
             ],
         ),
         "runtime": _records(trace.runtime, ["name", "calls", "cpu_us", "gpu_events", "kernels", "gpu_us"]),

@@ -82,15 +82,20 @@ def op_table(events: pl.DataFrame) -> pl.DataFrame:
 
 
 def kernel_table(events: pl.DataFrame) -> pl.DataFrame:
-    """GPU work aggregated by name: calls, time, and the ops that launched it."""
-    ops = events.select(pl.col("id").alias("launch_op_id"), pl.col("name").alias("launch_op"))
-    work = events.filter(pl.col("cat").is_in(GPU_WORK)).join(ops, on="launch_op_id", how="left")
-    launched_by = (
-        work.group_by("name", "launch_op")
-        .agg(pl.len().alias("n"))
-        .sort(["n", "launch_op"], descending=[True, False], nulls_last=True)
-        .group_by("name", maintain_order=True)
-        .agg(pl.col("launch_op").drop_nulls().alias("launched_by"))
+    """GPU work aggregated by name: calls, time, the ops that launched it (``launched_by``, most
+    frequent first) and the runtime/driver calls that did (``launched_via``)."""
+    names = events.select("id", "name")
+    work = (
+        events.filter(pl.col("cat").is_in(GPU_WORK))
+        .join(names.rename({"id": "launch_op_id", "name": "launch_op"}), on="launch_op_id", how="left")
+        .join(names.rename({"id": "launch_id", "name": "launch_call"}), on="launch_id", how="left")
+    )
+    launched_by = pl.concat(
+        [
+            _most_frequent(work, column, alias)
+            for column, alias in (("launch_op", "launched_by"), ("launch_call", "launched_via"))
+        ],
+        how="align",
     )
     return (
         work.group_by("name")
@@ -105,6 +110,17 @@ def kernel_table(events: pl.DataFrame) -> pl.DataFrame:
         )
         .join(launched_by, on="name", how="left")
         .sort(["total_us", "name"], descending=[True, False])
+    )
+
+
+def _most_frequent(work: pl.DataFrame, column: str, alias: str) -> pl.DataFrame:
+    """Per name, the distinct values of ``column``, most frequent first."""
+    return (
+        work.group_by("name", column)
+        .agg(pl.len().alias("n"))
+        .sort(["n", column], descending=[True, False], nulls_last=True)
+        .group_by("name", maintain_order=True)
+        .agg(pl.col(column).drop_nulls().alias(alias))
     )
 
 
