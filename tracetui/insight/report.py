@@ -31,12 +31,12 @@ COMPILE_PREOPS = (
 BUSY_GPU_BOUND = 0.8  # GPU busy over the step's window at or above which a step is GPU-bound
 
 
-def kernel_insight(trace: Trace) -> pl.DataFrame:
-    """One row per GPU work event (``id``): decoded name, cost of its launching op, roofline.
+def kernel_costs(trace: Trace) -> pl.DataFrame:
+    """One row per GPU work event: its decoded name and the cost of its launching op.
 
-    An op's FLOPs and bytes are spread over the kernels it launched: each kernel reports the op's
-    cost and rates computed over the op's total kernel time (``op_kernel_us``), so a split-K GEMM
-    (two kernels) is not counted twice. Memcpys report their ``bytes`` arg; memsets nothing.
+    An op's FLOPs and bytes are spread over the kernels it launched: each kernel carries the op's
+    cost and the op's total kernel time (``op_kernel_us``), so a split-K GEMM (two kernels) is not
+    counted twice. Memcpys carry their ``bytes`` arg; memsets nothing.
     """
     gpu = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)).select(
         "id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes"
@@ -52,7 +52,7 @@ def kernel_insight(trace: Trace) -> pl.DataFrame:
     keys = ["op", "input_dims", "input_type", "concrete_inputs"]
     rows = rows.join(costs, on=keys, how="left", nulls_equal=True)
     is_kernel = pl.col("cat") == "kernel"
-    rows = rows.with_columns(
+    return rows.with_columns(
         op_kernel_us=pl.when(is_kernel & pl.col("launch_op_id").is_not_null())
         .then(sum_us(DUR_NS).over("launch_op_id", is_kernel))
         .otherwise(pl.col("dur")),
@@ -62,20 +62,19 @@ def kernel_insight(trace: Trace) -> pl.DataFrame:
         .when(pl.col("cat") == "gpu_memcpy")
         .then(pl.col("bytes")),
     ).drop("bytes_right")
-    device_names = {d.get("id"): d.get("name") for d in trace.devices}
-    out = [
-        roofline_columns(part, device_names.get(device), dur="op_kernel_us", dtype="cost_dtype", kind="kind")
-        for (device,), part in rows.group_by("device", maintain_order=True)
-    ] or [roofline_columns(rows, None, dur="op_kernel_us", dtype="cost_dtype", kind="kind")]
+
+
+def kernel_insight(trace: Trace) -> pl.DataFrame:
+    """:func:`kernel_costs` with each event's roofline (rates over its op's kernel time)."""
+    rows = kernel_costs(trace)
     dropped = ("name", "cat", "dur", "start_ns", "end_ns", "device")
-    return pl.concat(out, how="diagonal_relaxed").sort("id").drop(dropped)
+    return _with_roofline(trace, rows, "op_kernel_us").sort("id").drop(dropped)
 
 
 def kernel_rooflines(trace: Trace) -> pl.DataFrame:
     """Per kernel name (and device) with a known cost: total time, FLOPs and bytes, and the
     roofline reading of the aggregate. An op's cost is shared among its kernels by time."""
-    insight = kernel_insight(trace).filter(pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
-    kernels = trace.gpu.select("id", "name", "device", "start_ns", "end_ns").join(insight, on="id")
+    kernels = kernel_costs(trace).filter(pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
     share = DUR_NS / 1000 / pl.col("op_kernel_us")
     totals = kernels.group_by("name", "device").agg(
         pl.len().alias("calls"),
@@ -86,12 +85,17 @@ def kernel_rooflines(trace: Trace) -> pl.DataFrame:
         pl.col("kind").first(),
         pl.col("short").first(),
     )
+    return _with_roofline(trace, totals, "time_us").sort(["time_us", "name"], descending=[True, False])
+
+
+def _with_roofline(trace: Trace, rows: pl.DataFrame, dur: str) -> pl.DataFrame:
+    """``rows`` with roofline columns against each row's device peaks."""
     device_names = {d.get("id"): d.get("name") for d in trace.devices}
-    out = [
-        roofline_columns(part, device_names.get(device), dur="time_us", dtype="cost_dtype", kind="kind")
-        for (device,), part in totals.group_by("device", maintain_order=True)
-    ] or [roofline_columns(totals, None, dur="time_us", dtype="cost_dtype", kind="kind")]
-    return pl.concat(out, how="diagonal_relaxed").sort(["time_us", "name"], descending=[True, False])
+    parts = [
+        roofline_columns(part, device_names.get(device), dur=dur, dtype="cost_dtype", kind="kind")
+        for (device,), part in rows.group_by("device", maintain_order=True)
+    ] or [roofline_columns(rows, None, dur=dur, dtype="cost_dtype", kind="kind")]
+    return pl.concat(parts, how="diagonal_relaxed")
 
 
 def step_verdicts(trace: Trace) -> pl.DataFrame:
