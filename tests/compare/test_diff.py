@@ -158,7 +158,12 @@ def test_sample_traces_eager_vs_hand_written_triton() -> None:
     fwd = scope(data, "mlp_fwd")
     assert (fwd["a"]["kernels_per_call"], fwd["b"]["kernels_per_call"]) == (5, 4)
     assert [w["name"] for w in fwd["gpu_work"] if w["status"] == "only_b"] == ["_geglu_fwd_kernel"]
-    assert fwd["replacements"] == []  # the kernel's name does not list the ops it fuses
+    # the kernel's name does not list the ops it fuses: it is paired with the kernels left over in A
+    (replacement,) = fwd["replacements"]
+    assert replacement["how"] == "other" and replacement["b"] == ["_geglu_fwd_kernel"]
+    assert replacement["ops"] == ["mul", "gelu"] and replacement["kernels_per_call"] == {"a": 2, "b": 1}
+    assert replacement["us_per_call"]["b"] < replacement["us_per_call"]["a"]
+    assert any("replaced by 1 Triton kernel per call (_geglu_fwd_kernel" in h for h in data["headlines"])
     chains = {c["text"]: c["status"] for c in fwd["chains"]}
     assert chains["GeGLUFunction"] == "only_b" and chains["aten::gelu"] == "only_a"
 

@@ -266,13 +266,28 @@ def _identical(work: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _replacements(work: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A fused kernel on one side whose fused ops cover kernels present only on the other side.
+    """Kernels only on one side that take the place of kernels only on the other.
 
+    A fused kernel whose fused ops cover kernels present only on the other side replaces them:
     ``triton_poi_fused__unsafe_view_gelu_mul_0`` (only in B) fuses ``gelu`` and ``mul``, so it
     replaces the ATen gelu and mul kernels that are only in A (``"fused"``); the reverse is
-    ``"unfused"``. A GEMM with a bias epilogue replaces a plain GEMM and an add.
+    ``"unfused"``. A GEMM with a bias epilogue replaces a plain GEMM and an add. Kernels still
+    unpaired on both sides after that (a hand-written ``_geglu_fwd_kernel`` for ATen's gelu and
+    mul, another GEMM tile) replace each other as a group (``"other"``).
     """
     kernels = [w for w in work if w["category"] == "kernel"]
+    found = _fused_replacements(kernels)
+    paired = {name for r in found for name in (*r["a"], *r["b"])}
+    rest_a = [w for w in kernels if w["status"] == ONLY_A and w["name"] not in paired]
+    rest_b = [w for w in kernels if w["status"] == ONLY_B and w["name"] not in paired]
+    if rest_a and rest_b:
+        ops = (_op_key(decode_kernel_name(w["name"]).op) for w in rest_a)
+        found.append(_replacement("other", rest_a, rest_b, [op for op in dict.fromkeys(ops) if op]))
+    return found
+
+
+def _fused_replacements(kernels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Replacements whose fused kernel's name lists the ops it covers."""
     found = []
     for fused_side, other_side, how in ((ONLY_B, ONLY_A, "fused"), (ONLY_A, ONLY_B, "unfused")):
         others = [w for w in kernels if w["status"] == other_side]
@@ -283,23 +298,28 @@ def _replacements(work: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 continue
             covered.sort(key=lambda w: ops.index(_op_key(decode_kernel_name(w["name"]).op)))
             removed, added = (covered, [fused]) if how == "fused" else ([fused], covered)
-            found.append(
-                {
-                    "how": how,
-                    "a": [w["name"] for w in removed],
-                    "b": [w["name"] for w in added],
-                    "ops": list(dict.fromkeys(_op_key(decode_kernel_name(w["name"]).op) for w in covered)),
-                    "kernels_per_call": {
-                        "a": sum(w["a"]["per_call"] for w in removed),
-                        "b": sum(w["b"]["per_call"] for w in added),
-                    },
-                    "us_per_call": {
-                        "a": sum(w["a"]["us_per_call"] for w in removed),
-                        "b": sum(w["b"]["us_per_call"] for w in added),
-                    },
-                }
-            )
+            covered_ops = dict.fromkeys(_op_key(decode_kernel_name(w["name"]).op) for w in covered)
+            found.append(_replacement(how, removed, added, list(covered_ops)))
     return found
+
+
+def _replacement(
+    how: str, removed: list[dict[str, Any]], added: list[dict[str, Any]], ops: list[str]
+) -> dict[str, Any]:
+    return {
+        "how": how,
+        "a": [w["name"] for w in removed],
+        "b": [w["name"] for w in added],
+        "ops": ops,
+        "kernels_per_call": {
+            "a": sum(w["a"]["per_call"] for w in removed),
+            "b": sum(w["b"]["per_call"] for w in added),
+        },
+        "us_per_call": {
+            "a": sum(w["a"]["us_per_call"] for w in removed),
+            "b": sum(w["b"]["us_per_call"] for w in added),
+        },
+    }
 
 
 def _fused_op_keys(name: str) -> list[str]:
@@ -361,9 +381,11 @@ def scope_headlines(record: dict[str, Any]) -> list[str]:
 
 def replacement_text(r: dict[str, Any], per: str = " per call") -> str:
     """``2 ATen kernels (…; 70.4 µs per call) replaced by 1 Inductor kernel (…; 37.4 µs per call)…``."""
-    verb = "replaced by" if r["how"] == "fused" else "split into"
+    verb = "split into" if r["how"] == "unfused" else "replaced by"
     a = _kernel_group(r["a"], r["kernels_per_call"]["a"], r["us_per_call"]["a"], per)
     b = _kernel_group(r["b"], r["kernels_per_call"]["b"], r["us_per_call"]["b"], per)
+    if r["how"] == "other":
+        return f"{a} {verb} {b}: the remaining kernels that differ"
     return f"{a} {verb} {b}: the fused kernel covers {', '.join(r['ops'])}"
 
 
