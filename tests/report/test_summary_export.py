@@ -60,6 +60,13 @@ def test_summary_json_on_compiled_trace_reports_compile_preops() -> None:
     assert "TorchDynamo Cache Lookup" in names and any(n.startswith("Torch-Compiled Region") for n in names)
 
 
+def test_export_dash_means_stdout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = invoke("export", MLP_EAGER, "--table", "ops", "-o", "-")
+    assert out.startswith("name,calls,") and "aten::t," in out
+    assert not (tmp_path / "-").exists()
+
+
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "json"])
 def test_export_kernels_table(tmp_path: Path, fmt: str) -> None:
     out = tmp_path / f"k.{fmt}"

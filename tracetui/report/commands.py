@@ -53,7 +53,7 @@ def summary_command(trace: Path, as_json: bool) -> None:
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Output file (default: stdout; parquet needs a file).",
+    help="Output file (default, or -: stdout; parquet needs a file).",
 )
 def export_command(trace: Path, table: str, fmt: str, output: Path | None) -> None:
     """Write one of TRACE's tables as csv, parquet or json.
@@ -66,4 +66,5 @@ def export_command(trace: Path, table: str, fmt: str, output: Path | None) -> No
     from tracetui.report.loading import load_with_progress
 
     loaded = load_with_progress(trace)
+    output = None if output == Path("-") else output
     write_table(export_table(loaded, table), fmt, output, loaded.path)
