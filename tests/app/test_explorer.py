@@ -304,16 +304,18 @@ async def test_deep_python_stack_does_not_recurse(deep_path: Path) -> None:
         assert tree.cursor_node.name == "aten::mm"
 
 
-async def test_unreadable_trace_shows_the_cli_line_and_exits_2(tmp_path: Path, monkeypatch) -> None:
+async def test_unreadable_trace_shows_the_cli_line_and_exits_2(tmp_path: Path, monkeypatch, capfd) -> None:
     monkeypatch.chdir(tmp_path)
     Path("broken.json").write_text("this is not json")
     app = TraceApp(Path("broken.json"))
     async with app.run_test(size=(100, 20)) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, ErrorScreen)
-        assert app.screen.line.startswith("tracetui: broken.json: not a trace")
+        line = app.screen.line
+        assert line.startswith("tracetui: broken.json: not a trace")
         await pilot.press("q")
     assert app.return_code == 2
+    assert capfd.readouterr().err.strip() == line  # left on the terminal once the app is gone
 
 
 async def test_orphans_hang_under_their_own_node(orphan_path: Path) -> None:

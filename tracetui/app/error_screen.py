@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -13,7 +14,8 @@ from textual.widgets import Footer, Static
 
 
 class ErrorScreen(Screen[None]):
-    """Shows ``tracetui: path: problem``; any of q, Escape or Enter quits with the CLI's exit code."""
+    """Shows ``tracetui: path: problem``; any of q, Escape or Enter quits with the CLI's exit code,
+    and the line is printed again on stderr once the terminal is restored."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q,escape,enter", "leave", "Quit", id="error.quit"),
@@ -47,4 +49,4 @@ class ErrorScreen(Screen[None]):
         yield Footer()
 
     def action_leave(self) -> None:
-        self.app.exit(return_code=self.code)
+        self.app.exit(return_code=self.code, message=Text(self.line))
