@@ -19,11 +19,11 @@ from tracetui.insight.kernel_names import (
     KINDS,
     RULES,
     KernelName,
-    _decode_strict,
     decode_kernel_name,
     kernel_name_columns,
     split_inductor_ops,
 )
+from tracetui.insight.kernel_names.rules import decode_strict
 
 REAL_CASES: list[tuple[str, dict[str, object]]] = [
     # transformer_train_long
@@ -1887,7 +1887,7 @@ def _has_control(text: str) -> bool:
     )
 )
 def test_decoder_never_raises_and_short_is_printable(name: str) -> None:
-    decoded = _decode_strict(name)  # no safety net: a handler bug fails here
+    decoded = decode_strict(name)  # no safety net: a handler bug fails here
     assert isinstance(decoded, KernelName)
     assert decoded.family in FAMILIES
     assert decoded.kind in KINDS
