@@ -272,3 +272,25 @@ def test_unmodelled_phases_are_counted(tmp_path: Path, phase: str) -> None:
     trace = load_doc(tmp_path, trace_doc(events))
     assert trace.other_phases == {phase: 1}
     assert trace.event_count == 2
+
+
+def test_values_outside_64_bits_load_without_error(tmp_path: Path) -> None:
+    """Found by fuzzing real traces: a pid past 2⁶³, a timestamp or duration too large for ns."""
+    events = mlp_like()
+    events.append(x("cpu_op", "huge_pid", 0, 1, pid=2**63, tid=1))
+    events.append(x("cpu_op", "far_future", 9.2e18, 1))
+    events.append(x("cpu_op", "endless", 1, 9.2e21))
+    trace = load_doc(tmp_path, trace_doc(events))
+    rows = {r["name"]: r for r in trace.events.iter_rows(named=True)}
+    assert rows["huge_pid"]["pid"] == str(2**63)
+    assert rows["far_future"]["start_ns"] is None
+    assert rows["endless"]["start_ns"] == 1000 and rows["endless"]["end_ns"] == 1000
+    assert trace.gpu.height == 1  # the rest is unaffected
+
+
+@pytest.mark.parametrize("props", [3.5, True, "H200", [None, 7], [{"id": [0], "name": 5}]])
+def test_malformed_device_properties_are_ignored(tmp_path: Path, props: object) -> None:
+    """Found by fuzzing: ``deviceProperties`` that is not a list of objects."""
+    trace = load_doc(tmp_path, trace_doc(mlp_like(), deviceProperties=props))
+    assert all(isinstance(d.get("name"), str | None) for d in trace.devices)
+    assert 0 in {d.get("id") for d in trace.devices}  # the device seen in the kernel events

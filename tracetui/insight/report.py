@@ -75,7 +75,7 @@ def kernel_rooflines(trace: Trace) -> pl.DataFrame:
     """Per kernel name (and device) with a known cost: total time, FLOPs and bytes, and the
     roofline reading of the aggregate. An op's cost is shared among its kernels by time."""
     kernels = kernel_costs(trace).filter(pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
-    share = DUR_NS / 1000 / pl.col("op_kernel_us")
+    share = pl.when(pl.col("op_kernel_us") > 0).then(DUR_NS / 1000 / pl.col("op_kernel_us"))
     totals = kernels.group_by("name", "device").agg(
         pl.len().alias("calls"),
         sum_us().alias("time_us"),

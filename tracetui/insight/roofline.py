@@ -184,9 +184,9 @@ def roofline(
 def _num_expr(x: pl.Expr) -> pl.Expr:
     import polars as pl
 
-    s0 = (x + 0.5).floor().cast(pl.Int64)
-    s1 = (x * 10 + 0.5).floor().cast(pl.Int64)
-    s2 = (x * 100 + 0.5).floor().cast(pl.Int64)
+    s0 = (x + 0.5).floor().cast(pl.Int64, strict=False)  # NaN / inf / huge: null, never an error
+    s1 = (x * 10 + 0.5).floor().cast(pl.Int64, strict=False)
+    s2 = (x * 100 + 0.5).floor().cast(pl.Int64, strict=False)
     one = pl.concat_str([(s1 // 10).cast(pl.String), pl.lit("."), (s1 % 10).cast(pl.String)])
     two = pl.concat_str([(s2 // 100).cast(pl.String), pl.lit("."), (s2 % 100).cast(pl.String).str.zfill(2)])
     return pl.when(x >= 99.5).then(s0.cast(pl.String)).when(x >= 9.995).then(one).otherwise(two)
@@ -279,7 +279,8 @@ def roofline_columns(
         .when((bound == "memory-bound") & b.is_not_null())
         .then(b / d / 1e3 / peak_b)
     )
-    pct = pl.concat_str([(fraction * 100 + 0.5).floor().cast(pl.Int64).cast(pl.String), pl.lit("%")])
+    percent = (fraction * 100 + 0.5).floor().cast(pl.Int64, strict=False)
+    pct = pl.concat_str([percent.cast(pl.String), pl.lit("%")])
     compute_text = pl.concat_str(
         [
             pl.lit("compute-bound: "),

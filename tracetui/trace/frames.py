@@ -230,9 +230,17 @@ def _series(name: str, values: list[Any], kind: Any) -> pl.Series:
     return pl.Series(name, values, dtype=kind, strict=False)
 
 
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+
+
 def _id_series(name: str, values: list[Any]) -> pl.Series:
-    """pid/tid/flow ids as strings: mostly ints, a few strings ("Spans", "Traces", "")."""
-    ints = pl.Series(name, [v if type(v) is int else None for v in values], dtype=INT)
+    """pid/tid/flow ids as strings: mostly ints, a few strings ("Spans", "Traces", "") or ints
+    too big for 64 bits (kept as their digits)."""
+    try:
+        ints = pl.Series(name, [v if type(v) is int else None for v in values], dtype=INT)
+    except (TypeError, OverflowError):
+        fits = [v if type(v) is int and _I64_MIN <= v <= _I64_MAX else None for v in values]
+        ints = pl.Series(name, fits, dtype=INT)
     out = ints.cast(STR)
     odd = ints.is_null().arg_true()
     if len(odd):

@@ -69,8 +69,13 @@ class Trace:
     @cached_property
     def devices(self) -> list[dict[str, Any]]:
         """GPUs: ``deviceProperties`` entries, plus devices seen only in GPU events."""
-        props = self.metadata.get("deviceProperties") or []
-        devices = [dict(d) for d in props if isinstance(d, dict)]
+        props = self.metadata.get("deviceProperties")
+        devices = [dict(d) for d in (props if isinstance(props, list) else []) if isinstance(d, dict)]
+        for device in devices:  # a name is text, an id a number or text; anything else is dropped
+            if not isinstance(device.get("name"), str | None):
+                device["name"] = str(device["name"])
+            if not isinstance(device.get("id"), int | str | None):
+                device["id"] = None
         known = {d.get("id") for d in devices}
         seen = self.gpu["device"].drop_nulls().unique().sort().to_list()
         devices += [{"id": d, "name": None} for d in seen if d not in known]
