@@ -294,3 +294,14 @@ def test_malformed_device_properties_are_ignored(tmp_path: Path, props: object) 
     trace = load_doc(tmp_path, trace_doc(mlp_like(), deviceProperties=props))
     assert all(isinstance(d.get("name"), str | None) for d in trace.devices)
     assert 0 in {d.get("id") for d in trace.devices}  # the device seen in the kernel events
+
+
+def test_booleans_where_numbers_or_text_are_expected(tmp_path: Path) -> None:
+    """Found by fuzzing: ``true`` as a metadata event's ``sort_index`` or ``name`` arg."""
+    events = [
+        *mlp_like(),
+        {"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": 1, "args": {"sort_index": True}},
+    ]
+    events.append({"ph": "M", "name": "process_name", "pid": 1, "args": {"name": False}})
+    trace = load_doc(tmp_path, trace_doc(events))
+    assert trace.gpu.height == 1 and any("malformed" in r for r in trace.repairs)

@@ -89,7 +89,7 @@ def coerce_events(items: list[Any]) -> tuple[list[Event], list[str], bytes]:
         if not isinstance(item, dict):
             dropped += 1
             continue
-        event = {k: v for k, v in item.items() if k in _EVENT_FIELDS and isinstance(v, _EVENT_FIELDS[k])}
+        event = {k: v for k, v in item.items() if k in _EVENT_FIELDS and _is(v, _EVENT_FIELDS[k])}
         dropped += len([k for k in item if k in _EVENT_FIELDS]) - len(event)
         args = item.get("args")
         if isinstance(args, dict):
@@ -105,7 +105,12 @@ def coerce_events(items: list[Any]) -> tuple[list[Event], list[str], bytes]:
 
 
 def _arg_ok(key: str, value: Any) -> bool:
-    return key in _RAW_ARGS or isinstance(value, _SCALAR)
+    return key in _RAW_ARGS or _is(value, _SCALAR)
+
+
+def _is(value: Any, types: tuple[type, ...]) -> bool:
+    """``isinstance``, except that a bool is not a number (the typed decoder rejects it)."""
+    return isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
 
 
 def _events_array_start(data: bytes, form: str, path: Path) -> int:
