@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 from pathlib import Path
@@ -230,3 +231,16 @@ def test_gemm_with_bias_epilogue_replaces_gemm_and_add() -> None:
         "1 cuBLASLt kernel per step (nvjet_sm90_tst_64x8_64x16_1x2_h_bz_bias_TNT" in h
         for h in data["headlines"]
     )
+
+
+def test_a_step_without_duration_diffs_as_unknown(tmp_path: Path) -> None:
+    """Found by fuzzing: a ``ProfilerStep#N`` whose ``dur`` is missing."""
+    doc = json.loads(gzip.decompress(fixture("mlp_compiled").path.read_bytes()))
+    step = next(e for e in doc["traceEvents"] if str(e.get("name", "")).startswith("ProfilerStep#"))
+    del step["dur"]
+    path = tmp_path / "no_step_dur.json"
+    path.write_text(json.dumps(doc))
+    data = diff_data(fixture("mlp_compiled"), load(path))
+    first = data["steps"][0]
+    assert first["delta"]["cpu_us"] is None
+    Console(file=io.StringIO(), width=120).print(diff_renderable(data))  # the report copes too

@@ -449,9 +449,14 @@ def _steps(a: Trace, b: Trace) -> list[dict[str, Any]]:
     rows = []
     for position in range(max(len(sides[0]), len(sides[1]))):
         pa, pb = (_finite(s[position]) if position < len(s) else None for s in sides)
-        delta = {k: pb[k] - pa[k] for k in STEP_DELTAS} if pa and pb else None
+        delta = {k: _minus(pb[k], pa[k]) for k in STEP_DELTAS} if pa and pb else None
         rows.append({"position": position, "a": pa, "b": pb, "delta": delta})
     return rows
+
+
+def _minus(b: float | None, a: float | None) -> float | None:
+    """``b - a``; unknown (null: a step without a duration) when either is."""
+    return None if a is None or b is None else b - a
 
 
 def _compile_preops(a: Trace, b: Trace) -> list[dict[str, Any]]:
