@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -139,3 +140,15 @@ def test_summary_reads_the_roofline_like_the_blog() -> None:
     fused = next(r for r in compiled if r["name"] == "triton_poi_fused__unsafe_view_gelu_mul_0")
     assert gelu["bound"] == fused["bound"] == "memory-bound"
     assert fused["roof_fraction"] > 0.9 > gelu["roof_fraction"]  # fusion: one pass at ~95% of copy bandwidth
+
+
+def test_summary_of_steps_without_duration(tmp_path: Path) -> None:
+    """Found by fuzzing: the median-step line sorted steps by a missing CPU time."""
+    doc = json.loads(gzip.decompress(Path(MLP_EAGER).read_bytes()))
+    for event in doc["traceEvents"]:
+        if str(event.get("name", "")).startswith("ProfilerStep#"):
+            del event["dur"]
+    path = tmp_path / "steps_without_dur.json"
+    path.write_text(json.dumps(doc))
+    out = invoke("summary", str(path))
+    assert "ProfilerStep#" in out and "Median step" not in out

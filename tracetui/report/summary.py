@@ -115,7 +115,10 @@ def _steps(data: dict[str, Any]) -> RenderableType | None:
         ("bound by", "text"),
     ]
     steps_table = table("Steps", header, rows, drop_zero=("memsets", "memcpys"))
-    median = sorted(steps, key=lambda s: s["cpu_us"])[len(steps) // 2]
+    timed = sorted((s for s in steps if s["cpu_us"] is not None), key=lambda s: s["cpu_us"])
+    if not timed:  # no step has a duration
+        return steps_table
+    median = timed[len(timed) // 2]
     reading = Text("Median step: ", style="bold")
     reading.append(median.get("verdict") or "")
     reading.append(" (CPU times include the profiler's own overhead)", style="dim")

@@ -1,0 +1,93 @@
+"""Mutated real traces: whatever a field holds, every command's data layer either works or raises
+one :class:`TraceError`, and every GPU event stays attributed or listed as an orphan.
+
+The mutations are the ones a fuzzer found crashes with (each also has its own regression test):
+fields deleted or set to null, empty text, ``"inf"``/``"N/A"``, booleans, numbers past 64 bits,
+lists and objects, markup; events shuffled; the events array cut short.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+
+import tracetui
+from tracetui.compare.diff_data import diff_data
+from tracetui.errors import TraceError
+from tracetui.report.export import export_table
+from tracetui.report.summary import summary_renderable
+from tracetui.report.summary_data import summary_data
+from tracetui.trace.categories import GPU_WORK
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+NAMES = ("mlp_eager", "mlp_compiled", "cuda_graph_replay", "capture_mlp_triton_compiled")
+FIELDS = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "args", "bp", "s")
+TOP_KEYS = ("deviceProperties", "baseTimeNanoseconds", "distributedInfo", "schemaVersion", "traceName")
+ODD = st.sampled_from(
+    [None, "", "x", "inf", "N/A", -1, 0, 1.5, 2**63, 9.2e18, [], {}, [1, 2], True, "[bold]x[/]", "\x1b[31m"]
+)
+
+
+@cache
+def original(name: str) -> dict[str, Any]:
+    return json.loads(gzip.decompress((FIXTURES / f"{name}.json.gz").read_bytes()))
+
+
+@cache
+def original_trace(name: str) -> tracetui.Trace:
+    return tracetui.load(FIXTURES / f"{name}.json.gz")
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    name = draw(st.sampled_from(NAMES))
+    doc = json.loads(json.dumps(original(name)))
+    events = doc["traceEvents"]
+    for _ in range(draw(st.integers(1, 6))):
+        event = events[draw(st.integers(0, len(events) - 1))]
+        args = event.get("args")
+        if isinstance(args, dict) and args and draw(st.booleans()):
+            args[draw(st.sampled_from(sorted(args)))] = draw(ODD)
+        elif draw(st.booleans()):
+            event.pop(draw(st.sampled_from(FIELDS)), None)
+        else:
+            event[draw(st.sampled_from(FIELDS))] = draw(ODD)
+    if draw(st.booleans()):
+        doc[draw(st.sampled_from(TOP_KEYS))] = draw(st.one_of(ODD, st.just([{"id": [0], "name": 5}])))
+    if draw(st.integers(0, 4)) == 0:
+        doc["traceEvents"] = draw(st.permutations(events))
+    if draw(st.integers(0, 9)) == 0:
+        doc["traceEvents"] = events[: draw(st.integers(0, len(events)))]
+    return name, doc
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_mutated_real_traces_never_crash(case: tuple[str, dict[str, Any]]) -> None:
+    name, doc = case
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "mutated.json"
+        path.write_text(json.dumps(doc))
+        try:
+            trace = tracetui.load(path)
+        except TraceError:
+            return
+        data = summary_data(trace)
+        Console(file=io.StringIO(), width=100).print(summary_renderable(data))
+        for table in ("events", "ops", "kernels", "annotations", "steps", "runtime", "anomalies"):
+            export_table(trace, table).write_csv()
+        diff_data(original_trace(name), trace)
+    work = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK))
+    attributed = work.filter(pl.col("launch_id").is_not_null()).height
+    assert attributed + trace.orphans.height == work.height
+    assert data["counts"]["orphans"] == trace.orphans.height
