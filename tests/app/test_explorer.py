@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import time
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+from textual.widgets import Static
 
 from tests.app import synthetic
 from tests.app.conftest import fixture, goto, settle, tree_of
@@ -353,3 +356,19 @@ async def test_huge_children_list_and_huge_table_render_only_what_is_visible(tmp
         await pilot.pause()
         assert view.row(0)["us"] == 199_999
         assert time.perf_counter() - start < 2
+
+
+async def test_details_of_an_op_whose_kernels_have_no_timestamp(tmp_path: Path) -> None:
+    """Found by fuzzing: the details pane's launch strip merged intervals with a missing start."""
+    doc = json.loads(gzip.decompress(fixture("mlp_eager").read_bytes()))
+    for event in doc["traceEvents"]:
+        if event.get("cat") == "kernel":
+            event.pop("ts", None)
+    path = tmp_path / "kernels_without_ts.json"
+    path.write_text(json.dumps(doc))
+    app = TraceApp(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await goto(pilot, "aten::mm")
+        details = app.screen.query_one("#details", Static)
+        assert "aten::mm" in str(details.render())

@@ -192,7 +192,7 @@ class ExplorerScreen(Screen[None]):
         launched = None
         node = model.node(key)
         if isinstance(key, int) and node.kind not in GPU_KINDS and node.gpu_events:
-            work_rows = self.trace.launched_below(key).sort("start_ns")
+            work_rows = self.trace.launched_below(key).drop_nulls("start_ns").sort("start_ns")
             launched = Lane(
                 "launched", "gpu", *_merged(work_rows["start_ns"].to_list(), work_rows["end_ns"].to_list())
             )
