@@ -305,3 +305,17 @@ def test_booleans_where_numbers_or_text_are_expected(tmp_path: Path) -> None:
     events.append({"ph": "M", "name": "process_name", "pid": 1, "args": {"name": False}})
     trace = load_doc(tmp_path, trace_doc(events))
     assert trace.gpu.height == 1 and any("malformed" in r for r in trace.repairs)
+
+
+def test_invalid_utf8_inside_raw_args(tmp_path: Path) -> None:
+    """Found by fuzzing: a damaged byte inside ``Input type`` or ``grid`` (kept as raw JSON)."""
+    events = mlp_like()
+    events[4]["args"] = {"Input Dims": [[8, 4], [4, 2]], "Input type": ["BAD", "c10::BFloat16"]}
+    events[6]["args"]["grid"] = ["BAD", 1, 1]
+    text = json.dumps(trace_doc(events)).encode().replace(b"BAD", b"c10::\xffHalf")
+    path = tmp_path / "damaged.json"
+    path.write_bytes(text)
+    trace = tracetui.load(path)
+    assert trace.gpu["grid"].to_list() == ['["c10::\ufffdHalf", 1, 1]']
+    shapes = trace.launch_shapes.row(0, named=True)
+    assert shapes["input_type"] == '["c10::\ufffdHalf", "c10::BFloat16"]'

@@ -22,7 +22,7 @@ import polars as pl
 from tracetui.trace.align import attach
 from tracetui.trace.categories import GPU_LANE, LAUNCH_CALLS, LEGACY_CATEGORIES
 from tracetui.trace.schema import Event
-from tracetui.trace.text import clean_series
+from tracetui.trace.text import clean_series, raw_json_series
 
 INT, FLOAT, STR, RAW, ID = pl.Int64, pl.Float64, pl.String, "raw", "id"
 
@@ -215,7 +215,7 @@ def _gathered(base: pl.DataFrame, group: pl.DataFrame) -> pl.DataFrame:
 def _series(name: str, values: list[Any], kind: Any) -> pl.Series:
     """A typed column; the strict constructors are fast, odd values take the slow path."""
     if kind == RAW:  # raw JSON text as written (b"" = absent); valid JSON holds no raw controls
-        return pl.Series(name, values, dtype=pl.Binary).cast(STR).replace("", None)
+        return raw_json_series(name, values)
     if kind == ID:
         return _id_series(name, values)
     try:

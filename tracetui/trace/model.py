@@ -17,7 +17,7 @@ from tracetui.safetext import clean_value
 from tracetui.trace import stats
 from tracetui.trace.categories import GPU_KIND, GPU_WORK
 from tracetui.trace.schema import RAW_ARGS_DECODER, RAW_EMPTY, SHAPE_DECODER, SHAPE_KEYS, ShapeArgs
-from tracetui.trace.text import clean_series
+from tracetui.trace.text import clean_series, raw_json_series
 
 
 @dataclass
@@ -207,7 +207,7 @@ class Trace:
         columns: dict[str, Any] = {"id": pl.Series("id", ids, dtype=pl.UInt32)}
         for name in SHAPE_KEYS:
             values = [bytes(getattr(p, name)) for p in parsed]
-            columns[name] = pl.Series(name, values, dtype=pl.Binary).cast(pl.String).replace("", None)
+            columns[name] = raw_json_series(name, values)
         return pl.DataFrame(columns)
 
     @property
