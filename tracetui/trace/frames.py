@@ -214,7 +214,7 @@ def _gathered(base: pl.DataFrame, group: pl.DataFrame) -> pl.DataFrame:
 
 def _series(name: str, values: list[Any], kind: Any) -> pl.Series:
     """A typed column; the strict constructors are fast, odd values take the slow path."""
-    if kind == RAW:  # raw JSON text as written (b"" = absent); valid JSON holds no raw controls
+    if kind == RAW:  # raw JSON text as written (b"" = absent)
         return raw_json_series(name, values)
     if kind == ID:
         return _id_series(name, values)
