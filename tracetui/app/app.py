@@ -6,7 +6,6 @@ are imported by the loading worker, so the loading screen paints while they load
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -17,6 +16,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from tracetui.app.collector import IdleCollection
 from tracetui.app.error_screen import ErrorScreen
 from tracetui.app.help_screen import HelpScreen, Section
 from tracetui.app.loading_screen import LoadingScreen
@@ -39,7 +39,7 @@ def load_failed(exc: Exception) -> LoadFailed:
     return LoadFailed(line, EXIT_INTERNAL)
 
 
-class TracetuiApp(App[int]):
+class TracetuiApp(IdleCollection):
     """What the explorer and the comparison share: styles, keys, help, palette, the error screen."""
 
     TITLE = "tracetui"
@@ -100,10 +100,9 @@ class TraceApp(TracetuiApp):
         expect: tuple[Path, list[Expectation]] | None = None,
     ) -> None:
         """``expect``: an expectations file and its (validated) expectations, checked once loaded.
-        ``freeze_gc``: once loaded, move every object into the collector's permanent generation
-        (``gc.freeze``), so the full collections that Textual's rendering triggers stop scanning the
-        trace, the model and the imported modules (~0.1 s less per pause on a big trace). For a
-        process that runs one app: ``tracetui open``."""
+        ``freeze_gc``: once loaded, freeze what exists and run full garbage collections only while
+        the user is idle (:mod:`tracetui.app.collector`). For a process that runs one app:
+        ``tracetui open``."""
         super().__init__()
         self.path = path
         self.sample = sample
@@ -138,7 +137,7 @@ class TraceApp(TracetuiApp):
             from tracetui.app import explorer_screen  # noqa: F401 - imported here, off the UI thread
 
             if self.freeze_gc:
-                gc.freeze()  # instant; a collect() first would cost ~0.1 s on the way to the tree
+                self.start_idle_collection()
         except Exception as exc:
             self.post_message(load_failed(exc))
         else:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 
 from textual import work
@@ -47,7 +46,7 @@ class DiffApp(TracetuiApp):
             from tracetui.app import diff_screen  # noqa: F401 - imported here, off the UI thread
 
             if self.freeze_gc:
-                gc.freeze()
+                self.start_idle_collection()
         except Exception as exc:
             self.post_message(load_failed(exc))
         else:
