@@ -108,7 +108,7 @@ async def test_keys_move_expand_and_collapse_both_sides() -> None:
         assert len(tree.rows_as_data()) == start - 1
         await press(pilot, "left", "left")  # on aten::mm: collapse both sides of the pair
         assert tree.cursor_as_data() == MM
-        assert not tree.is_expanded(tree.cursor_pid)
+        assert not tree.is_expanded(tree.cursor_key)
         await press(pilot, "e")
         assert tree.cursor_as_data() == (" ", GEMM, GEMM)
         await press(pilot, "c")

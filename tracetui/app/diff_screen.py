@@ -141,7 +141,7 @@ class DiffScreen(Screen[None]):
 
     def _find(self, *, backwards: bool) -> None:
         self._pending.add("find")
-        self.find_difference(self.tree.cursor_pid, backwards)
+        self.find_difference(self.tree.cursor_key, backwards)
 
     @work(thread=True, exclusive=True, group="diff-find")
     def find_difference(self, start: int | None, backwards: bool) -> None:

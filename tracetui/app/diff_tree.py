@@ -8,14 +8,13 @@ details and ``e`` follow.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -24,6 +23,7 @@ from tracetui.app.diff_model import CHANGED, ONLY_A, ONLY_B, DiffModel, Pair
 from tracetui.app.dispatch_tree import ICONS, MAX_INDENT, ROW_CLASSES, row_css, style_name
 from tracetui.app.formatting import fit, fmt_count, fmt_us, pad
 from tracetui.app.line_style import CachedStyles
+from tracetui.app.row_tree import RowTree, row_bindings
 from tracetui.app.tree_model import Node
 
 GPU_WIDTH = 9
@@ -31,19 +31,11 @@ KERNELS_WIDTH = 7
 GUTTER = 3  # "│~│" between the halves
 
 
-class DiffTree(CachedStyles, ScrollView, can_focus=True):
+class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
     """Two dispatch trees aligned row by row."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor_up", "Up", show=False, id="diff_tree.up"),
-        Binding("down", "cursor_down", "Down", show=False, id="diff_tree.down"),
-        Binding("pageup", "page_up", "Page up", show=False, id="diff_tree.page_up"),
-        Binding("pagedown", "page_down", "Page down", show=False, id="diff_tree.page_down"),
-        Binding("home", "first", "First row", show=False, id="diff_tree.first"),
-        Binding("end", "last", "Last row", show=False, id="diff_tree.last"),
-        Binding("right", "expand", "Expand", show=False, id="diff_tree.expand", tooltip="both sides"),
-        Binding("left", "collapse", "Collapse / parent", show=False, id="diff_tree.collapse"),
-        Binding("enter,space", "toggle", "Toggle", show=False, id="diff_tree.toggle"),
+        *row_bindings("diff_tree", expand_tooltip="both sides"),
         Binding(
             "e",
             "expand_chain",
@@ -102,28 +94,30 @@ class DiffTree(CachedStyles, ScrollView, can_focus=True):
         self.model: DiffModel | None = None
         self.side = "a"
         self.titles = ("A", "B")
-        self._rows: list[int] = []
-        self._depths: list[int] = []
-        self._expanded: set[int] = set()
-        self._cursor = 0
-        self._strips: dict[tuple[Any, ...], Strip] = {}
+        self._init_rows()
+
+    # ---- the model's shape (RowTree) ------------------------------------------------------------
+    def _tops(self) -> list[int]:
+        assert self.model is not None
+        return self.model.tops()
+
+    def _children(self, key: int) -> list[int]:
+        assert self.model is not None
+        return self.model.children(key)
+
+    def _has_children(self, key: int) -> bool:
+        assert self.model is not None
+        return self.model.has_children(key)
+
+    def _chain_below(self, key: int) -> list[int]:
+        """Judged on the active side."""
+        assert self.model is not None
+        return self.model.chain_below(key, self.side)
+
+    def _post_cursor(self, key: int | None) -> None:
+        self.post_message(self.CursorMoved(self, key))
 
     # ---- state ------------------------------------------------------------------------------
-    @property
-    def row_count(self) -> int:
-        return len(self._rows)
-
-    @property
-    def cursor_row(self) -> int:
-        return self._cursor
-
-    @property
-    def cursor_pid(self) -> int | None:
-        return self._rows[self._cursor] if self._rows else None
-
-    def is_expanded(self, pid: int) -> bool:
-        return pid in self._expanded
-
     def set_model(self, model: DiffModel, path: list[int], titles: tuple[str, str]) -> None:
         """Show ``model`` with ``path`` expanded and the cursor at its end."""
         self.model = model
@@ -134,203 +128,28 @@ class DiffTree(CachedStyles, ScrollView, can_focus=True):
         self._set_cursor(index or 0, center=True, force_message=True)
         self.call_after_refresh(self._scroll_to_cursor, True)
 
-    def _rebuild_rows(self) -> None:
-        assert self.model is not None
-        rows: list[int] = []
-        depths: list[int] = []
-        for top in self.model.tops():
-            self._collect(top, 0, rows, depths)
-        self._rows, self._depths = rows, depths
-        self._refresh_all()
-
-    def _collect(self, pid: int, depth: int, rows: list[int], depths: list[int]) -> None:
-        """Append ``pid`` and, when expanded, its shown descendants (iteratively)."""
-        assert self.model is not None
-        stack = [(pid, depth)]
-        while stack:
-            current, level = stack.pop()
-            rows.append(current)
-            depths.append(level)
-            if current in self._expanded:
-                stack.extend((child, level + 1) for child in reversed(self.model.children(current)))
-
-    def _refresh_all(self) -> None:
-        self._strips.clear()
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self._rows) + 1)
-        self.refresh()
-
-    def _index_of(self, pid: int, start: int = 0) -> int | None:
-        try:
-            return self._rows.index(pid, start)
-        except ValueError:
-            return None
-
     # ---- expand / collapse ----------------------------------------------------------------------
-    def expand_row(self, index: int) -> None:
-        """Expand the pair at ``index`` on both sides."""
-        assert self.model is not None
-        pid = self._rows[index]
-        if pid in self._expanded or not self.model.has_children(pid):
-            return
-        self._expanded.add(pid)
-        rows: list[int] = []
-        depths: list[int] = []
-        for child in self.model.children(pid):
-            self._collect(child, self._depths[index] + 1, rows, depths)
-        self._rows[index + 1 : index + 1] = rows
-        self._depths[index + 1 : index + 1] = depths
-        self._refresh_all()
-
-    def collapse_row(self, index: int) -> None:
-        pid = self._rows[index]
-        if pid not in self._expanded:
-            return
-        self._expanded.discard(pid)
-        end = self._subtree_end(index)
-        del self._rows[index + 1 : end]
-        del self._depths[index + 1 : end]
-        if index < self._cursor < end:
-            self._cursor = index
-        elif self._cursor >= end:
-            self._cursor -= end - index - 1
-        self._refresh_all()
-
-    def _subtree_end(self, index: int) -> int:
-        depth = self._depths[index]
-        end = index + 1
-        while end < len(self._depths) and self._depths[end] > depth:
-            end += 1
-        return end
-
     def reveal(self, path: list[int]) -> bool:
         """Expand every pair along ``path`` (top first) and put the cursor on its last one."""
-        index = self._index_of(path[0]) if path else None
-        if index is None:
+        start = self._index_of(path[0]) if path else None
+        if start is None:
             return False
-        for pid in path[1:]:
-            self.expand_row(index)
-            found = self._index_of(pid, index + 1)
-            if found is None:
-                return False
-            index = found
+        index, complete = self._expand_along(start, path[1:])
+        if not complete:
+            return False
         self._set_cursor(index, center=True, force_message=True)
         return True
 
     # ---- cursor ---------------------------------------------------------------------------------
-    def _set_cursor(self, index: int, *, center: bool = False, force_message: bool = False) -> None:
-        if not self._rows:
-            self._cursor = 0
-            self.refresh()
-            self.post_message(self.CursorMoved(self, None))
-            return
-        index = max(0, min(index, len(self._rows) - 1))
-        moved = index != self._cursor
-        self._cursor = index
-        self._scroll_to_cursor(center)
-        self.refresh()
-        if moved or force_message:
-            self.post_message(self.CursorMoved(self, self._rows[index]))
-
-    def _scroll_to_cursor(self, center: bool) -> None:
-        visible = max(1, self.scrollable_content_region.height - 1)
-        top = round(self.scroll_offset.y)
-        if center and not (top <= self._cursor < top + visible):
-            self.scroll_to(y=max(0, self._cursor - visible // 2), animate=False, immediate=True, force=True)
-        elif self._cursor < top:
-            self.scroll_to(y=self._cursor, animate=False, immediate=True, force=True)
-        elif self._cursor >= top + visible:
-            self.scroll_to(y=self._cursor - visible + 1, animate=False, immediate=True, force=True)
-
     def select_row(self, index: int) -> None:
         """Put the cursor on the shown row ``index``."""
-        self._set_cursor(index, center=True)
-
-    def action_cursor_up(self) -> None:
-        self._set_cursor(self._cursor - 1)
-
-    def action_cursor_down(self) -> None:
-        self._set_cursor(self._cursor + 1)
-
-    def action_page_up(self) -> None:
-        self._set_cursor(self._cursor - max(1, self.scrollable_content_region.height - 2))
-
-    def action_page_down(self) -> None:
-        self._set_cursor(self._cursor + max(1, self.scrollable_content_region.height - 2))
-
-    def action_first(self) -> None:
-        self._set_cursor(0)
-
-    def action_last(self) -> None:
-        self._set_cursor(len(self._rows) - 1)
-
-    def action_expand(self) -> None:
-        """Expand both sides; on an expanded pair: go to its first child."""
-        if not self._rows or self.model is None:
-            return
-        if self._rows[self._cursor] in self._expanded:
-            if (
-                self._cursor + 1 < len(self._rows)
-                and self._depths[self._cursor + 1] > self._depths[self._cursor]
-            ):
-                self._set_cursor(self._cursor + 1)
-        else:
-            self.expand_row(self._cursor)
-
-    def action_collapse(self) -> None:
-        """Collapse both sides; on a collapsed pair: go to its parent."""
-        if not self._rows:
-            return
-        if self._rows[self._cursor] in self._expanded:
-            self.collapse_row(self._cursor)
-            return
-        depth = self._depths[self._cursor]
-        index = self._cursor - 1
-        while index >= 0 and self._depths[index] >= depth:
-            index -= 1
-        if index >= 0:
-            self._set_cursor(index)
-
-    def action_toggle(self) -> None:
-        if not self._rows:
-            return
-        if self._rows[self._cursor] in self._expanded:
-            self.collapse_row(self._cursor)
-        else:
-            self.expand_row(self._cursor)
-
-    def action_expand_chain(self) -> None:
-        """Expand the single-child chain below the cursor (judged on the active side)."""
-        if not self._rows or self.model is None:
-            return
-        chain = self.model.chain_below(self._rows[self._cursor], self.side)
-        if not chain:
-            self.expand_row(self._cursor)
-            return
-        index = self._cursor
-        for pid in chain:
-            self.expand_row(index)
-            found = self._index_of(pid, index + 1)
-            if found is None:
-                break
-            index = found
         self._set_cursor(index, center=True)
 
     def action_switch_side(self) -> None:
         """Make the other side (A or B) the active one."""
         self.side = "b" if self.side == "a" else "a"
         self._refresh_all()
-        self.post_message(self.CursorMoved(self, self.cursor_pid))
-
-    def action_collapse_all(self) -> None:
-        if self.model is None or not self._rows:
-            return
-        index = self._cursor
-        while index > 0 and self._depths[index] > 0:
-            index -= 1
-        top = self._rows[index]
-        self._expanded.clear()
-        self._rebuild_rows()
-        self._set_cursor(self._index_of(top) or 0, force_message=True)
+        self.post_message(self.CursorMoved(self, self.cursor_key))
 
     # ---- mouse ------------------------------------------------------------------------------------
     async def _on_click(self, event: events.Click) -> None:
@@ -348,14 +167,6 @@ class DiffTree(CachedStyles, ScrollView, can_focus=True):
         if index == self._cursor:
             self.action_toggle()
         self._set_cursor(index, force_message=True)
-
-    # ---- size / styles ------------------------------------------------------------------------
-    def on_resize(self) -> None:
-        self._refresh_all()
-        self._scroll_to_cursor(center=True)
-
-    def styles_changed(self) -> None:
-        self._strips.clear()
 
     # ---- rendering -------------------------------------------------------------------------------
     @staticmethod
@@ -492,5 +303,5 @@ class DiffTree(CachedStyles, ScrollView, can_focus=True):
         return self.model.rows(self._rows)
 
     def cursor_as_data(self) -> tuple[str, str, str] | None:
-        pid = self.cursor_pid
+        pid = self.cursor_key
         return None if pid is None or self.model is None else self.model.rows([pid])[0]

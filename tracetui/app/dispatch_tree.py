@@ -15,13 +15,13 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tracetui.app.formatting import fit, fmt_count, fmt_us, pad
 from tracetui.app.line_style import CachedStyles
+from tracetui.app.row_tree import RowTree, row_bindings
 from tracetui.app.tree_model import Node, NodeKey, TreeModel
 
 ICONS = {
@@ -109,19 +109,11 @@ def style_name(node: Node) -> str:
     return kind if kind in ("step", "annotation", "op", "python", "call") else "op"
 
 
-class DispatchTree(CachedStyles, ScrollView, can_focus=True):
+class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
     """Steps → annotations → ops → runtime calls → the GPU work they launched."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor_up", "Up", show=False, id="tree.up"),
-        Binding("down", "cursor_down", "Down", show=False, id="tree.down"),
-        Binding("pageup", "page_up", "Page up", show=False, id="tree.page_up"),
-        Binding("pagedown", "page_down", "Page down", show=False, id="tree.page_down"),
-        Binding("home", "first", "First row", show=False, id="tree.first"),
-        Binding("end", "last", "Last row", show=False, id="tree.last"),
-        Binding("right", "expand", "Expand", show=False, id="tree.expand"),
-        Binding("left", "collapse", "Collapse / parent", show=False, id="tree.collapse"),
-        Binding("enter,space", "toggle", "Toggle", show=False, id="tree.toggle"),
+        *row_bindings("tree"),
         Binding(
             "e",
             "expand_chain",
@@ -165,33 +157,34 @@ class DispatchTree(CachedStyles, ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.model: TreeModel | None = None
-        self._rows: list[NodeKey] = []
-        self._depths: list[int] = []
-        self._expanded: set[NodeKey] = set()
-        self._cursor = 0
-        self._strips: dict[tuple[Any, ...], Strip] = {}
+        self._init_rows()
         self.find_query = ""
 
+    # ---- the model's shape (RowTree) ------------------------------------------------------------
+    def _tops(self) -> list[NodeKey]:
+        assert self.model is not None
+        return self.model.tops()
+
+    def _children(self, key: NodeKey) -> list[NodeKey]:
+        assert self.model is not None
+        return self.model.children(key)
+
+    def _has_children(self, key: NodeKey) -> bool:
+        assert self.model is not None
+        return self.model.has_children(key)
+
+    def _chain_below(self, key: NodeKey) -> list[NodeKey]:
+        assert self.model is not None
+        return self.model.chain_below(key)
+
+    def _post_cursor(self, key: NodeKey | None) -> None:
+        self.post_message(self.CursorMoved(self, key))
+
     # ---- state ------------------------------------------------------------------------------
-    @property
-    def row_count(self) -> int:
-        return len(self._rows)
-
-    @property
-    def cursor_row(self) -> int:
-        return self._cursor
-
-    @property
-    def cursor_key(self) -> NodeKey | None:
-        return self._rows[self._cursor] if self._rows else None
-
     @property
     def cursor_node(self) -> Node | None:
         key = self.cursor_key
         return None if key is None or self.model is None else self.model.node(key)
-
-    def is_expanded(self, key: NodeKey) -> bool:
-        return key in self._expanded
 
     def set_model(self, model: TreeModel, *, initial: bool = False) -> None:
         """Show ``model``. ``initial``: expand the hottest chain and put the cursor at its end;
@@ -211,37 +204,6 @@ class DispatchTree(CachedStyles, ScrollView, can_focus=True):
         self._set_cursor(index or 0, center=True, force_message=True)
         self.call_after_refresh(self._scroll_to_cursor, True)
 
-    def _rebuild_rows(self) -> None:
-        assert self.model is not None
-        keys: list[NodeKey] = []
-        depths: list[int] = []
-        for top in self.model.tops():
-            self._collect(top, 0, keys, depths)
-        self._rows, self._depths = keys, depths
-        self._refresh_all()
-
-    def _collect(self, key: NodeKey, depth: int, keys: list[NodeKey], depths: list[int]) -> None:
-        """Append ``key`` and, for expanded nodes, their shown descendants (iteratively)."""
-        assert self.model is not None
-        stack = [(key, depth)]
-        while stack:
-            current, level = stack.pop()
-            keys.append(current)
-            depths.append(level)
-            if current in self._expanded:
-                stack.extend((child, level + 1) for child in reversed(self.model.children(current)))
-
-    def _refresh_all(self) -> None:
-        self._strips.clear()
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self._rows) + 1)
-        self.refresh()
-
-    def _index_of(self, key: NodeKey, start: int = 0) -> int | None:
-        try:
-            return self._rows.index(key, start)
-        except ValueError:
-            return None
-
     def _reveal_nearest(self, event_id: int) -> int | None:
         """Cursor target for an event no longer shown: its nearest shown ancestor."""
         assert self.model is not None
@@ -252,53 +214,14 @@ class DispatchTree(CachedStyles, ScrollView, can_focus=True):
         return None
 
     # ---- expand / collapse ----------------------------------------------------------------------
-    def expand_row(self, index: int) -> None:
-        """Expand the node at ``index`` (its previously expanded descendants come back too)."""
-        assert self.model is not None
-        key = self._rows[index]
-        if key in self._expanded or not self.model.has_children(key):
-            return
-        self._expanded.add(key)
-        keys: list[NodeKey] = []
-        depths: list[int] = []
-        for child in self.model.children(key):
-            self._collect(child, self._depths[index] + 1, keys, depths)
-        self._rows[index + 1 : index + 1] = keys
-        self._depths[index + 1 : index + 1] = depths
-        self._refresh_all()
-
-    def collapse_row(self, index: int) -> None:
-        key = self._rows[index]
-        if key not in self._expanded:
-            return
-        self._expanded.discard(key)
-        end = self._subtree_end(index)
-        del self._rows[index + 1 : end]
-        del self._depths[index + 1 : end]
-        if index < self._cursor < end:
-            self._cursor = index
-        elif self._cursor >= end:
-            self._cursor -= end - index - 1
-        self._refresh_all()
-
-    def _subtree_end(self, index: int) -> int:
-        depth = self._depths[index]
-        end = index + 1
-        depths = self._depths
-        while end < len(depths) and depths[end] > depth:
-            end += 1
-        return end
-
     def reveal(self, path: list[NodeKey], *, move: bool = True) -> int | None:
         """Expand every node along ``path`` (top-level key first); move the cursor to its end."""
-        index = self._index_of(path[0])
-        if index is None:
+        start = self._index_of(path[0])
+        if start is None:
             return None
-        for key in path[1:]:
-            self.expand_row(index)
-            index = self._index_of(key, index + 1)
-            if index is None:
-                return None
+        index, complete = self._expand_along(start, path[1:])
+        if not complete:
+            return None
         if move:
             self._set_cursor(index, center=True)
         return index
@@ -311,30 +234,6 @@ class DispatchTree(CachedStyles, ScrollView, can_focus=True):
         return path is not None and self.reveal(path) is not None
 
     # ---- cursor ---------------------------------------------------------------------------------
-    def _set_cursor(self, index: int, *, center: bool = False, force_message: bool = False) -> None:
-        if not self._rows:
-            self._cursor = 0
-            self.refresh()
-            self.post_message(self.CursorMoved(self, None))
-            return
-        index = max(0, min(index, len(self._rows) - 1))
-        moved = index != self._cursor
-        self._cursor = index
-        self._scroll_to_cursor(center)
-        self.refresh()
-        if moved or force_message:
-            self.post_message(self.CursorMoved(self, self._rows[index]))
-
-    def _scroll_to_cursor(self, center: bool) -> None:
-        visible = max(1, self.scrollable_content_region.height - 1)
-        top = round(self.scroll_offset.y)
-        if center and not (top <= self._cursor < top + visible):
-            self.scroll_to(y=max(0, self._cursor - visible // 2), animate=False, immediate=True, force=True)
-        elif self._cursor < top:
-            self.scroll_to(y=self._cursor, animate=False, immediate=True, force=True)
-        elif self._cursor >= top + visible:
-            self.scroll_to(y=self._cursor - visible + 1, animate=False, immediate=True, force=True)
-
     def move_cursor_to(self, key: NodeKey) -> bool:
         index = self._index_of(key)
         if index is None:
@@ -342,93 +241,10 @@ class DispatchTree(CachedStyles, ScrollView, can_focus=True):
         self._set_cursor(index, center=True)
         return True
 
-    def action_cursor_up(self) -> None:
-        self._set_cursor(self._cursor - 1)
-
-    def action_cursor_down(self) -> None:
-        self._set_cursor(self._cursor + 1)
-
-    def action_page_up(self) -> None:
-        self._set_cursor(self._cursor - max(1, self.scrollable_content_region.height - 2))
-
-    def action_page_down(self) -> None:
-        self._set_cursor(self._cursor + max(1, self.scrollable_content_region.height - 2))
-
-    def action_first(self) -> None:
-        self._set_cursor(0)
-
-    def action_last(self) -> None:
-        self._set_cursor(len(self._rows) - 1)
-
-    def action_expand(self) -> None:
-        if not self._rows or self.model is None:
-            return
-        key = self._rows[self._cursor]
-        if key in self._expanded:
-            if (
-                self._cursor + 1 < len(self._rows)
-                and self._depths[self._cursor + 1] > self._depths[self._cursor]
-            ):
-                self._set_cursor(self._cursor + 1)
-        else:
-            self.expand_row(self._cursor)
-
-    def action_collapse(self) -> None:
-        if not self._rows:
-            return
-        if self._rows[self._cursor] in self._expanded:
-            self.collapse_row(self._cursor)
-            return
-        depth = self._depths[self._cursor]
-        index = self._cursor - 1
-        while index >= 0 and self._depths[index] >= depth:
-            index -= 1
-        if index >= 0:
-            self._set_cursor(index)
-
-    def action_toggle(self) -> None:
-        if not self._rows:
-            return
-        if self._rows[self._cursor] in self._expanded:
-            self.collapse_row(self._cursor)
-        else:
-            self.expand_row(self._cursor)
-
-    def action_expand_chain(self) -> None:
-        """Expand the single-child chain below the cursor down to the kernel (memray's ``e``)."""
-        if not self._rows or self.model is None:
-            return
-        chain = self.model.chain_below(self._rows[self._cursor])
-        if not chain:
-            self.expand_row(self._cursor)
-            return
-        index = self._cursor
-        for key in chain:
-            self.expand_row(index)
-            found = self._index_of(key, index + 1)
-            if found is None:
-                break
-            index = found
-        self._set_cursor(index, center=True)
-
     def action_hot_chain(self) -> None:
         """Expand the hottest chain again and go to its end."""
         if self.model is not None and (path := self.model.hottest_path()):
             self.reveal(path)
-
-    def action_collapse_all(self) -> None:
-        if self.model is None:
-            return
-        key = self._rows[self._cursor] if self._rows else None
-        top = None if key is None else self._top_of(self._cursor)
-        self._expanded.clear()
-        self._rebuild_rows()
-        self._set_cursor(self._index_of(top) or 0 if top is not None else 0, force_message=True)
-
-    def _top_of(self, index: int) -> NodeKey:
-        while index > 0 and self._depths[index] > 0:
-            index -= 1
-        return self._rows[index]
 
     def action_goto_launcher(self) -> None:
         """On GPU work: the op that launched it (else its runtime call); on a call: its op."""
@@ -473,14 +289,7 @@ class DispatchTree(CachedStyles, ScrollView, can_focus=True):
         else:
             self._set_cursor(index)
 
-    # ---- focus / size -------------------------------------------------------------------------
-    def on_resize(self) -> None:
-        self._refresh_all()
-        self._scroll_to_cursor(center=True)
-
-    def styles_changed(self) -> None:
-        self._strips.clear()
-
+    # ---- find ---------------------------------------------------------------------------------
     def set_find_query(self, query: str) -> None:
         self.find_query = query
         self._strips.clear()
