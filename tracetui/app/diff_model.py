@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from itertools import zip_longest
 
 import polars as pl
 
-from tracetui.app.tree_model import Node, NodeKey, TreeModel
+from tracetui.app.tree_model import Node, NodeKey, TreeModel, single_child_chain
 from tracetui.trace.categories import GPU_KIND, LAUNCH_CALLS
 
 SAME, CHANGED, ONLY_A, ONLY_B = "same", "changed", "only_a", "only_b"
@@ -542,7 +542,7 @@ class DiffModel:
             return []
         path = [max(tops, key=self.heat)]
         while True:
-            kids = [k for k in self.children(path[-1]) if not self._pairs[k].opened]
+            kids = self._closed_children(path[-1])
             if not kids:
                 return path
             path.append(max(kids, key=self.heat))
@@ -550,21 +550,16 @@ class DiffModel:
     def chain_below(self, pid: int, side: str | None = None) -> list[int]:
         """Like :meth:`TreeModel.chain_below` over pairs; ``side`` ("a"/"b"): judge by that side's
         nodes only. Returns the pairs after ``pid``."""
-        chain: list[int] = []
-        current = pid
-        while True:
-            kids = [k for k in self.children(current) if not self._pairs[k].opened]
-            if not kids:
-                return chain
-            nxt = _single(kids, lambda k: self._launches(k, side, kernels=True)) or _single(
-                kids, lambda k: self._launches(k, side, kernels=False)
-            )
-            if nxt is None:
-                if len(kids) != 1:
-                    return chain
-                nxt = kids[0]
-            chain.append(nxt)
-            current = nxt
+        return single_child_chain(
+            pid,
+            self._closed_children,
+            lambda k: self._launches(k, side, kernels=True),
+            lambda k: self._launches(k, side, kernels=False),
+        )
+
+    def _closed_children(self, pid: int) -> list[int]:
+        """Children that are not ``opened`` (an opened pair's children already follow it as siblings)."""
+        return [k for k in self.children(pid) if not self._pairs[k].opened]
 
     def _launches(self, pid: int, side: str | None, *, kernels: bool) -> bool:
         for which, node in zip("ab", self.nodes(pid), strict=True):
@@ -672,8 +667,3 @@ def _gaps(rows: list[Row]) -> list[tuple[list[int], list[int]]]:
         elif j is not None:
             gap_b.append(j)
     return gaps
-
-
-def _single(keys: list[int], predicate: Callable[[int], bool]) -> int | None:
-    found = [k for k in keys if predicate(k)]
-    return found[0] if len(found) == 1 else None

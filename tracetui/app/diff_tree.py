@@ -96,19 +96,7 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
         self.titles = ("A", "B")
         self._init_rows()
 
-    # ---- the model's shape (RowTree) ------------------------------------------------------------
-    def _tops(self) -> list[int]:
-        assert self.model is not None
-        return self.model.tops()
-
-    def _children(self, key: int) -> list[int]:
-        assert self.model is not None
-        return self.model.children(key)
-
-    def _has_children(self, key: int) -> bool:
-        assert self.model is not None
-        return self.model.has_children(key)
-
+    # ---- RowTree ------------------------------------------------------------------------------
     def _chain_below(self, key: int) -> list[int]:
         """Judged on the active side."""
         assert self.model is not None

@@ -160,19 +160,7 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
         self._init_rows()
         self.find_query = ""
 
-    # ---- the model's shape (RowTree) ------------------------------------------------------------
-    def _tops(self) -> list[NodeKey]:
-        assert self.model is not None
-        return self.model.tops()
-
-    def _children(self, key: NodeKey) -> list[NodeKey]:
-        assert self.model is not None
-        return self.model.children(key)
-
-    def _has_children(self, key: NodeKey) -> bool:
-        assert self.model is not None
-        return self.model.has_children(key)
-
+    # ---- RowTree ------------------------------------------------------------------------------
     def _chain_below(self, key: NodeKey) -> list[NodeKey]:
         assert self.model is not None
         return self.model.chain_below(key)

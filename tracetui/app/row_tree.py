@@ -1,9 +1,9 @@
 """What the dispatch tree and the comparison's tree share: shown rows as a flat list, the cursor.
 
 The shown rows are a list of keys and a list of depths (one header line above them); expanding
-a row splices its shown descendants in, collapsing cuts them out, and nothing recurses. A widget
-supplies the model's shape (:meth:`RowTree._tops`, :meth:`RowTree._children`,
-:meth:`RowTree._has_children`, :meth:`RowTree._chain_below`), the cursor message and the drawing.
+a row splices its shown descendants in, collapsing cuts them out, and nothing recurses. The widget's
+``model`` answers ``tops()``, ``children(key)`` and ``has_children(key)``; the widget supplies
+:meth:`RowTree._chain_below`, the cursor message and the drawing.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def row_bindings(prefix: str, expand_tooltip: str | None = None) -> list[Binding
 class RowTree(_Base, Generic[K]):
     """Mixin for a Line-API tree widget over a model of keys."""
 
-    model: Any
+    model: Any  # tops(), children(key), has_children(key); None until set
 
     def _init_rows(self) -> None:
         self._rows: list[K] = []
@@ -55,16 +55,7 @@ class RowTree(_Base, Generic[K]):
         self._cursor = 0
         self._strips: dict[tuple[Any, ...], Strip] = {}
 
-    # ---- the model's shape and the cursor message (the widget's part) -------------------------
-    def _tops(self) -> Sequence[K]:
-        raise NotImplementedError
-
-    def _children(self, key: K) -> Sequence[K]:
-        raise NotImplementedError
-
-    def _has_children(self, key: K) -> bool:
-        raise NotImplementedError
-
+    # ---- the widget's part -------------------------------------------------------------------
     def _chain_below(self, key: K) -> Sequence[K]:
         """The keys of the single-child chain below ``key`` (``e``)."""
         raise NotImplementedError
@@ -91,7 +82,7 @@ class RowTree(_Base, Generic[K]):
     def _rebuild_rows(self) -> None:
         rows: list[K] = []
         depths: list[int] = []
-        for top in self._tops():
+        for top in self.model.tops():
             self._collect(top, 0, rows, depths)
         self._rows, self._depths = rows, depths
         self._refresh_all()
@@ -104,7 +95,7 @@ class RowTree(_Base, Generic[K]):
             rows.append(current)
             depths.append(level)
             if current in self._expanded:
-                stack.extend((child, level + 1) for child in reversed(self._children(current)))
+                stack.extend((child, level + 1) for child in reversed(self.model.children(current)))
 
     def _refresh_all(self) -> None:
         self._strips.clear()
@@ -128,12 +119,12 @@ class RowTree(_Base, Generic[K]):
         if self.model is None:
             return
         key = self._rows[index]
-        if key in self._expanded or not self._has_children(key):
+        if key in self._expanded or not self.model.has_children(key):
             return
         self._expanded.add(key)
         rows: list[K] = []
         depths: list[int] = []
-        for child in self._children(key):
+        for child in self.model.children(key):
             self._collect(child, self._depths[index] + 1, rows, depths)
         self._rows[index + 1 : index + 1] = rows
         self._depths[index + 1 : index + 1] = depths

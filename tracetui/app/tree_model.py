@@ -19,10 +19,10 @@ Node keys are event ids (``int``) or tuples for the synthetic nodes:
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 
@@ -502,19 +502,7 @@ class TreeModel:
         """The single-child chain from ``key`` down: at each level the one child that launched
         kernels (else the one child with any GPU work, else an only child); stops where the work
         splits. Returns the keys after ``key`` (empty when the chain ends at once)."""
-        chain: list[NodeKey] = []
-        current = key
-        while True:
-            kids = self.children(current)
-            if not kids:
-                return chain
-            nxt = _single(kids, self._launches_kernels) or _single(kids, self._has_gpu_work)
-            if nxt is None:
-                if len(kids) != 1:
-                    return chain
-                nxt = kids[0]
-            chain.append(nxt)
-            current = nxt
+        return single_child_chain(key, self.children, self._launches_kernels, self._has_gpu_work)
 
     def _launches_kernels(self, key: NodeKey) -> bool:
         node = self.node(key)
@@ -598,9 +586,27 @@ class TreeModel:
 # ---- vectorised helpers -------------------------------------------------------------------------
 
 
-def _single(keys: list[NodeKey], predicate: Any) -> NodeKey | None:
-    found = [k for k in keys if predicate(k)]
-    return found[0] if len(found) == 1 else None
+K = TypeVar("K", bound=Hashable)
+
+
+def single_child_chain(
+    start: K, children: Callable[[K], list[K]], *preferences: Callable[[K], bool]
+) -> list[K]:
+    """The keys below ``start`` along a single-child chain: at each level the one child that
+    satisfies a preference (tried in order; exactly one child must), else an only child; the
+    chain stops where that fails."""
+    chain: list[K] = []
+    current = start
+    while kids := children(current):
+        picks = ([k for k in kids if prefer(k)] for prefer in preferences)
+        nxt = next((pick[0] for pick in picks if len(pick) == 1), None)
+        if nxt is None:
+            if len(kids) != 1:
+                break
+            nxt = kids[0]
+        chain.append(nxt)
+        current = nxt
+    return chain
 
 
 def _subtree_hits(cpu: pl.DataFrame, hit: pl.Expr) -> tuple[pl.DataFrame, pl.DataFrame]:
