@@ -209,8 +209,8 @@ def _roofline(out: Lines, row: Mapping[str, Any] | None) -> None:
     out.field("bytes read", fmt_bytes(row.get("bytes_read")))
     out.field("bytes written", fmt_bytes(row.get("bytes_written")))
     out.field("intensity", _number(row.get("intensity"), " FLOP/B"))
-    out.field("achieved", _rates(row))
-    out.field("device peak", _peaks(row))
+    out.field("achieved", _rates(row.get("tflops"), row.get("gbs")))
+    out.field("device peak", _rates(row.get("peak_tflops"), row.get("peak_gbs")))
     if row.get("roof_fraction") is not None:
         out.field("of its roof", f"{row['roof_fraction'] * 100:.0f} %")
     if row.get("verdict"):
@@ -219,21 +219,13 @@ def _roofline(out: Lines, row: Mapping[str, Any] | None) -> None:
         out.line(("  • ", LABEL), (note, LABEL))
 
 
-def _rates(row: Mapping[str, Any]) -> str:
+def _rates(tflops: float | None, gbs: float | None) -> str:
+    """``FLOP/s · B/s`` from TFLOP/s and GB/s, either may be missing."""
     parts = []
-    if row.get("tflops") is not None:
-        parts.append(fmt_si(row["tflops"] * 1e12, "FLOP/s"))
-    if row.get("gbs") is not None:
-        parts.append(fmt_si(row["gbs"] * 1e9, "B/s"))
-    return " · ".join(parts)
-
-
-def _peaks(row: Mapping[str, Any]) -> str:
-    parts = []
-    if row.get("peak_tflops") is not None:
-        parts.append(fmt_si(row["peak_tflops"] * 1e12, "FLOP/s"))
-    if row.get("peak_gbs") is not None:
-        parts.append(fmt_si(row["peak_gbs"] * 1e9, "B/s"))
+    if tflops is not None:
+        parts.append(fmt_si(tflops * 1e12, "FLOP/s"))
+    if gbs is not None:
+        parts.append(fmt_si(gbs * 1e9, "B/s"))
     return " · ".join(parts)
 
 

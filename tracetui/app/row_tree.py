@@ -28,8 +28,8 @@ else:  # a plain mixin, like CachedStyles: no part in CSS type matching
 K = TypeVar("K", bound=Hashable)
 
 
-def row_bindings(prefix: str, expand_tooltip: str | None = None) -> list[Binding]:
-    """The cursor and expand/collapse keys, with ids under ``prefix``."""
+def cursor_bindings(prefix: str) -> list[Binding]:
+    """The row-cursor keys of a Line-API list (trees and tables), with ids under ``prefix``."""
     return [
         Binding("up", "cursor_up", "Up", show=False, id=f"{prefix}.up"),
         Binding("down", "cursor_down", "Down", show=False, id=f"{prefix}.down"),
@@ -37,6 +37,13 @@ def row_bindings(prefix: str, expand_tooltip: str | None = None) -> list[Binding
         Binding("pagedown", "page_down", "Page down", show=False, id=f"{prefix}.page_down"),
         Binding("home", "first", "First row", show=False, id=f"{prefix}.first"),
         Binding("end", "last", "Last row", show=False, id=f"{prefix}.last"),
+    ]
+
+
+def row_bindings(prefix: str, expand_tooltip: str | None = None) -> list[Binding]:
+    """The cursor and expand/collapse keys of a tree, with ids under ``prefix``."""
+    return [
+        *cursor_bindings(prefix),
         Binding("right", "expand", "Expand", show=False, id=f"{prefix}.expand", tooltip=expand_tooltip),
         Binding("left", "collapse", "Collapse / parent", show=False, id=f"{prefix}.collapse"),
         Binding("enter,space", "toggle", "Toggle", show=False, id=f"{prefix}.toggle"),

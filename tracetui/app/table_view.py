@@ -22,6 +22,7 @@ from textual.strip import Strip
 
 from tracetui.app.formatting import pad
 from tracetui.app.line_style import CachedStyles
+from tracetui.app.row_tree import cursor_bindings
 
 Formatter = Callable[[Any], str]
 
@@ -56,12 +57,7 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
     """Rows of a DataFrame; ←/→ pick a column, ``s`` sorts by it (again: reverse), Enter selects."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "cursor_up", "Up", show=False, id="table.up"),
-        Binding("down", "cursor_down", "Down", show=False, id="table.down"),
-        Binding("pageup", "page_up", "Page up", show=False, id="table.page_up"),
-        Binding("pagedown", "page_down", "Page down", show=False, id="table.page_down"),
-        Binding("home", "first", "First row", show=False, id="table.first"),
-        Binding("end", "last", "Last row", show=False, id="table.last"),
+        *cursor_bindings("table"),
         Binding("left", "column(-1)", "Column ←", show=False, id="table.column_left"),
         Binding("right", "column(1)", "Column →", show=False, id="table.column_right"),
         Binding("s", "sort", "Sort", id="table.sort", tooltip="by the selected column; again: reverse"),
