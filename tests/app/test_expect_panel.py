@@ -131,3 +131,12 @@ def test_bad_expectations_file_is_one_line_exit_2_before_the_app(tmp_path: Path)
     assert done.returncode == check.returncode == 2
     assert done.stderr == check.stderr
     assert done.stderr.startswith("tracetui: bad.toml: line 3:") and done.stderr.count("\n") == 1
+
+
+async def test_panel_title_shows_the_file_name_as_text(expect_path: Path, tmp_path: Path) -> None:
+    odd = tmp_path / "[red]guesses[on blue].toml"
+    odd.write_text(expect_path.read_text())
+    app = app_with_checks(fixture("mlp_eager"), odd)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert panel_of(app)._border_title.plain.endswith("· [red]guesses[on blue].toml")

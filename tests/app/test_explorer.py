@@ -17,6 +17,7 @@ from tracetui.app.app import TraceApp
 from tracetui.app.error_screen import ErrorScreen
 from tracetui.app.explorer_screen import ExplorerScreen
 from tracetui.app.help_screen import HelpScreen
+from tracetui.app.messages import Search
 from tracetui.app.table_view import Column, TableView
 from tracetui.app.tables_screen import TablesScreen
 from tracetui.app.timeline import Timeline
@@ -372,3 +373,14 @@ async def test_details_of_an_op_whose_kernels_have_no_timestamp(tmp_path: Path) 
         await goto(pilot, "aten::mm")
         details = app.screen.query_one("#details", Static)
         assert "aten::mm" in str(details.render())
+
+
+async def test_a_find_with_no_match_says_so_in_plain_text() -> None:
+    """The query can be a trace name taken from the palette: it is never read as markup."""
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        app.screen.start_find(Search("[bold]nope[/]"), jump=True)
+        await settle(pilot)
+        (notification,) = app._notifications
+        assert "'[bold]nope[/]'" in notification.message and notification.markup is False

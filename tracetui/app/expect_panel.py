@@ -82,7 +82,7 @@ class ExpectPanel(OptionList):
     def __init__(self, checks: Checks, *, id: str | None = None) -> None:
         super().__init__(*(Option(check_row(r)) for r in checks.results), id=id, markup=False)
         self.checks = checks
-        self.border_title = f"{checks.summary()} · {checks.path.name}"
+        self.border_title = Content(f"{checks.summary()} · {checks.path.name}")  # a file name: text
         self.border_subtitle = "Enter: go to the node that broke it · x: hide"
         self.set_class(checks.passed < checks.total, "-failing")
 

@@ -361,8 +361,11 @@ class ExplorerScreen(Screen[None]):
             if message.matches:
                 self._go_to_match(0)
             else:
-                self.notify(
-                    f"Nothing named like {message.search.query!r} is shown.", severity="warning", timeout=3
+                self.notify(  # the query may be a trace name: text, never markup
+                    f"Nothing named like {message.search.query!r} is shown.",
+                    severity="warning",
+                    timeout=3,
+                    markup=False,
                 )
 
     def _set_matches(self, search: Search | None, matches: list[int]) -> None:
