@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from tracetui.errors import TraceError
+from tracetui.trace import prefetch
 from tracetui.trace.source import check_readable
 
 
@@ -31,6 +32,7 @@ def open_trace(path: Path | None, expect: Path | None = None) -> int:
     sample = path is None
     target = default_trace() if path is None else path
     check_readable(target)
+    prefetch.start(target)  # reads and scans on another core while textual is imported
     from tracetui.app.app import TraceApp
 
     app = TraceApp(target, sample=sample, freeze_gc=True, expect=checks)
@@ -42,6 +44,8 @@ def open_diff(path_a: Path, path_b: Path) -> int:
     """Run the comparison screen on two traces. Returns the exit status."""
     check_readable(path_a)
     check_readable(path_b)
+    prefetch.start(path_a)
+    prefetch.start(path_b)
     from tracetui.app.diff_app import DiffApp
 
     app = DiffApp(path_a, path_b, freeze_gc=True)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from tracetui.trace import prefetch
+
 TRACE = click.Path(path_type=Path)
 
 
@@ -38,6 +40,8 @@ def diff_command(ctx: click.Context, trace_a: Path, trace_b: Path, as_json: bool
         from tracetui.app.command import open_diff
 
         ctx.exit(open_diff(trace_a, trace_b))
+    prefetch.start(trace_a)
+    prefetch.start(trace_b)
     from rich.console import Console
 
     from tracetui.compare.diff_data import diff_data
@@ -78,6 +82,7 @@ def check_command(ctx: click.Context, trace: Path, expect: Path, as_json: bool) 
 
 def run_check(trace: Path, expect: Path, as_json: bool = False) -> int:
     """Load, check and print; the exit code (0 all pass, 1 any fails). Bad input raises TraceError."""
+    prefetch.start(trace)
     from rich.console import Console
 
     from tracetui.compare.check import check_trace

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from tracetui.report.names import FORMATS, TABLES
+from tracetui.trace import prefetch
 
 TRACE = click.Path(path_type=Path)
 
@@ -24,6 +25,7 @@ def summary_command(trace: Path, as_json: bool) -> None:
     Trace facts and devices, counts by category, steps, annotations with kernels per call,
     top ops and kernels with their launching ops, orphans and anomalies.
     """
+    prefetch.start(trace)  # reads and scans on another core while the report is imported
     from rich.console import Console
 
     from tracetui.report.loading import load_with_progress
@@ -62,6 +64,7 @@ def export_command(trace: Path, table: str, fmt: str, output: Path | None) -> No
     runtime, launch_op, launch_op_id, annotation, step, the decoded kernel name (family, kind,
     arch, tile, stages, layout, fused_ops) and the roofline reading.
     """
+    prefetch.start(trace)
     from tracetui.report.export import export_table, write_table
     from tracetui.report.loading import load_with_progress
 

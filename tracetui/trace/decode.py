@@ -1,12 +1,15 @@
 """Decode trace bytes into events and top-level metadata, tolerating broken files.
 
-Fast path: one typed msgspec decode. When the JSON is broken, :mod:`repair` recovers
-every complete event (truncated files) or patches the known Kineto defects (unescaped
-quotes, raw control characters, trailing commas) and says what it did.
+Fast path: the native scanner (:mod:`native`) reads well-formed traces straight into
+columns. Otherwise one typed msgspec decode; odd field types are coerced per event. When the
+JSON is broken, :mod:`repair` recovers every complete event (truncated files) or patches the
+known Kineto defects (unescaped quotes, raw control characters, trailing commas) and says what
+it did.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,17 +18,17 @@ import msgspec
 
 from tracetui.errors import TraceError
 from tracetui.safetext import clean_value
-from tracetui.trace import repair
-from tracetui.trace.frames import Chunk, transpose
+from tracetui.trace import native, repair
+from tracetui.trace.frames import Chunk, Columns, transpose
 from tracetui.trace.release import drop_later
 from tracetui.trace.schema import EVENTS_DECODER, TOP_DECODER, Event
 
 
 @dataclass
 class Decoded:
-    """What the JSON held: events in file order (as column chunks) and the other top-level keys."""
+    """What the JSON held: events in file order (as columns) and the other top-level keys."""
 
-    chunks: list[Chunk]
+    columns: Columns | list[Chunk]
     top: dict[str, Any]
     form: str  # "object" (Kineto) or "array" (legacy exporter)
     top_keys: list[str] = field(default_factory=list)  # in file order, traceEvents included
@@ -33,10 +36,18 @@ class Decoded:
     repairs: list[str] = field(default_factory=list)
     # JSON of an array that decodes to ``events`` (for lazily reading every arg)
     events_json: bytes | msgspec.Raw | None = None
+    # each event's args as raw JSON, where the decoder found them without decoding (native)
+    args: Sequence[msgspec.Raw] | None = None
 
 
-def decode(data: bytes, path: Path) -> Decoded:
-    """Decode ``data``; raise :class:`TraceError` if it is not a trace at all."""
+def decode(data: bytes, path: Path, scanned_raw: native.RawScan | None = None) -> Decoded:
+    """Decode ``data``; raise :class:`TraceError` if it is not a trace at all.
+
+    ``scanned_raw``: the native scanner's result for ``data`` when it already ran (prefetch).
+    """
+    scanned = native.scan(data, scanned_raw)
+    if not isinstance(scanned, str):
+        return _from_scan(data, scanned)
     form = "array" if data[:4096].lstrip()[:1] == b"[" else "object"
     try:
         top_raw: dict[str, msgspec.Raw] = {}
@@ -55,6 +66,16 @@ def decode(data: bytes, path: Path) -> Decoded:
         raise TraceError(path, "JSON that is not a trace: 'traceEvents' is not a list") from None
     top = {key: _decode_value(raw) for key, raw in top_raw.items() if key != "traceEvents"}
     return Decoded(chunks, top, form, list(top_raw), repairs=repairs, events_json=events_json)
+
+
+def _from_scan(data: bytes, scanned: native.Scanned) -> Decoded:
+    view = memoryview(data)
+    top_raw = {key: msgspec.Raw(view[start:end]) for key, start, end in scanned.top}
+    top = {key: _decode_value(raw) for key, raw in top_raw.items() if key != "traceEvents"}
+    start, end = scanned.events_span
+    events_json = msgspec.Raw(view[start:end]) if scanned.form == "object" else data
+    args = native.ArgsSpans(data, scanned.args_start, scanned.args_end)
+    return Decoded(scanned.columns, top, scanned.form, list(top_raw), events_json=events_json, args=args)
 
 
 class NotAList(Exception):

@@ -1,11 +1,15 @@
 """Turn decoded events into polars tables: events (``X``), instants, flows, metadata.
 
-Two phases:
+Two sources feed :func:`build_tables`:
 
-* :func:`transpose` (pure Python, no polars) is the one place that touches every event: each
-  field is transposed once with a C-level ``map(attrgetter)``, and args only for the events
-  whose category carries them. It returns plain lists (a :class:`Chunk`).
-* :func:`build_tables` (polars) turns one or more chunks into typed frames.
+* :class:`Columns`, from the native decoder (:mod:`tracetui.trace.native`): every field as a
+  full-length typed series, straight from Arrow buffers; groups are picked with polars.
+* :class:`Chunk`, from the msgspec path (broken or unusual files): :func:`transpose` (pure
+  Python) touches every event once, each field transposed with a C-level ``map(attrgetter)``
+  and args only for the events whose category carries them, as plain lists.
+
+Both give the same raw frames (base columns, and per group its events' ids and columns), which
+:func:`build_tables` assembles into typed tables the same way.
 """
 
 from __future__ import annotations
@@ -20,48 +24,26 @@ from typing import Any
 import polars as pl
 
 from tracetui.trace.align import attach
-from tracetui.trace.categories import GPU_LANE, LAUNCH_CALLS, LEGACY_CATEGORIES
+from tracetui.trace.categories import LEGACY_CATEGORIES
+from tracetui.trace.fields import (
+    BASE_FIELDS,
+    FLOAT,
+    GROUP_ARGS,
+    GROUP_CODE,
+    GROUP_FIELDS,
+    GROUPS,
+    ID,
+    INT,
+    MODELLED_PHASES,
+    RAW,
+    STR,
+    X_GROUPS,
+    group_of,
+)
 from tracetui.trace.schema import Event
 from tracetui.trace.text import clean_series, raw_json_series
 
-INT, FLOAT, STR, RAW, ID = pl.Int64, pl.Float64, pl.String, "raw", "id"
-
-BASE_FIELDS = {"ph": STR, "cat": STR, "name": STR, "pid": ID, "tid": ID, "ts": FLOAT, "dur": FLOAT}
-# Promoted args per group of events, with their column types.
-GROUP_ARGS: dict[str, dict[str, Any]] = {
-    "x": {"external_id": INT},
-    "gpu": {
-        "correlation": INT,
-        "stream": INT,
-        "device": INT,
-        "grid": RAW,
-        "block": RAW,
-        "registers": INT,
-        "shared_memory": INT,
-        "blocks_per_sm": FLOAT,
-        "warps_per_sm": FLOAT,
-        "occupancy": FLOAT,
-        "bytes": INT,
-        "bandwidth": FLOAT,
-    },
-    "call": {"correlation": INT, "cbid": INT},
-    "op": {"seq": INT, "fwd_tid": INT},
-    "python": {"py_id": INT, "py_parent_id": INT},
-    "instant": {
-        "total_reserved": INT,
-        "total_allocated": INT,
-        "alloc_bytes": INT,
-        "device_id": INT,
-        "device_type": INT,
-        "addr": INT,
-    },
-    "meta": {"meta_name": STR, "labels": STR, "sort_index": INT},
-}
-# Fields of the event itself (not its args) kept for some groups.
-GROUP_FIELDS: dict[str, dict[str, Any]] = {"instant": {"s": STR}, "flow": {"id": ID, "bp": STR}}
-X_GROUPS = ("gpu", "call", "op", "python")
-GPU_SET, CALL_SET = frozenset(GPU_LANE), frozenset(LAUNCH_CALLS)
-MODELLED_PHASES = ("X", "i", "I", "s", "t", "f", "M")
+DTYPES = {INT: pl.Int64, FLOAT: pl.Float64, STR: pl.String}
 
 
 @dataclass
@@ -103,35 +85,17 @@ def _group_members(phases: list[str], cats: list[Any]) -> dict[str, list[int]]:
     C-level throughout: each distinct (phase, category) pair gets its group's code, a stable
     sort of the indices by code makes every group a contiguous run.
     """
-    codes_of = {pair: _GROUP_CODE[_group_of(*pair)] for pair in set(zip(phases, cats, strict=True))}
+    codes_of = {pair: GROUP_CODE[group_of(*pair)] for pair in set(zip(phases, cats, strict=True))}
     codes = list(map(codes_of.__getitem__, zip(phases, cats, strict=True)))
     order = sorted(range(len(codes)), key=codes.__getitem__)
     counts = Counter(codes)
     members: dict[str, list[int]] = {}
     start = 0
-    for code, group in enumerate(_GROUPS):
+    for code, group in enumerate(GROUPS):
         members[group] = order[start : start + counts.get(code, 0)]
         start += counts.get(code, 0)
     members["x"] = sorted(chain(members.pop("x_other"), *(members[g] for g in X_GROUPS)))
     return members
-
-
-_GROUPS = ("x_other", *X_GROUPS, "flow", "instant", "meta", "other")
-_GROUP_CODE = {group: code for code, group in enumerate(_GROUPS)}
-
-
-def _group_of(phase: str, cat: Any) -> str:
-    if phase == "X":
-        if cat in GPU_SET:
-            return "gpu"
-        if cat in CALL_SET:
-            return "call"
-        return {"cpu_op": "op", "python_function": "python"}.get(cat, "x_other")
-    if phase in ("s", "t", "f"):
-        return "flow"
-    if phase in ("i", "I"):
-        return "instant"
-    return "meta" if phase == "M" else "other"
 
 
 def _pick(items: Sequence[Any], indices: list[int]) -> Sequence[Any]:
@@ -154,19 +118,24 @@ class Tables:
     legacy_categories: bool = False
 
 
-def build_tables(chunks: Sequence[Chunk]) -> Tables:
-    """Typed frames from consecutive chunks (``id`` = index in ``traceEvents``)."""
-    offsets = [0]
-    for chunk in chunks[:-1]:
-        offsets.append(offsets[-1] + chunk.size)
-    base = pl.DataFrame(
-        {
-            name: _series(name, _concat([c.base[name] for c in chunks]), kind)
-            for name, kind in BASE_FIELDS.items()
-        }
-    ).with_columns(pl.col("cat").fill_null(""), pl.col("name").fill_null(""))
-    base = base.with_columns(id=pl.int_range(pl.len(), dtype=pl.UInt32))
-    group = {name: _group_frame(chunks, offsets, name) for name in (*GROUP_ARGS, *GROUP_FIELDS)}
+@dataclass
+class Columns:
+    """Every field of every event as a typed series (``id`` = row = index in ``traceEvents``).
+
+    Keys: the names of :data:`BASE_FIELDS`, of the group args and of the group fields (the
+    event's own ``id`` as ``id_field``). String series are already cleaned.
+    """
+
+    series: dict[str, pl.Series]
+
+
+def build_tables(source: Sequence[Chunk] | Columns) -> Tables:
+    """Typed frames from the native decoder's columns or from consecutive chunks."""
+    if isinstance(source, Columns):
+        base, group, legacy = _native_frames(source)
+    else:
+        base, group = _chunk_frames(source)
+        legacy = any(c.legacy_categories for c in source)
     events = _gathered(base, group["x"]).drop("ph")
     for name in X_GROUPS:
         events = attach(events, group[name])
@@ -180,8 +149,50 @@ def build_tables(chunks: Sequence[Chunk]) -> Tables:
         flows=flows,
         meta=meta,
         other_phases=dict(zip(other["ph"].to_list(), other["count"].to_list(), strict=True)),
-        legacy_categories=any(c.legacy_categories for c in chunks),
+        legacy_categories=legacy,
     )
+
+
+def _native_frames(source: Columns) -> tuple[pl.DataFrame, dict[str, pl.DataFrame], bool]:
+    """Base frame and group frames of the native columns: groups are picked by the same
+    :func:`~tracetui.trace.fields.group_of` as the chunk path, applied to the distinct
+    (phase, category) pairs."""
+    series = dict(source.series)
+    cats = series["cat"]
+    legacy = bool(cats.is_in(list(LEGACY_CATEGORIES)).any())
+    if legacy:
+        series["cat"] = cats.replace(LEGACY_CATEGORIES)
+    full = pl.DataFrame(series).with_columns(id=pl.int_range(pl.len(), dtype=pl.UInt32))
+    pairs = full.select("ph", "cat").unique()
+    pairs = pairs.with_columns(
+        group=pl.Series([group_of(ph, cat) for ph, cat in pairs.iter_rows()], dtype=pl.String)
+    )
+    full = full.join(pairs, on=["ph", "cat"], how="left", nulls_equal=True, maintain_order="left")
+    base = full.select(*BASE_FIELDS, "id").with_columns(
+        pl.col("cat").fill_null(""), pl.col("name").fill_null("")
+    )
+    members = {group: [group] for group in GROUPS} | {"x": ["x_other", *X_GROUPS]}
+    group = {}
+    for name in (*GROUP_ARGS, *GROUP_FIELDS):
+        kinds = GROUP_ARGS.get(name, {}) | GROUP_FIELDS.get(name, {})
+        columns = ["id_field" if column == "id" else column for column in kinds]
+        rows = pl.col("group").is_in(members[name])
+        group[name] = full.select("id", *columns, "group").filter(rows).drop("group")
+    return base, group, legacy
+
+
+def _chunk_frames(chunks: Sequence[Chunk]) -> tuple[pl.DataFrame, dict[str, pl.DataFrame]]:
+    offsets = [0]
+    for chunk in chunks[:-1]:
+        offsets.append(offsets[-1] + chunk.size)
+    base = pl.DataFrame(
+        {
+            name: _series(name, _concat([c.base[name] for c in chunks]), kind)
+            for name, kind in BASE_FIELDS.items()
+        }
+    ).with_columns(pl.col("cat").fill_null(""), pl.col("name").fill_null(""))
+    base = base.with_columns(id=pl.int_range(pl.len(), dtype=pl.UInt32))
+    return base, {name: _group_frame(chunks, offsets, name) for name in (*GROUP_ARGS, *GROUP_FIELDS)}
 
 
 def _concat(lists: list[list[Any]]) -> list[Any]:
@@ -219,15 +230,15 @@ def _series(name: str, values: list[Any], kind: Any) -> pl.Series:
     if kind == ID:
         return _id_series(name, values)
     try:
-        series = pl.Series(name, values, dtype=kind)
+        series = pl.Series(name, values, dtype=DTYPES[kind])
         return clean_series(series) if kind == STR else series
     except (TypeError, OverflowError, pl.exceptions.PolarsError):
         pass
     if kind == STR:
-        return clean_series(pl.Series(name, values, dtype=STR, strict=False))
+        return clean_series(pl.Series(name, values, dtype=pl.String, strict=False))
     if kind == INT:  # floats or strings where ints are expected: their value, or null
-        return pl.Series(name, values, dtype=FLOAT, strict=False).cast(INT, strict=False)
-    return pl.Series(name, values, dtype=kind, strict=False)
+        return pl.Series(name, values, dtype=pl.Float64, strict=False).cast(pl.Int64, strict=False)
+    return pl.Series(name, values, dtype=DTYPES[kind], strict=False)
 
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
@@ -237,13 +248,13 @@ def _id_series(name: str, values: list[Any]) -> pl.Series:
     """pid/tid/flow ids as strings: mostly ints, a few strings ("Spans", "Traces", "") or ints
     too big for 64 bits (kept as their digits)."""
     try:
-        ints = pl.Series(name, [v if type(v) is int else None for v in values], dtype=INT)
+        ints = pl.Series(name, [v if type(v) is int else None for v in values], dtype=pl.Int64)
     except (TypeError, OverflowError):
         fits = [v if type(v) is int and _I64_MIN <= v <= _I64_MAX else None for v in values]
-        ints = pl.Series(name, fits, dtype=INT)
-    out = ints.cast(STR)
+        ints = pl.Series(name, fits, dtype=pl.Int64)
+    out = ints.cast(pl.String)
     odd = ints.is_null().arg_true()
     if len(odd):
         others = [values[i] for i in odd.to_list()]
-        out = out.scatter(odd, pl.Series([None if v is None else str(v) for v in others], dtype=STR))
+        out = out.scatter(odd, pl.Series([None if v is None else str(v) for v in others], dtype=pl.String))
     return clean_series(out)

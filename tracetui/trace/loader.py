@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 import polars as pl
 
-from tracetui.trace import cache, links, stats
+from tracetui.trace import cache, links, prefetch, stats
 from tracetui.trace.align import attach, rows_of
 from tracetui.trace.categories import GPU_LANE
 from tracetui.trace.decode import Decoded, decode
@@ -38,13 +38,14 @@ def load(path: str | Path, progress: Progress | None = None) -> Trace:
         cached = cache.lookup(locate(path)[0])
         if cached is not None:
             return cached
-        source = read_source(path)
+        prefetched = prefetch.take(path)
+        source = prefetched.source if prefetched else read_source(path)
         say("decoding")
-        decoded = decode(source.data, source.path)
+        decoded = decode(source.data, source.path, prefetched.raw if prefetched else None)
         say("tabulating")
-        tables = build_tables(decoded.chunks)
-        drop_later(decoded.chunks)
-        decoded.chunks = []
+        tables = build_tables(decoded.columns)
+        drop_later(decoded.columns)
+        decoded.columns = []
         events = tables.events.with_columns(_exact_times("ts", "dur"))
         tracks = _tracks(events, tables.meta)
         say("nesting")
@@ -79,6 +80,7 @@ def load(path: str | Path, progress: Progress | None = None) -> Trace:
         siblings=source.siblings,
         other_phases=tables.other_phases,
         _events_json=decoded.events_json,
+        _args=decoded.args,
     )
     cache.store(trace, len(source.data))
     return trace

@@ -16,6 +16,7 @@ import polars as pl
 from tracetui.safetext import clean_value
 from tracetui.trace import stats
 from tracetui.trace.categories import GPU_KIND, GPU_WORK
+from tracetui.trace.native import ArgsSpans
 from tracetui.trace.schema import RAW_ARGS_DECODER, RAW_EMPTY, SHAPE_DECODER, SHAPE_KEYS, ShapeArgs
 from tracetui.trace.text import clean_series, raw_json_series
 
@@ -49,6 +50,7 @@ class Trace:
     from_cache: bool = False
     _launch_shapes: pl.DataFrame | None = field(default=None, repr=False)
     _events_json: bytes | msgspec.Raw | None = field(default=None, repr=False)
+    _args: Sequence[msgspec.Raw] | None = field(default=None, repr=False)  # per event id, if known
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _parents: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
     _all_shapes: pl.DataFrame | None = field(default=None, repr=False)
@@ -173,7 +175,9 @@ class Trace:
 
     # ---- raw args ----------------------------------------------------------------------
     @cached_property
-    def _raw_args(self) -> list[msgspec.Raw]:
+    def _raw_args(self) -> Sequence[msgspec.Raw]:
+        if self._args is not None:
+            return self._args
         if self._events_json is None and self.from_cache:
             from tracetui.trace.loader import events_json_of
 
@@ -203,6 +207,8 @@ class Trace:
         with self._lock:
             raws = self._raw_args
         ids = [i for i in ids if i is not None]
+        if isinstance(raws, ArgsSpans) and (picked := raws.pick(ids, SHAPE_KEYS)) is not None:
+            return picked
         parsed = _parse_shapes([raws[i] if i < len(raws) else RAW_EMPTY for i in ids])
         columns: dict[str, Any] = {"id": pl.Series("id", ids, dtype=pl.UInt32)}
         for name in SHAPE_KEYS:
@@ -243,7 +249,7 @@ SHAPES_DECODER = msgspec.json.Decoder(list[ShapeArgs])
 NO_SHAPES = ShapeArgs()
 
 
-def _parse_shapes(raws: list[msgspec.Raw]) -> list[ShapeArgs]:
+def _parse_shapes(raws: Sequence[msgspec.Raw]) -> list[ShapeArgs]:
     """Shapes of many events in one decode; per event when some args are not objects."""
     try:
         return SHAPES_DECODER.decode(b"[" + b",".join(r if r else b"{}" for r in raws) + b"]")
@@ -258,7 +264,7 @@ def _parse_one(raw: msgspec.Raw) -> ShapeArgs:
         return NO_SHAPES
 
 
-def _raw_text(raws: list[msgspec.Raw], index: int) -> str | None:
+def _raw_text(raws: Sequence[msgspec.Raw], index: int) -> str | None:
     return bytes(raws[index]).decode("utf-8", "replace") if index < len(raws) and raws[index] else None
 
 

@@ -1,0 +1,222 @@
+"""The native decoder (C scanner) against the msgspec path: same tables, or a refusal.
+
+The scanner is a fast path: it must either build exactly what the msgspec decoder builds, or
+refuse (and then the msgspec path, with its repairs and coercions, does the work).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from unittest.mock import patch
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import tracetui
+from tracetui.errors import TraceError
+from tracetui.trace import native, prefetch
+from tracetui.trace.native import ArgsSpans
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+REAL = sorted(p.name for p in FIXTURES.glob("*.json.gz"))
+TABLES = ("events", "instants", "flows", "meta_events", "tracks", "anomalies")
+FACTS = ("metadata", "format", "truncated", "repairs", "other_phases", "event_count")
+
+
+@contextmanager
+def msgspec_only() -> Iterator[None]:
+    with patch.object(native, "scan", lambda data, raw=None: "refused for the test"):
+        yield
+
+
+def assert_same(fast: tracetui.Trace, slow: tracetui.Trace) -> None:
+    for name in TABLES:
+        assert_frame_equal(getattr(fast, name), getattr(slow, name))
+    for name in FACTS:
+        assert getattr(fast, name) == getattr(slow, name), name
+    assert [bytes(r) for r in fast._raw_args] == [bytes(r) for r in slow._raw_args]
+    assert_frame_equal(fast.shapes(), slow.shapes())
+    assert_frame_equal(fast.launch_shapes, slow.launch_shapes)
+
+
+def both(path: Path) -> tuple[tracetui.Trace, tracetui.Trace]:
+    fast = tracetui.load(path)
+    with msgspec_only():
+        slow = tracetui.load(path)
+    return fast, slow
+
+
+def write(doc: Any, directory: str, name: str = "t.json") -> Path:
+    path = Path(directory) / name
+    path.write_text(json.dumps(doc, ensure_ascii=False) if not isinstance(doc, str) else doc)
+    return path
+
+
+def test_the_native_decoder_is_built() -> None:
+    # pip builds it from tracetui/trace/_scan.c; without it every load takes the slow path.
+    assert native.AVAILABLE
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_real_traces_give_the_same_model_on_both_paths(name: str) -> None:
+    fast, slow = both(FIXTURES / name)
+    assert isinstance(fast._args, ArgsSpans), "the real trace took the fast path"
+    assert not isinstance(slow._args, ArgsSpans)
+    assert_same(fast, slow)
+
+
+EVENT = {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 2, "ts": 10.5, "dur": 2.25}
+
+
+def doc_with(*events: dict[str, Any], **top: Any) -> dict[str, Any]:
+    return {"schemaVersion": 1, **top, "traceEvents": list(events)}
+
+
+ACCEPTED = {
+    "escapes and unicode in names": dict(EVENT, name='a\\"b\n\t\u00e9\u4e2d\U0001f600/'),
+    "control and bidi characters (cleaned)": dict(EVENT, name="x\x1b[31m\x7f\x85\u202ey"),
+    "markup stays text": dict(EVENT, name="[bold red]x[/] [@click=app.quit]"),
+    "string pid and tid": dict(EVENT, pid="Spans", tid=""),
+    "negative and big ids": dict(EVENT, pid=-3, tid=2**63 - 1),
+    "exponents and long fractions": dict(EVENT, ts=1.5e3, dur=0.1234567890123456789),
+    "negative zero": dict(EVENT, ts=-0.0, dur=0),
+    "epoch microseconds": dict(EVENT, ts=1700000000123456, dur=17),
+    "no phase": {k: v for k, v in EVENT.items() if k != "ph"},
+    "null category and name": dict(EVENT, cat=None, name=None),
+    "null args values": dict(EVENT, args={"External id": None, "Input Dims": [[2, 3]], "x": {"y": [1]}}),
+    "unknown fields": dict(EVENT, cname="good", tts=3, extra={"a": [True, False, None]}),
+    "kernel args": dict(
+        EVENT, cat="kernel", args={"correlation": 7, "grid": [1, 2, 3], "block": None, "occupancy": 5}
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ACCEPTED))
+def test_accepted_edge_cases_match_the_msgspec_path(case: str) -> None:
+    events = [ACCEPTED[case], dict(EVENT, ts=11.0, dur=0.5, name="aten::t")]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write(doc_with(*events), tmp)
+        assert not isinstance(native.scan_raw(path.read_bytes()), str)
+        assert_same(*both(path))
+
+
+def test_a_bare_array_and_an_empty_trace_match_too() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        for doc in ([EVENT, dict(EVENT, ph="i", s="t")], doc_with(), doc_with(EVENT, baseTimeNanoseconds=5)):
+            path = write(doc, tmp)
+            assert not isinstance(native.scan_raw(path.read_bytes()), str)
+            assert_same(*both(path))
+
+
+REFUSED = {
+    "trailing comma": '{"traceEvents": [{"ph": "X"},]}',
+    "truncated": '{"traceEvents": [{"ph": "X", "name": "a"}, {"ph": "X", "na',
+    "raw control character": '{"traceEvents": [{"ph": "X", "name": "a\tb"}]}',
+    "invalid UTF-8": b'{"traceEvents": [{"ph": "X", "name": "a\xff"}]}',
+    "lone surrogate": '{"traceEvents": [{"ph": "X", "name": "\\ud800"}]}',
+    "inf as a string": '{"traceEvents": [{"ph": "X", "dur": "inf"}]}',
+    "bool where a number belongs": '{"traceEvents": [{"ph": "X", "args": {"correlation": true}}]}',
+    "fraction where an integer belongs": '{"traceEvents": [{"ph": "X", "args": {"stream": 7.5}}]}',
+    "integer beyond 64 bits": '{"traceEvents": [{"ph": "X", "pid": 18446744073709551616}]}',
+    "number as a name": '{"traceEvents": [{"ph": "X", "name": 5}]}',
+    "duplicate key": '{"traceEvents": [{"ph": "X", "ts": 1, "ts": 2}]}',
+    "args not an object": '{"traceEvents": [{"ph": "X", "args": null}]}',
+    "event not an object": '{"traceEvents": [1]}',
+    "no traceEvents": '{"a": 1}',
+    "traceEvents not a list": '{"traceEvents": {}}',
+    "trailing data": '{"traceEvents": []} x',
+    "leading zero": '{"traceEvents": [{"ph": "X", "ts": 01}]}',
+    "null phase": '{"traceEvents": [{"ph": null}]}',
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_unusual_input_is_refused_with_a_reason(case: str) -> None:
+    data = REFUSED[case]
+    reason = native.scan_raw(data if isinstance(data, bytes) else data.encode())
+    assert isinstance(reason, str) and reason
+
+
+def test_refused_traces_still_load_through_msgspec() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write('{"traceEvents": [{"ph": "X", "name": "n", "ts": 1, "dur": 1},]}', tmp)
+        assert isinstance(native.scan_raw(path.read_bytes()), str)
+        trace = tracetui.load(path)  # msgspec fails, the repair patches, the patched JSON is scanned
+        assert trace.repairs == ["removed 1 trailing commas"]
+        assert trace.events["name"].to_list() == ["n"]
+
+
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
+VALUES = st.one_of(
+    st.none(), TEXT, st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.booleans(), st.just([1])
+)
+KEYS = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "bp", "s", "extra")
+ARG_KEYS = ("correlation", "External id", "grid", "stream", "Input Dims", "name", "labels", "occupancy")
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> list[dict[str, Any]]:
+    events = []
+    for _ in range(draw(st.integers(0, 6))):
+        event = dict(EVENT, ph=draw(st.sampled_from(["X", "i", "M", "f", "s", "B"])))
+        event["cat"] = draw(st.sampled_from(["cpu_op", "kernel", "cuda_runtime", "Operator", None]))
+        for key in draw(st.lists(st.sampled_from(KEYS), max_size=3)):
+            event[key] = draw(VALUES)
+        if draw(st.booleans()):
+            event["args"] = {k: draw(VALUES) for k in draw(st.lists(st.sampled_from(ARG_KEYS), max_size=3))}
+        events.append(event)
+    return events
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents())
+def test_generated_traces_match_or_are_refused(events: list[dict[str, Any]]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write(doc_with(*events), tmp)
+        try:
+            slow = None
+            with msgspec_only():
+                slow = tracetui.load(path)
+        except TraceError:
+            pass
+        if isinstance(native.scan_raw(path.read_bytes()), str):
+            return
+        assert slow is not None, "the scanner accepted what the msgspec path rejects"
+        assert_same(tracetui.load(path), slow)
+
+
+def test_prefetch_gives_the_same_trace_and_is_taken_once() -> None:
+    path = FIXTURES / "mlp_eager.json.gz"
+    prefetch.start(path)
+    taken = prefetch.take(path)
+    assert taken is not None and taken.source.path == path and not isinstance(taken.raw, str)
+    assert prefetch.take(path) is None
+    prefetch.start(path)
+    assert_same(tracetui.load(path), tracetui.load(path))  # the first load used the prefetch
+
+
+def test_prefetch_of_a_bad_path_leaves_the_error_to_load() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = write("not json", tmp)
+        prefetch.start(bad)
+        prefetch.start(Path(tmp) / "missing.json")
+        with pytest.raises(TraceError, match="not JSON"):
+            tracetui.load(bad)
+        with pytest.raises(TraceError, match="no such file"):
+            tracetui.load(Path(tmp) / "missing.json")
+
+
+def test_gzip_and_text_give_the_same_columns() -> None:
+    data = gzip.decompress((FIXTURES / "cuda_graph_replay.json.gz").read_bytes())
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "plain.json"
+        path.write_bytes(data)
+        assert_same(tracetui.load(path), tracetui.load(FIXTURES / "cuda_graph_replay.json.gz"))

@@ -1,0 +1,133 @@
+"""The decoder's native fast path: :mod:`tracetui.trace._scan` (C) reads strict JSON straight
+into Arrow columns, one per promoted field, without a Python object per event.
+
+It accepts only well-formed traces whose fields have their usual JSON types and says why for
+anything else; :mod:`tracetui.trace.decode` then takes the msgspec path, which knows every
+repair and coercion. Without a C compiler at install time the module is absent and every trace
+takes that path. Importing this module does not import polars (see :mod:`prefetch`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, overload
+
+import msgspec
+
+from tracetui.trace.fields import RAW_CODE, column_kinds, scan_fields
+from tracetui.trace.schema import RAW_EMPTY
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from tracetui.trace.frames import Columns
+
+try:
+    from tracetui.trace import _scan
+except ImportError:  # built without a compiler: the msgspec path does everything
+    _scan = None
+
+AVAILABLE = _scan is not None
+_NAMES = list(column_kinds())
+_FIELDS = scan_fields()
+RawScan = tuple[Any, ...] | str  # what _scan.scan returns: columns and spans, or why not
+
+
+@dataclass
+class Scanned:
+    """A trace the native scanner read: every event's columns and the top-level spans."""
+
+    form: str  # "object" (Kineto) or "array" (legacy exporter)
+    top: list[tuple[str, int, int]]  # (key, start, end) byte spans in file order
+    events_span: tuple[int, int]
+    columns: Columns
+    args_start: pl.Series  # per event, byte offsets of its args object in the data (null: none)
+    args_end: pl.Series
+
+
+def scan_raw(data: bytes) -> RawScan:
+    """Run the C scanner (the GIL is released while it parses; no polars needed)."""
+    if _scan is None:
+        return "the native decoder is not built"
+    return _scan.scan(data, _FIELDS)
+
+
+def scan(data: bytes, raw: RawScan | None = None) -> Scanned | str:
+    """Columns of every event of ``data`` (scanned now, or ``raw`` from an earlier
+    :func:`scan_raw` of the same bytes), or why the fast path does not apply."""
+    import polars as pl
+
+    from tracetui.trace.frames import Columns
+
+    result = scan_raw(data) if raw is None else raw
+    if isinstance(result, str):
+        return result
+    form, top, events_span, _rows, columns, maybe_unsafe = result
+    series = _series(_NAMES, columns, maybe_unsafe)
+    start, end = (pl.Series(column) for column in columns[len(_NAMES) :])
+    return Scanned(form, top, events_span, Columns(series), start, end)
+
+
+def _series(
+    names: Sequence[str], columns: Sequence[Any], maybe_unsafe: Sequence[bool]
+) -> dict[str, pl.Series]:
+    """Named polars series of scanned columns (zero copy), cleaned where text may need it."""
+    import polars as pl
+
+    from tracetui.trace.text import clean_series
+
+    series = {}
+    for name, column, unsafe in zip(names, columns, maybe_unsafe, strict=False):
+        values = pl.Series(column).alias(name)
+        series[name] = clean_series(values) if unsafe else values
+    return series
+
+
+class ArgsSpans(Sequence[msgspec.Raw]):
+    """Each event's args as raw JSON (empty: none), sliced from the data by the scanned byte
+    offsets instead of decoding every event again."""
+
+    def __init__(self, data: bytes, start: pl.Series, end: pl.Series) -> None:
+        self._data = data
+        self._view = memoryview(data)
+        self._series = (start, end)
+        self._lists: tuple[list[int | None], list[int | None]] | None = None
+
+    def _spans(self) -> tuple[list[int | None], list[int | None]]:
+        if self._lists is None:
+            self._lists = (self._series[0].to_list(), self._series[1].to_list())
+        return self._lists
+
+    def pick(self, ids: Sequence[int], keys: dict[str, str]) -> pl.DataFrame | None:
+        """``id`` and, per ``keys`` (column -> args key), the raw JSON text of that arg of each
+        event in ``ids`` (null: absent); None if the scanner cannot (the caller decodes)."""
+        import polars as pl
+
+        wanted = pl.Series("id", ids, dtype=pl.UInt32)
+        rows = len(self._series[0])
+        if _scan is None or not rows:
+            return None
+        absent = pl.repeat(None, len(wanted), dtype=pl.Int64, eager=True)
+        starts, ends = (
+            s.gather(wanted.clip(0, rows - 1)).zip_with(wanted < rows, absent).to_list() for s in self._series
+        )
+        fields = [(key.encode(), RAW_CODE, True) for key in keys.values()]
+        result = _scan.pick(self._data, starts, ends, fields)
+        if isinstance(result, str):
+            return None
+        return pl.DataFrame([wanted, *_series(list(keys), *result).values()])
+
+    def __len__(self) -> int:
+        return len(self._spans()[0])
+
+    @overload
+    def __getitem__(self, index: int) -> msgspec.Raw: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[msgspec.Raw]: ...
+    def __getitem__(self, index: int | slice) -> msgspec.Raw | Sequence[msgspec.Raw]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        starts, ends = self._spans()
+        start, end = starts[index], ends[index]
+        return RAW_EMPTY if start is None or end is None else msgspec.Raw(self._view[start:end])
