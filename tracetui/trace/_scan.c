@@ -26,7 +26,11 @@
  * (traceEvents included), and per column whether a value may hold a character that
  * tracetui.safetext replaces (escapes, DEL, C1 controls, bidi controls: a superset, so
  * that the caller cleans only those columns); or a str saying why the fast path does not
- * apply.
+ * apply. The parse runs without the GIL.
+ *
+ * pick(buffer, starts, ends, fields) reads args-level fields of the objects at the given byte
+ * spans (the args offsets scan returned), one row each: the recorded shapes of chosen ops
+ * without decoding every event again.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
