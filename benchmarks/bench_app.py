@@ -101,8 +101,11 @@ async def _pilot_press(pilot: Any, key: str) -> float:
 
 
 async def _child(trace: Path, presses: int) -> dict[str, Any]:
-    """Runs in the spawned process, like ``tracetui open``."""
-    from tracetui.app.app import TraceApp  # as `tracetui open`: polars is imported by the loader
+    """Runs in the spawned process, like ``tracetui open`` (``open_trace``)."""
+    from tracetui.trace import prefetch
+
+    prefetch.start(trace)  # as `tracetui open`: read and scan on another core during the imports
+    from tracetui.app.app import TraceApp  # polars is imported by the loader
 
     app = TraceApp(trace, freeze_gc=True)
     frames = Frames(app)

@@ -23,6 +23,7 @@ from polars.testing import assert_frame_equal
 import tracetui
 from tracetui.errors import TraceError
 from tracetui.trace import native, prefetch
+from tracetui.trace.loader import load_now
 from tracetui.trace.native import ArgsSpans
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -193,17 +194,20 @@ def test_generated_traces_match_or_are_refused(events: list[dict[str, Any]]) -> 
         assert_same(tracetui.load(path), slow)
 
 
-def test_prefetch_gives_the_same_trace_and_is_taken_once() -> None:
+def test_a_load_started_early_is_taken_once_with_its_progress() -> None:
     path = FIXTURES / "mlp_eager.json.gz"
     prefetch.start(path)
-    taken = prefetch.take(path)
-    assert taken is not None and taken.source.path == path and not isinstance(taken.raw, str)
+    stages: list[str] = []
+    early = prefetch.take(path, stages.append)
+    assert early is not None and isinstance(early._args, ArgsSpans)
+    assert stages == ["reading", "decoding", "tabulating", "nesting", "linking", "counting"]
     assert prefetch.take(path) is None
+    assert_same(early, load_now(path))
     prefetch.start(path)
-    assert_same(tracetui.load(path), tracetui.load(path))  # the first load used the prefetch
+    assert_same(tracetui.load(path), load_now(path))  # load waits for the early one
 
 
-def test_prefetch_of_a_bad_path_leaves_the_error_to_load() -> None:
+def test_an_early_load_of_bad_input_raises_in_load() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         bad = write("not json", tmp)
         prefetch.start(bad)

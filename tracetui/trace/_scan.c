@@ -409,12 +409,19 @@ static int read_number(Scan *s, Number *out) {
     if (n >= sizeof buf) return fail(s, "number too long");
     memcpy(buf, start, n);
     buf[n] = 0;
-    PyEval_RestoreThread(s->thread); /* Python's exact, locale-free parser needs the GIL */
-    double d = PyOS_string_to_double(buf, NULL, NULL);
-    int bad = d == -1.0 && PyErr_Occurred();
-    if (bad) PyErr_Clear();
-    s->thread = PyEval_SaveThread();
-    if (bad) return fail(s, "bad number");
+    /* The C library's strtod is correctly rounded; it reads the locale's decimal point, so a
+     * number it does not read whole (a locale with a decimal comma) goes to Python's parser,
+     * which needs the GIL (waiting for it can take a switch interval: rare on purpose). */
+    char *stop;
+    double d = strtod(buf, &stop);
+    if (stop != buf + n) {
+        PyEval_RestoreThread(s->thread);
+        d = PyOS_string_to_double(buf, NULL, NULL);
+        int bad = d == -1.0 && PyErr_Occurred();
+        if (bad) PyErr_Clear();
+        s->thread = PyEval_SaveThread();
+        if (bad) return fail(s, "bad number");
+    }
     if (!isfinite(d)) return fail(s, "number out of range");
     out->d = d;
     return 0;

@@ -10,9 +10,25 @@ import polars as pl
 
 
 def rows_of(frame: pl.DataFrame, ids: pl.Series, on: str = "id") -> pl.Series:
-    """Row positions in ``frame`` (sorted by a unique ``on``) of ``ids``, which must be present."""
-    rows = frame[on].search_sorted(ids)
-    if len(ids) and not frame[on].gather(rows.clip(0, max(len(frame) - 1, 0))).equals(ids, check_names=False):
+    """Row positions in ``frame`` (sorted by a unique ``on``) of ``ids``, which must be present.
+
+    Event ids are dense small integers: an inverse table (id -> row) answers with one gather;
+    other keys take a binary search.
+    """
+    keys = frame[on]
+    if not len(ids):
+        return pl.Series(on, [], dtype=pl.UInt32)
+    if keys.dtype.is_unsigned_integer() and ids.dtype.is_unsigned_integer():
+        top, wanted = keys.max(), ids.max()
+        if isinstance(top, int) and isinstance(wanted, int) and top < 4 * len(keys) + 4096:
+            inverse = pl.repeat(None, top + 1, dtype=pl.UInt32, eager=True)
+            inverse = inverse.scatter(keys, pl.int_range(len(keys), dtype=pl.UInt32, eager=True))
+            rows = inverse.gather(ids.clip(0, top))
+            if wanted > top or rows.null_count():
+                raise ValueError(f"attach: some {on} values are not in the frame")
+            return rows
+    rows = keys.search_sorted(ids)
+    if not keys.gather(rows.clip(0, max(len(frame) - 1, 0))).equals(ids, check_names=False):
         raise ValueError(f"attach: some {on} values are not in the frame")
     return rows
 

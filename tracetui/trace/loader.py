@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 import polars as pl
 
-from tracetui.trace import cache, links, prefetch, stats
+from tracetui.trace import cache, links, native, prefetch, stats
 from tracetui.trace.align import attach, rows_of
 from tracetui.trace.categories import GPU_LANE
 from tracetui.trace.decode import Decoded, decode
@@ -20,7 +20,7 @@ from tracetui.trace.model import Trace
 from tracetui.trace.nesting import nest
 from tracetui.trace.release import drop_later
 from tracetui.trace.schema import TOP_DECODER
-from tracetui.trace.source import locate, read_source
+from tracetui.trace.source import Source, locate, read_source
 
 Progress = Callable[[str], None]
 
@@ -30,18 +30,30 @@ def load(path: str | Path, progress: Progress | None = None) -> Trace:
 
     Raises :class:`tracetui.errors.TraceError` (one line) for input that is not a trace.
     ``progress`` is called with the name of each stage as it starts. A trace loaded before
-    (unchanged) comes from the disk cache (:mod:`tracetui.trace.cache`).
+    (unchanged) comes from the disk cache (:mod:`tracetui.trace.cache`); one whose load a
+    command started early (:mod:`tracetui.trace.prefetch`) is waited for.
     """
+    prefetched = prefetch.take(path, progress)
+    return prefetched if prefetched is not None else load_now(path, progress)
+
+
+def load_now(
+    path: str | Path,
+    progress: Progress | None = None,
+    source: Source | None = None,
+    scanned_raw: native.RawScan | None = None,
+) -> Trace:
+    """:func:`load`, here and now; ``source`` and ``scanned_raw``: the file already read and
+    natively scanned (by :mod:`prefetch`)."""
     say = progress or (lambda stage: None)
     with _gc_paused():
         say("reading")
-        cached = cache.lookup(locate(path)[0])
+        cached = cache.lookup(locate(path)[0]) if source is None else None
         if cached is not None:
             return cached
-        prefetched = prefetch.take(path)
-        source = prefetched.source if prefetched else read_source(path)
+        source = source or read_source(path)
         say("decoding")
-        decoded = decode(source.data, source.path, prefetched.raw if prefetched else None)
+        decoded = decode(source.data, source.path, scanned_raw)
         say("tabulating")
         tables = build_tables(decoded.columns)
         drop_later(decoded.columns)

@@ -1,62 +1,93 @@
-"""Read and scan a trace on a background thread while the command imports the rest.
+"""Start loading a trace on a background thread while the command imports the rest.
 
-A CLI command calls :func:`start` first thing; the gunzip and the native scan release the GIL,
-so they run on a second core while polars, rich or textual are imported. :func:`load` then
-picks the result up with :func:`take`. Anything unusual (a cached trace, no native decoder,
-an unreadable file) means no prefetch: ``load`` does the work itself and reports errors.
-Importing this module imports neither polars nor the UI.
+A command calls :func:`start` first thing. The thread reads and gunzips the file and runs the
+native scan (both release the GIL) while the main thread imports rich or textual, then imports
+polars and builds the model. :func:`tracetui.trace.load` takes the result with :func:`take`
+(waiting for it, replaying the progress stages it missed) and raises what the load raised.
+Importing this module imports neither polars nor the UI. ``TRACETUI_TIMING`` turns it off, so
+that the stage timings it prints are those of a plain load.
 """
 
 from __future__ import annotations
 
+import os
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tracetui.trace import cache, native
 from tracetui.trace.source import Source, locate, read_source
 
+if TYPE_CHECKING:
+    from tracetui.trace.model import Trace
 
-@dataclass
-class Prefetched:
-    """The file's bytes and the native scanner's raw result for them."""
-
-    source: Source
-    raw: native.RawScan
+Progress = Callable[[str], None]
 
 
-_pending: dict[str, tuple[threading.Thread, list[Prefetched]]] = {}
+class _Job:
+    """One background load: its stages so far, its listener, and its outcome."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.stages: list[str] = []
+        self.listener: Progress | None = None
+        self.trace: Trace | None = None
+        self.error: BaseException | None = None
+        self.thread: threading.Thread | None = None
+
+    def say(self, stage: str) -> None:
+        with self.lock:
+            self.stages.append(stage)
+            listener = self.listener
+        if listener is not None:
+            listener(stage)
+
+    def listen(self, progress: Progress | None) -> None:
+        with self.lock:
+            seen = list(self.stages)
+            self.listener = progress
+        for stage in seen if progress is not None else ():
+            progress(stage)
+
+
+_pending: dict[str, _Job] = {}
 
 
 def start(path: str | Path) -> None:
-    """Begin reading and scanning ``path`` in the background, when it will help."""
+    """Begin loading ``path`` in the background (once; errors are left to :func:`take`)."""
     key = str(path)
-    if not native.AVAILABLE or key in _pending:
+    if key in _pending or os.environ.get("TRACETUI_TIMING"):
         return
-    try:
-        if cache.has_entry(locate(path)[0]):
-            return
-    except Exception:  # a bad path: load reports it
-        return
-    done: list[Prefetched] = []
-    thread = threading.Thread(target=_work, args=(path, done), name="tracetui-prefetch", daemon=True)
-    _pending[key] = (thread, done)
-    thread.start()
+    job = _Job()
+    job.thread = threading.Thread(target=_run, args=(path, job), name="tracetui-prefetch", daemon=True)
+    _pending[key] = job
+    job.thread.start()
 
 
-def take(path: str | Path) -> Prefetched | None:
-    """The prefetched result for ``path`` (waiting for it), or None if there is none."""
-    pending = _pending.pop(str(path), None)
-    if pending is None:
+def take(path: str | Path, progress: Progress | None = None) -> Trace | None:
+    """The trace loaded in the background for ``path`` (None if none was started). Raises what
+    the load raised. ``progress`` hears every stage, the earlier ones at once."""
+    job = _pending.pop(str(path), None)
+    if job is None or job.thread is None:
         return None
-    thread, done = pending
-    thread.join()
-    return done[0] if done else None
+    job.listen(progress)
+    job.thread.join()
+    job.listen(None)
+    if job.error is not None:
+        raise job.error
+    return job.trace
 
 
-def _work(path: str | Path, done: list[Prefetched]) -> None:
+def _run(path: str | Path, job: _Job) -> None:
     try:
-        source = read_source(path)
-        done.append(Prefetched(source, native.scan_raw(source.data)))
-    except Exception:  # load redoes the work and reports the error properly
-        pass
+        source: Source | None = None
+        raw: native.RawScan | None = None
+        if native.AVAILABLE and not cache.has_entry(locate(path)[0]):
+            source = read_source(path)  # gunzip and scan without the GIL, before polars is imported
+            raw = native.scan_raw(source.data)
+        from tracetui.trace.loader import load_now
+
+        job.trace = load_now(path, job.say, source, raw)
+    except BaseException as exc:  # handed to the caller of take()
+        job.error = exc
