@@ -160,7 +160,8 @@ class ExplorerScreen(Screen[None]):
         self.tree.focus()
         self._update_status()
         self._pending.add("tables")
-        self.compute_tables()
+        # After the first frame: the tables' worker would compete with drawing the tree.
+        self.call_after_refresh(self.compute_tables)
 
     # ---- details (debounced) ----------------------------------------------------------------------
     @on(DispatchTree.CursorMoved)

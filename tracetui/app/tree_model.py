@@ -146,7 +146,8 @@ class TreeModel:
         self._slim = events.select(_SLIM_COLUMNS)
         self._event_ids: list[int] = self._slim["id"].to_list()
         self.has_gpu = bool(events["cat"].is_in(GPU_WORK).any())
-        steps = events.filter(is_step() & pl.col("pos").is_not_null()).sort("start_ns")
+        steps = events.select("id", "cat", "name", "pos", "start_ns")
+        steps = steps.filter(is_step() & pl.col("pos").is_not_null()).sort("start_ns")
         self.step_ids: list[int] = steps["id"].to_list()
         self._step_set = frozenset(self.step_ids)
 
@@ -206,7 +207,7 @@ class TreeModel:
     def _kept(trace: Trace, options: TreeOptions) -> tuple[pl.DataFrame, pl.DataFrame]:
         """``(id)`` of the CPU events and ``(id, launch_id, start_ns)`` of the GPU rows to show."""
         events = trace.events
-        cpu = events.filter(pl.col("pos").is_not_null()).select("id", "pos", "end_pos", "gpu_events", "name")
+        cpu = events.select("id", "pos", "end_pos", "gpu_events", "name").filter(pl.col("pos").is_not_null())
         gpu = trace.gpu.select("id", "launch_id", "start_ns", "name")
         if options.kernels_only:
             cpu = cpu.filter(pl.col("gpu_events") > 0)
@@ -674,7 +675,8 @@ def _sum_stats(
 def _profiler_tracks(events: pl.DataFrame) -> frozenset[int]:
     """CPU tracks holding only the profiler's own spans (``Trace``, ``overhead``)."""
     own = (
-        events.filter(pl.col("pos").is_not_null())
+        events.select("track", "cat", "pos")
+        .filter(pl.col("pos").is_not_null())
         .group_by("track")
         .agg(pl.col("cat").is_in(["Trace", "overhead"]).all().alias("own"))
         .filter("own")

@@ -192,8 +192,9 @@ def compile_overheads(trace: Trace) -> pl.DataFrame:
     the Inductor graph call (``## Call CompiledFxGraph … ##``) below it.
     """
     events = trace.events
-    preops = events.filter(pl.col("cat") == "cpu_op").filter(
-        pl.col("name").is_in(COMPILE_PREOPS) | pl.col("name").str.starts_with("Torch-Compiled Region")
+    preops = events.filter(
+        (pl.col("cat") == "cpu_op")
+        & (pl.col("name").is_in(COMPILE_PREOPS) | pl.col("name").str.starts_with("Torch-Compiled Region"))
     )
     regions = events.filter(pl.col("name").str.starts_with("Torch-Compiled Region")).select(
         "id", "track", "pos", "end_pos", DUR_NS.alias("dur_ns")

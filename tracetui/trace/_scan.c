@@ -124,9 +124,11 @@ static int grow_rows_to(Scan *s, int64_t cap) {
             if (!o) return fail(s, "out of memory");
             if (s->cap == 0) o[0] = 0;
             c->offsets = o;
-        } else {
-            int64_t *x = realloc(c->values, (size_t)cap * sizeof(int64_t));
+        } else { /* zeroed, so null slots need no write (calloc leaves fresh pages untouched) */
+            int64_t *x = c->values ? realloc(c->values, (size_t)cap * sizeof(int64_t))
+                                   : calloc((size_t)cap, sizeof(int64_t));
             if (!x) return fail(s, "out of memory");
+            if (c->values) memset(x + s->cap, 0, (size_t)(cap - s->cap) * sizeof(int64_t));
             c->values = x;
         }
     }
@@ -156,7 +158,6 @@ static void finish_row(Scan *s, int64_t row) {
         if (c->last_row != row) {
             if (c->kind == K_PH) set_valid(c, row);
             else c->null_count++;
-            if (!is_string_kind(c->kind)) c->values[row] = 0;
         }
         if (is_string_kind(c->kind)) c->offsets[row + 1] = (int64_t)c->nchars;
     }
@@ -571,7 +572,6 @@ static int read_value(Scan *s, Col *c, int64_t row) {
         if (c->kind == K_PH) return fail(s, "null phase");
         s->p += 4;
         c->null_count++;
-        if (!is_string_kind(c->kind)) c->values[row] = 0;
         return 0;
     }
     if (ch == '"') {

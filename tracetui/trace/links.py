@@ -63,7 +63,8 @@ def steps_by_time(events: pl.DataFrame) -> pl.DataFrame:
         )
         .sort("step_start")
     )
-    cpu = events.filter(pl.col("pos").is_not_null()).select("id", "pid", "start_ns").sort("start_ns")
+    cpu = events.select("id", "pid", "start_ns", "pos").filter(pl.col("pos").is_not_null()).drop("pos")
+    cpu = cpu.sort("start_ns")
     if steps.is_empty() or cpu.is_empty():
         return pl.DataFrame(schema={"id": pl.UInt32, "step_id": pl.UInt32})
     matched = cpu.join_asof(
@@ -119,7 +120,8 @@ def external_id_mismatches(events: pl.DataFrame) -> pl.DataFrame:
 
 def forward_links(events: pl.DataFrame, flows: pl.DataFrame) -> pl.DataFrame:
     """``(id, fwd_id)`` for backward ops: from ``fwdbwd`` flows, else sequence numbers."""
-    ops = events.filter(pl.col("cat") == "cpu_op")
+    ops = events.select("id", "cat", "pid", "tid", "start_ns", "depth", "seq", "fwd_tid")
+    ops = ops.filter(pl.col("cat") == "cpu_op")
     fwdbwd = flows.filter(pl.col("cat") == "fwdbwd")
     if not fwdbwd.is_empty():
         # A flow binds to the deepest op starting at its timestamp on its thread.

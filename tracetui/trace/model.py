@@ -201,7 +201,7 @@ class Trace:
         if ids is None:
             with self._lock:
                 if self._all_shapes is None:
-                    ops = self.events.filter(pl.col("cat") == "cpu_op")["id"].to_list()
+                    ops = self.events.select("id", "cat").filter(pl.col("cat") == "cpu_op")["id"].to_list()
                     self._all_shapes = self.shapes(ops)
                 return self._all_shapes
         with self._lock:
@@ -269,7 +269,8 @@ def _raw_text(raws: Sequence[msgspec.Raw], index: int) -> str | None:
 
 
 def _visible_parents(events: pl.DataFrame, hide_python: bool) -> pl.DataFrame:
-    tree = events.filter(pl.col("pos").is_not_null()).sort("track", "pos")
+    tree = events.select("id", "parent", "track", "pos", "cat").filter(pl.col("pos").is_not_null())
+    tree = tree.sort("track", "pos")
     if not hide_python:
         return tree.select("id", "parent")
     from tracetui.trace.nesting import ancestor_ids

@@ -34,8 +34,8 @@ def nest(events: pl.DataFrame, tracks: pl.DataFrame) -> tuple[pl.DataFrame, pl.D
     end_pos (one past the subtree), parent (event id), depth, parent_pos.
     """
     cpu = (
-        events.filter(~pl.col("cat").is_in(GPU_LANE) & pl.col("start_ns").is_not_null())
-        .select("id", "cat", "pid", "tid", "start_ns", "end_ns")
+        events.select("id", "cat", "pid", "tid", "start_ns", "end_ns")
+        .filter(~pl.col("cat").is_in(GPU_LANE) & pl.col("start_ns").is_not_null())
         .join(tracks.select("pid", "tid", "track"), on=["pid", "tid"], how="left")
         .with_columns(rank=rank_expr())
         .sort(["track", "start_ns", "end_ns", "rank", "id"], descending=[False, False, True, False, False])

@@ -37,8 +37,8 @@ def node_stats(events: pl.DataFrame) -> pl.DataFrame:
         (pl.col("cat") == "gpu_memset").sum().alias("memsets"),
     )
     tree = (
-        events.filter(pl.col("pos").is_not_null())
-        .select("id", "pos", "end_pos", "parent", DUR_NS.alias("dur_ns"))
+        events.select("id", "pos", "end_pos", "parent", DUR_NS.alias("dur_ns"))
+        .filter(pl.col("pos").is_not_null())
         .sort("pos")
         .join(own, left_on="id", right_on="launch_id", how="left", maintain_order="left")
     )
@@ -64,7 +64,8 @@ def node_stats(events: pl.DataFrame) -> pl.DataFrame:
 def op_table(events: pl.DataFrame) -> pl.DataFrame:
     """Ops aggregated by name: calls, CPU total/self, GPU time and events launched below."""
     return (
-        events.filter(pl.col("cat") == "cpu_op")
+        events.lazy()  # lazy: only the aggregated columns are read
+        .filter(pl.col("cat") == "cpu_op")
         .group_by("name")
         .agg(
             pl.len().alias("calls"),
@@ -78,6 +79,7 @@ def op_table(events: pl.DataFrame) -> pl.DataFrame:
         )
         .with_columns(launches_kernels=pl.col("gpu_events") > 0)
         .sort(["gpu_us", "cpu_total_us", "name"], descending=[True, True, False])
+        .collect()
     )
 
 
