@@ -704,8 +704,8 @@ typedef struct {
 } ColumnObject;
 
 typedef struct {
-    void *a, *b, *c;
-    const void *buffers[3];
+    void *a, *b, *c, *d;
+    const void *buffers[4];
 } Owned;
 
 static void release_array(struct ArrowArray *array) {
@@ -713,6 +713,7 @@ static void release_array(struct ArrowArray *array) {
     free(own->a);
     free(own->b);
     free(own->c);
+    free(own->d);
     free(own);
     array->release = NULL;
 }
@@ -729,6 +730,26 @@ static void array_capsule_free(PyObject *capsule) {
     struct ArrowArray *array = PyCapsule_GetPointer(capsule, "arrow_array");
     if (array && array->release) array->release(array);
     free(array);
+}
+
+/* The 16-byte views of Arrow's string view layout for strings at offsets into chars
+ * (one data buffer): length, then the string itself when it fits in 12 bytes, else its
+ * first 4 bytes, buffer 0 and its offset. */
+static uint8_t *string_views(const int64_t *offsets, const char *chars, int64_t n) {
+    uint8_t *views = calloc((size_t)(n ? n : 1), 16);
+    if (!views) return NULL;
+    for (int64_t i = 0; i < n; i++) {
+        uint8_t *v = views + 16 * i;
+        int32_t len = (int32_t)(offsets[i + 1] - offsets[i]), start = (int32_t)offsets[i];
+        memcpy(v, &len, 4);
+        if (len <= 12) {
+            memcpy(v + 4, chars + start, (size_t)len);
+        } else {
+            memcpy(v + 4, chars + start, 4);
+            memcpy(v + 12, &start, 4); /* buffer index 0 stays zero at v + 8 */
+        }
+    }
+    return views;
 }
 
 static PyObject *column_arrow_c_array(ColumnObject *self, PyObject *args, PyObject *kwargs) {
@@ -749,19 +770,39 @@ static PyObject *column_arrow_c_array(ColumnObject *self, PyObject *args, PyObje
         return PyErr_NoMemory();
     }
     int strings = is_string_kind(self->kind);
-    schema->format = strings ? "U" : self->kind == K_FLOAT ? "g" : "l";
+    /* Text goes out as a string view array (polars' own layout: no conversion on import);
+     * characters beyond 2 GiB would overflow its 32-bit offsets, so such a column goes out
+     * as a large string array. */
+    int views = strings && self->offsets[self->length] < INT32_MAX;
+    schema->format = views ? "vu" : strings ? "U" : self->kind == K_FLOAT ? "g" : "l";
     schema->name = "";
     schema->flags = ARROW_FLAG_NULLABLE;
     schema->release = release_schema;
     own->a = self->validity;
     own->b = strings ? (void *)self->offsets : self->data;
     own->c = strings ? self->data : NULL;
+    if (views) {
+        own->b = string_views(self->offsets, self->data, self->length);
+        own->d = malloc(sizeof(int64_t));
+        if (!own->b || !own->d) {
+            free(own->b);
+            free(own->d);
+            free(own);
+            free(array);
+            free(schema);
+            return PyErr_NoMemory();
+        }
+        *(int64_t *)own->d = self->offsets[self->length];
+        free(self->offsets);
+        self->offsets = NULL;
+    }
     own->buffers[0] = self->null_count ? self->validity : NULL;
     own->buffers[1] = own->b;
     own->buffers[2] = own->c;
+    own->buffers[3] = own->d;
     array->length = self->length;
     array->null_count = self->null_count;
-    array->n_buffers = strings ? 3 : 2;
+    array->n_buffers = views ? 4 : strings ? 3 : 2;
     array->buffers = own->buffers;
     array->release = release_array;
     array->private_data = own;
