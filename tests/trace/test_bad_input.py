@@ -40,6 +40,8 @@ BAD_INPUTS = {
     "number.json": b"42",
     "events_not_list.json": b'{"traceEvents": 5}',
     "corrupt.json.gz": b"\x1f\x8b\x08\x00garbage-not-deflate",
+    # too deep for any decoder (the native scanner refuses past 512 levels, msgspec past ~1,000)
+    "deep.json": b'{"traceEvents": [{"ph": "X", "args": {"x": ' + b"[" * 50_000 + b"]" * 50_000 + b"}}]}",
 }
 
 

@@ -88,6 +88,10 @@ ACCEPTED = {
     "string pid and tid": dict(EVENT, pid="Spans", tid=""),
     "negative and big ids": dict(EVENT, pid=-3, tid=2**63 - 1),
     "exponents and long fractions": dict(EVENT, ts=1.5e3, dur=0.1234567890123456789),
+    "numbers at the edges of float64": dict(EVENT, ts=2.2250738585072011e-308, dur=1.7976931348623157e308),
+    "17 significant digits and big integers as floats": dict(
+        EVENT, ts=0.30000000000000004, dur=123456789012345678, args={"occupancy": 5e-324}
+    ),
     "negative zero": dict(EVENT, ts=-0.0, dur=0),
     "epoch microseconds": dict(EVENT, ts=1700000000123456, dur=17),
     "no phase": {k: v for k, v in EVENT.items() if k != "ph"},

@@ -48,6 +48,14 @@ def decode(data: bytes, path: Path, scanned_raw: native.RawScan | None = None) -
     scanned = native.scan(data, scanned_raw)
     if not isinstance(scanned, str):
         return _from_scan(data, scanned)
+    try:
+        return _decode_with_msgspec(data, path)
+    except RecursionError:  # msgspec (and the repairs' json module) stop at ~1,000 levels
+        raise TraceError(path, "JSON nested too deeply to read (a value over 1,000 levels deep)") from None
+
+
+def _decode_with_msgspec(data: bytes, path: Path) -> Decoded:
+    """The fallback for what the native scanner refuses: msgspec, coercions and repairs."""
     form = "array" if data[:4096].lstrip()[:1] == b"[" else "object"
     try:
         top_raw: dict[str, msgspec.Raw] = {}
@@ -110,5 +118,5 @@ def columns_of(events: list[Event]) -> Chunk:
 def _decode_value(raw: msgspec.Raw) -> Any:
     try:
         return clean_value(msgspec.json.decode(raw))
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
