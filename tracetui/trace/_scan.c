@@ -430,6 +430,47 @@ static int read_number(Scan *s, Number *out) {
 
 static int skip_value(Scan *s, int depth);
 
+/* ---- the grammar steps every container shares ---- */
+
+/* Step over an opening bracket; 1 when the container is empty (its closer consumed too). */
+static int open_container(Scan *s, char close) {
+    s->p++;
+    skip_ws(s);
+    if (s->p < s->end && *s->p == close) {
+        s->p++;
+        return 1;
+    }
+    return 0;
+}
+
+/* A member's key ([*a, *b) its raw text, *esc whether it holds escapes) and the colon after
+ * it; leaves s->p on the value. */
+static int read_key(Scan *s, const char **a, const char **b, int *esc) {
+    skip_ws(s);
+    if (s->p >= s->end || *s->p != '"') return fail(s, "expected a key");
+    if (skip_string(s, a, b, esc) < 0) return -1;
+    skip_ws(s);
+    if (s->p >= s->end || *s->p != ':') return fail(s, "expected ':'");
+    s->p++;
+    skip_ws(s);
+    return 0;
+}
+
+/* After a member or an element: 1 when a ',' announces another, 0 at the closer, -1 else. */
+static int next_or_close(Scan *s, char close) {
+    skip_ws(s);
+    if (s->p >= s->end) return fail(s, "truncated");
+    if (*s->p == ',') {
+        s->p++;
+        return 1;
+    }
+    if (*s->p == close) {
+        s->p++;
+        return 0;
+    }
+    return fail(s, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+}
+
 static int skip_literal(Scan *s, const char *word, size_t n) {
     if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0) return fail(s, "invalid JSON");
     s->p += n;
@@ -444,54 +485,22 @@ static int skip_value(Scan *s, int depth) {
     int esc;
     switch (*s->p) {
     case '"': return skip_string(s, &a, &b, &esc);
-    case '{':
-        s->p++;
-        skip_ws(s);
-        if (s->p < s->end && *s->p == '}') {
-            s->p++;
-            return 0;
+    case '{': {
+        int more = !open_container(s, '}');
+        while (more > 0) {
+            if (read_key(s, &a, &b, &esc) < 0 || skip_value(s, depth + 1) < 0) return -1;
+            more = next_or_close(s, '}');
         }
-        for (;;) {
-            skip_ws(s);
-            if (s->p >= s->end || *s->p != '"') return fail(s, "expected a key");
-            if (skip_string(s, &a, &b, &esc) < 0) return -1;
-            skip_ws(s);
-            if (s->p >= s->end || *s->p != ':') return fail(s, "expected ':'");
-            s->p++;
+        return more;
+    }
+    case '[': {
+        int more = !open_container(s, ']');
+        while (more > 0) {
             if (skip_value(s, depth + 1) < 0) return -1;
-            skip_ws(s);
-            if (s->p >= s->end) return fail(s, "truncated");
-            if (*s->p == ',') {
-                s->p++;
-                continue;
-            }
-            if (*s->p == '}') {
-                s->p++;
-                return 0;
-            }
-            return fail(s, "expected ',' or '}'");
+            more = next_or_close(s, ']');
         }
-    case '[':
-        s->p++;
-        skip_ws(s);
-        if (s->p < s->end && *s->p == ']') {
-            s->p++;
-            return 0;
-        }
-        for (;;) {
-            if (skip_value(s, depth + 1) < 0) return -1;
-            skip_ws(s);
-            if (s->p >= s->end) return fail(s, "truncated");
-            if (*s->p == ',') {
-                s->p++;
-                continue;
-            }
-            if (*s->p == ']') {
-                s->p++;
-                return 0;
-            }
-            return fail(s, "expected ',' or ']'");
-        }
+        return more;
+    }
     case 't': return skip_literal(s, "true", 4);
     case 'f': return skip_literal(s, "false", 5);
     case 'n': return skip_literal(s, "null", 4);
@@ -620,23 +629,11 @@ static void put_offset(Col *c, int64_t row, int64_t offset) {
 
 /* An object's members: known keys go to their columns, "args" (at event level) recurses. */
 static int read_object(Scan *s, int64_t row, int where) {
-    int seen_args = 0;
-    s->p++; /* '{' */
-    skip_ws(s);
-    if (s->p < s->end && *s->p == '}') {
-        s->p++;
-        return 0;
-    }
-    for (;;) {
+    int seen_args = 0, more = !open_container(s, '}');
+    while (more > 0) {
         const char *a, *b;
         int esc;
-        skip_ws(s);
-        if (s->p >= s->end || *s->p != '"') return fail(s, "expected a key");
-        if (skip_string(s, &a, &b, &esc) < 0) return -1;
-        skip_ws(s);
-        if (s->p >= s->end || *s->p != ':') return fail(s, "expected ':'");
-        s->p++;
-        skip_ws(s);
+        if (read_key(s, &a, &b, &esc) < 0) return -1;
         if (esc) return fail(s, "escaped key");
         if (!where && b - a == 4 && memcmp(a, "args", 4) == 0) {
             if (seen_args++) return fail(s, "duplicate key");
@@ -649,28 +646,14 @@ static int read_object(Scan *s, int64_t row, int where) {
             Col *c = find_col(s, a, b, where);
             if (c ? read_field(s, c, row) : skip_value(s, 1)) return -1;
         }
-        skip_ws(s);
-        if (s->p >= s->end) return fail(s, "truncated");
-        if (*s->p == ',') {
-            s->p++;
-            continue;
-        }
-        if (*s->p == '}') {
-            s->p++;
-            return 0;
-        }
-        return fail(s, "expected ',' or '}'");
+        more = next_or_close(s, '}');
     }
+    return more;
 }
 
 static int read_events(Scan *s) {
-    s->p++; /* '[' */
-    skip_ws(s);
-    if (s->p < s->end && *s->p == ']') {
-        s->p++;
-        return 0;
-    }
-    for (;;) {
+    int more = !open_container(s, ']');
+    while (more > 0) {
         skip_ws(s);
         if (s->p >= s->end) return fail(s, "truncated");
         if (*s->p != '{') return fail(s, "an event that is not an object");
@@ -678,18 +661,9 @@ static int read_events(Scan *s) {
         if (read_object(s, s->rows, 0) < 0) return -1;
         finish_row(s, s->rows);
         s->rows++;
-        skip_ws(s);
-        if (s->p >= s->end) return fail(s, "truncated");
-        if (*s->p == ',') {
-            s->p++;
-            continue;
-        }
-        if (*s->p == ']') {
-            s->p++;
-            return 0;
-        }
-        return fail(s, "expected ',' or ']'");
+        more = next_or_close(s, ']');
     }
+    return more;
 }
 
 /* ---- the Column type: one finished column, exported once as an Arrow array ---- */
@@ -914,21 +888,12 @@ static int parse_document(Scan *s, Py_ssize_t *ev_a, Py_ssize_t *ev_b, int *form
         if (read_events(s) < 0) return -1;
         *ev_b = s->p - s->base;
     } else if (*s->p == '{') {
-        int found = 0;
-        s->p++;
-        skip_ws(s);
-        if (s->p < s->end && *s->p == '}') return fail(s, "no traceEvents");
-        for (;;) {
+        int found = 0, more = !open_container(s, '}');
+        while (more > 0) {
             const char *a, *b;
             int esc;
-            skip_ws(s);
-            if (s->p >= s->end || *s->p != '"') return fail(s, "expected a key");
-            if (skip_string(s, &a, &b, &esc) < 0) return -1;
+            if (read_key(s, &a, &b, &esc) < 0) return -1;
             if (esc) return fail(s, "escaped key");
-            skip_ws(s);
-            if (s->p >= s->end || *s->p != ':') return fail(s, "expected ':'");
-            s->p++;
-            skip_ws(s);
             Py_ssize_t va = s->p - s->base;
             int events = b - a == 11 && memcmp(a, "traceEvents", 11) == 0;
             if (events) {
@@ -941,18 +906,9 @@ static int parse_document(Scan *s, Py_ssize_t *ev_a, Py_ssize_t *ev_b, int *form
                 return -1;
             }
             if (add_top(s, a, b - a, va, s->p - s->base) < 0) return -1;
-            skip_ws(s);
-            if (s->p >= s->end) return fail(s, "truncated");
-            if (*s->p == ',') {
-                s->p++;
-                continue;
-            }
-            if (*s->p == '}') {
-                s->p++;
-                break;
-            }
-            return fail(s, "expected ',' or '}'");
+            more = next_or_close(s, '}');
         }
+        if (more < 0) return -1;
         if (!found) return fail(s, "no traceEvents");
         *form = 0;
     } else {
