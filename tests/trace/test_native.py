@@ -228,3 +228,37 @@ def test_gzip_and_text_give_the_same_columns() -> None:
         path = Path(tmp) / "plain.json"
         path.write_bytes(data)
         assert_same(tracetui.load(path), tracetui.load(FIXTURES / "cuda_graph_replay.json.gz"))
+
+
+MLP_BYTES = gzip.decompress((FIXTURES / "mlp_eager.json.gz").read_bytes())
+
+
+@st.composite
+def damaged(draw: st.DrawFn) -> bytes:
+    """The MLP trace with a few bytes flipped, inserted or deleted."""
+    data = bytearray(MLP_BYTES)
+    for _ in range(draw(st.integers(1, 3))):
+        pos = draw(st.integers(0, len(data) - 1))
+        action = draw(st.sampled_from(["flip", "insert", "delete"]))
+        byte = draw(st.sampled_from(b'"\\{}[],:0-.eu \x00\x7f\xc2\xe2\xff'))
+        if action == "flip":
+            data[pos] = byte
+        elif action == "insert":
+            data[pos:pos] = bytes([byte])
+        else:
+            del data[pos : pos + draw(st.integers(1, 30))]
+    return bytes(data)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(damaged())
+def test_damaged_bytes_are_refused_or_read_like_msgspec(data: bytes) -> None:
+    if isinstance(native.scan_raw(data), str):
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "damaged.json"
+        path.write_bytes(data)
+        with msgspec_only():
+            slow = tracetui.load(path)
+        assert not slow.repairs and not slow.truncated, "the scanner accepted what msgspec had to repair"
+        assert_same(tracetui.load(path), slow)
