@@ -86,6 +86,7 @@ ACCEPTED = {
     "control and bidi characters (cleaned)": dict(EVENT, name="x\x1b[31m\x7f\x85\u202ey"),
     "markup stays text": dict(EVENT, name="[bold red]x[/] [@click=app.quit]"),
     "string pid and tid": dict(EVENT, pid="Spans", tid=""),
+    "empty strings first": dict(EVENT, ph="X", cat="", name="", pid="", args={"labels": ""}),
     "negative and big ids": dict(EVENT, pid=-3, tid=2**63 - 1),
     "exponents and long fractions": dict(EVENT, ts=1.5e3, dur=0.1234567890123456789),
     "numbers at the edges of float64": dict(EVENT, ts=2.2250738585072011e-308, dur=1.7976931348623157e308),

@@ -139,7 +139,7 @@ static int grow_rows_to(Scan *s, int64_t cap) {
 static int grow_rows(Scan *s) { return grow_rows_to(s, s->cap ? s->cap * 2 : 4096); }
 
 static int reserve_chars(Scan *s, Col *c, size_t extra) {
-    if (c->nchars + extra <= c->capchars) return 0;
+    if (c->chars && c->nchars + extra <= c->capchars) return 0; /* allocated even for "" */
     size_t cap = c->capchars ? c->capchars : 1 << 16;
     while (cap < c->nchars + extra) cap *= 2;
     char *x = realloc(c->chars, cap);
@@ -340,7 +340,8 @@ static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1
                                1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 /* Parse a JSON number at s->p (strict grammar). Values that are not finite doubles, and
- * integer literals beyond int64, are refused. */
+ * integer literals beyond int64, are refused. With out == NULL only the grammar is checked:
+ * big or odd numbers are fine where nobody reads them. */
 static int read_number(Scan *s, Number *out) {
     const char *p = s->p, *e = s->end, *start = p;
     int neg = 0;
@@ -392,6 +393,7 @@ static int read_number(Scan *s, Number *out) {
         dropped = 1; /* exponents are rare: leave them to the exact parser */
     }
     s->p = p;
+    if (!out) return 0;
     out->is_int = 0;
     if (is_int) {
         if (dropped || mant > (uint64_t)INT64_MAX + (uint64_t)neg) return fail(s, "integer beyond 64 bits");
@@ -505,30 +507,7 @@ static int skip_value(Scan *s, int depth) {
     case 'f': return skip_literal(s, "false", 5);
     case 'n': return skip_literal(s, "null", 4);
     default:
-        if (*s->p == '-' || (*s->p >= '0' && *s->p <= '9')) {
-            /* validate the grammar only: big or odd numbers are fine where nobody reads them */
-            const char *p = s->p;
-            if (*p == '-') p++;
-            if (p >= s->end || *p < '0' || *p > '9') return fail(s, "bad number");
-            if (*p == '0') {
-                p++;
-                if (p < s->end && *p >= '0' && *p <= '9') return fail(s, "leading zero");
-            }
-            while (p < s->end && *p >= '0' && *p <= '9') p++;
-            if (p < s->end && *p == '.') {
-                p++;
-                if (p >= s->end || *p < '0' || *p > '9') return fail(s, "bad number");
-                while (p < s->end && *p >= '0' && *p <= '9') p++;
-            }
-            if (p < s->end && (*p == 'e' || *p == 'E')) {
-                p++;
-                if (p < s->end && (*p == '+' || *p == '-')) p++;
-                if (p >= s->end || *p < '0' || *p > '9') return fail(s, "bad number");
-                while (p < s->end && *p >= '0' && *p <= '9') p++;
-            }
-            s->p = p;
-            return 0;
-        }
+        if (*s->p == '-' || (*s->p >= '0' && *s->p <= '9')) return read_number(s, NULL);
         return fail(s, "invalid JSON");
     }
 }
