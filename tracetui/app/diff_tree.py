@@ -113,8 +113,7 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
         self._expanded = set(path[:-1])
         self._rebuild_rows()
         index = self._index_of(path[-1]) if path else None
-        self._set_cursor(index or 0, center=True, force_message=True)
-        self.call_after_refresh(self._scroll_to_cursor, True)
+        self.place_cursor(index or 0)
 
     # ---- expand / collapse ----------------------------------------------------------------------
     def reveal(self, path: list[int]) -> bool:

@@ -189,8 +189,7 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
         index = self._index_of(target) if target is not None else None
         if index is None and isinstance(target, int):
             index = self._reveal_nearest(target)
-        self._set_cursor(index or 0, center=True, force_message=True)
-        self.call_after_refresh(self._scroll_to_cursor, True)
+        self.place_cursor(index or 0)
 
     def _reveal_nearest(self, event_id: int) -> int | None:
         """Cursor target for an event no longer shown: its nearest shown ancestor."""

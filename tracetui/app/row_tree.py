@@ -60,6 +60,9 @@ class RowTree(_Base, Generic[K]):
         self._depths: list[int] = []
         self._expanded: set[K] = set()
         self._cursor = 0
+        # Set by place_cursor and kept until the cursor moves: every resize centres the cursor
+        # again, so where it ends up depends on the final size only, not on the layout's steps.
+        self._recentre = False
         self._strips: dict[tuple[Any, ...], Strip] = {}
 
     # ---- the widget's part -------------------------------------------------------------------
@@ -180,15 +183,22 @@ class RowTree(_Base, Generic[K]):
         index = max(0, min(index, len(self._rows) - 1))
         moved = index != self._cursor
         self._cursor = index
+        self._recentre = False
         self._scroll_to_cursor(center)
         self.refresh()
         if moved or force_message:
             self._post_cursor(self._rows[index])
 
+    def place_cursor(self, index: int) -> None:
+        """Put the cursor on row ``index``, centred in the view, and announce it (a new model)."""
+        self._set_cursor(index, center=True, force_message=True)
+        self._recentre = True
+        self.call_after_refresh(self._scroll_to_cursor, True)
+
     def _scroll_to_cursor(self, center: bool) -> None:
         visible = max(1, self.scrollable_content_region.height - 1)
         top = round(self.scroll_offset.y)
-        if center and not (top <= self._cursor < top + visible):
+        if center and (self._recentre or not top <= self._cursor < top + visible):
             self.scroll_to(y=max(0, self._cursor - visible // 2), animate=False, immediate=True, force=True)
         elif self._cursor < top:
             self.scroll_to(y=self._cursor, animate=False, immediate=True, force=True)
