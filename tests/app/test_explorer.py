@@ -67,6 +67,30 @@ async def test_hottest_chain_expanded_on_open() -> None:
         ]
 
 
+async def test_the_first_cursor_stays_centred_through_resizes_until_it_moves() -> None:
+    """Where the opening cursor sits depends on the final size only, whatever the layout's steps."""
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+
+        def centred_top() -> int:
+            visible = max(1, tree.scrollable_content_region.height - 1)
+            return max(0, tree.cursor_row - visible // 2)
+
+        for size in [(80, 24), (140, 60), (80, 24), (100, 30)]:
+            await pilot.resize_terminal(*size)
+            await settle(pilot)
+            assert round(tree.scroll_offset.y) == centred_top(), size
+        await pilot.press("up")
+        await settle(pilot)
+        top = round(tree.scroll_offset.y)
+        await pilot.resize_terminal(100, 28)
+        await settle(pilot)
+        assert round(tree.scroll_offset.y) == top  # moved once: a resize only keeps the cursor visible
+        assert top <= tree.cursor_row < top + tree.scrollable_content_region.height - 1
+
+
 async def test_e_expands_the_linear_chain_to_its_kernel() -> None:
     app = TraceApp(fixture("mlp_eager"))
     async with app.run_test(size=(140, 40)) as pilot:
