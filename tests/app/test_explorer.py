@@ -78,7 +78,7 @@ async def test_the_first_cursor_stays_centred_through_resizes_until_it_moves() -
             visible = max(1, tree.scrollable_content_region.height - 1)
             return max(0, tree.cursor_row - visible // 2)
 
-        for size in [(80, 24), (140, 60), (80, 24), (100, 30)]:
+        for size in [(80, 24), (80, 27), (80, 25), (80, 29), (100, 30)]:
             await pilot.resize_terminal(*size)
             await settle(pilot)
             assert round(tree.scroll_offset.y) == centred_top(), size
