@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import polars as pl
@@ -71,3 +74,40 @@ def test_a_damaged_entry_is_a_miss(private_cache: Path, tmp_path: Path) -> None:
     assert entry is not None
     (entry / "events.arrow").write_bytes(b"not arrow")
     assert not tracetui.load(path).from_cache
+
+
+def test_the_entry_is_written_off_the_loading_thread(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first open does not wait for the cache: another thread writes the entry, and a read of
+    that entry waits for it."""
+    path = copy_fixture(tmp_path)
+    writers: list[str] = []
+    write = cache._write
+
+    def spy(trace: tracetui.Trace, entry: Path) -> None:
+        writers.append(threading.current_thread().name)
+        write(trace, entry)
+
+    monkeypatch.setattr(cache, "_write", spy)
+    tracetui.load(path)
+    assert cache.has_entry(path)  # waits for the write in progress
+    assert writers == ["tracetui-cache-write"]
+    cache.wait_for_writes()
+    assert not cache._writers
+    assert tracetui.load(path).from_cache
+
+
+def test_a_process_that_exits_right_after_loading_still_completes_the_entry(
+    private_cache: Path, tmp_path: Path
+) -> None:
+    path = copy_fixture(tmp_path)
+    script = (
+        "import os, sys, tracetui; from tracetui.trace import cache; cache.MIN_BYTES = 0; "
+        "tracetui.load(sys.argv[1]); os.write(1, b'loaded')"
+    )
+    env = dict(os.environ, TRACETUI_CACHE_DIR=str(private_cache))
+    env.pop("TRACETUI_NO_CACHE", None)
+    done = subprocess.run([sys.executable, "-c", script, str(path)], env=env, capture_output=True, check=True)
+    assert done.stdout == b"loaded"
+    assert cache.has_entry(path) and tracetui.load(path).from_cache

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 
+from tracetui.trace.align import rows_of
 from tracetui.trace.categories import GPU_KIND, GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.links import is_step
 
@@ -143,20 +144,19 @@ class TreeModel:
         self.trace = trace
         self.options = options or TreeOptions()
         events = trace.events
-        self._slim = events.select(_SLIM_COLUMNS)
-        self._event_ids: list[int] = self._slim["id"].to_list()
+        self._slim = events.select(_SLIM_COLUMNS)  # row for row with trace.events
         self.has_gpu = bool(events["cat"].is_in(GPU_WORK).any())
         steps = events.select("id", "cat", "name", "pos", "start_ns")
+        steps = steps.filter(pl.col("cat") == "user_annotation")  # few rows for the name test
         steps = steps.filter(is_step() & pl.col("pos").is_not_null()).sort("start_ns")
         self.step_ids: list[int] = steps["id"].to_list()
         self._step_set = frozenset(self.step_ids)
 
         kept_cpu, kept_gpu = self._kept(trace, self.options)
-        tree = (
-            trace.visible_parents(self.options.hide_python)
-            .join(kept_cpu, on="id", how="semi", maintain_order="left")
-            .join(events.select("id", "track", "step_id"), on="id", how="left", maintain_order="left")
-        )
+        tree = trace.visible_parents(self.options.hide_python)
+        if self.options.kernels_only or self.options.name_filter:
+            tree = tree.join(kept_cpu, on="id", how="semi", maintain_order="left")
+        tree = tree.with_columns(events.select("track", "step_id")[rows_of(events, tree["id"])])
         self._visible_ids = tree["id"]
         # Sorted key lists searched with bisect: O(log n) per question without polars call overhead.
         by_id = tree.select("id", "parent").sort("id")
@@ -276,10 +276,7 @@ class TreeModel:
 
     def row(self, event_id: int) -> int:
         """Row of an event id in ``trace.events`` (KeyError if it is not an X event)."""
-        row = bisect_left(self._event_ids, event_id)
-        if row >= len(self._event_ids) or self._event_ids[row] != event_id:
-            raise KeyError(event_id)
-        return row
+        return self.trace.row(event_id)
 
     def parent_of(self, event_id: int) -> int | None:
         """The visible parent event of a CPU event (``None`` for roots and hidden events)."""

@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +48,8 @@ def directory() -> Path | None:
 
 
 def entry_for(path: Path) -> Path | None:
-    """The entry directory for a trace file (existing or not); None when caching is off."""
+    """The entry directory for a trace file (existing or not; once a write of it in progress
+    has finished); None when caching is off."""
     root = directory()
     if root is None:
         return None
@@ -56,7 +58,7 @@ def entry_for(path: Path) -> Path | None:
         identity = f"{FORMAT}\0{__version__}\0{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}"
     except OSError:
         return None
-    return root / hashlib.sha256(identity.encode()).hexdigest()[:32]
+    return _settled(root / hashlib.sha256(identity.encode()).hexdigest()[:32])
 
 
 def has_entry(path: Path) -> bool:
@@ -78,10 +80,46 @@ def lookup(path: Path) -> Trace | None:
 
 
 def store(trace: Trace, json_bytes: int) -> None:
-    """Save ``trace`` (whose file held ``json_bytes`` of JSON) if it is worth caching."""
+    """Save ``trace`` (whose file held ``json_bytes`` of JSON) if it is worth caching.
+
+    The entry is written by a background thread, so that a first open does not wait for it
+    (~0.15 s for the 90 MB benchmark trace): the thread runs at a lower priority than the
+    UI and the tree (Linux), and is not a daemon, so the process finishes the entry before it
+    exits. Reading the same entry meanwhile waits for it.
+    """
     entry = entry_for(trace.path)
     if entry is None or json_bytes < MIN_BYTES:
         return
+    writer = threading.Thread(target=_write, args=(trace, entry), name="tracetui-cache-write")
+    with _writers_lock:
+        _writers[entry] = writer
+    writer.start()
+
+
+def wait_for_writes() -> None:
+    """Wait until every entry being written is complete."""
+    with _writers_lock:
+        writers = list(_writers.values())
+    for writer in writers:
+        writer.join()
+
+
+_writers: dict[Path, threading.Thread] = {}
+_writers_lock = threading.Lock()
+
+
+def _settled(entry: Path) -> Path:
+    """``entry``, once a write of it in progress has finished."""
+    with _writers_lock:
+        writer = _writers.get(entry)
+    if writer is not None and writer is not threading.current_thread():
+        writer.join()
+    return entry
+
+
+def _write(trace: Trace, entry: Path) -> None:
+    with contextlib.suppress(OSError, AttributeError):  # Linux nices this thread only
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=entry.parent))
@@ -95,6 +133,10 @@ def store(trace: Trace, json_bytes: int) -> None:
         _prune(entry.parent)
     except Exception:
         shutil.rmtree(locals().get("staging", entry.parent / ".none"), ignore_errors=True)
+    finally:
+        with _writers_lock:
+            if _writers.get(entry) is threading.current_thread():
+                del _writers[entry]
 
 
 def _read(entry: Path, path: Path) -> Trace:
