@@ -31,6 +31,9 @@
  * pick(buffer, starts, ends, fields) reads args-level fields of the objects at the given byte
  * spans (the args offsets scan returned), one row each: the recorded shapes of chosen ops
  * without decoding every event again.
+ *
+ * nest(track, end) nests intervals already sorted by (track, start, end descending, ...) in
+ * one stack pass: see its comment. Not JSON, but the same column export.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -64,6 +67,14 @@ struct ArrowArray {
     struct ArrowArray **children;
     struct ArrowArray *dictionary;
     void (*release)(struct ArrowArray *);
+    void *private_data;
+};
+
+struct ArrowArrayStream {
+    int (*get_schema)(struct ArrowArrayStream *, struct ArrowSchema *out);
+    int (*get_next)(struct ArrowArrayStream *, struct ArrowArray *out);
+    const char *(*get_last_error)(struct ArrowArrayStream *);
+    void (*release)(struct ArrowArrayStream *);
     void *private_data;
 };
 
@@ -1073,9 +1084,151 @@ done:
     return result;
 }
 
+
+/* ---- nesting: one stack pass over sorted intervals ---- */
+
+/* Copy an int64 Arrow stream (any number of chunks, no nulls) into one malloc'd array.
+ * Returns the number of values, or -1 with a Python error set, or -2 when the stream is not
+ * plain int64 without nulls (the caller then takes its other path). */
+static int64_t read_int64_stream(PyObject *obj, int64_t **out) {
+    *out = NULL;
+    PyObject *capsule = PyObject_CallMethod(obj, "__arrow_c_stream__", NULL);
+    if (!capsule) return -1;
+    struct ArrowArrayStream *stream = PyCapsule_GetPointer(capsule, "arrow_array_stream");
+    if (!stream) {
+        Py_DECREF(capsule);
+        return -1;
+    }
+    int64_t n = 0, cap = 0, status = 0;
+    struct ArrowSchema schema = {0};
+    if (stream->get_schema(stream, &schema) != 0 || !schema.format || strcmp(schema.format, "l") != 0) status = -2;
+    if (schema.release) schema.release(&schema);
+    while (status == 0) {
+        struct ArrowArray chunk = {0};
+        if (stream->get_next(stream, &chunk) != 0) {
+            status = -2;
+            break;
+        }
+        if (!chunk.release) break; /* end of stream */
+        if (chunk.null_count != 0 || chunk.n_buffers != 2 || (chunk.length && !chunk.buffers[1])) {
+            status = -2;
+        } else if (chunk.length) {
+            if (n + chunk.length > cap) {
+                cap = (n + chunk.length) * 2;
+                int64_t *grown = realloc(*out, (size_t)cap * sizeof(int64_t));
+                if (!grown) {
+                    PyErr_NoMemory();
+                    status = -1;
+                } else {
+                    *out = grown;
+                }
+            }
+            if (status == 0) {
+                memcpy(*out + n, (const int64_t *)chunk.buffers[1] + chunk.offset,
+                       (size_t)chunk.length * sizeof(int64_t));
+                n += chunk.length;
+            }
+        }
+        chunk.release(&chunk);
+    }
+    Py_DECREF(capsule); /* releases the stream */
+    if (status != 0) {
+        free(*out);
+        *out = NULL;
+        return status;
+    }
+    if (!*out) *out = malloc(sizeof(int64_t));
+    if (!*out) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return n;
+}
+
+static PyObject *int64_column(int64_t *values, int64_t n) {
+    ColumnObject *obj = PyObject_New(ColumnObject, &ColumnType);
+    if (!obj) {
+        free(values);
+        return NULL;
+    }
+    obj->kind = K_INT;
+    obj->length = n;
+    obj->null_count = 0;
+    obj->validity = calloc(1, 8);
+    obj->data = values;
+    obj->offsets = NULL;
+    if (!obj->validity) {
+        Py_DECREF(obj);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)obj;
+}
+
+/* nest(track, end): rows sorted by (track, start, end descending, rank, id); both int64
+ * without nulls. The parent of a row is the nearest earlier row of its track whose end is
+ * at least its own (a stack of open intervals: rows that end before the new row starts
+ * nesting are closed); a row that starts inside an open interval but ends after it closes
+ * that interval and becomes its sibling. Returns four int64 columns (positions, -1 for
+ * none): parent, depth, end (one past the row's subtree) and previous sibling; or None
+ * when a column is not plain int64 without nulls. */
+static PyObject *nest(PyObject *module, PyObject *args) {
+    (void)module;
+    PyObject *track_obj, *end_obj;
+    if (!PyArg_ParseTuple(args, "OO", &track_obj, &end_obj)) return NULL;
+    int64_t *track = NULL, *end = NULL;
+    int64_t n = read_int64_stream(track_obj, &track);
+    int64_t m = n < 0 ? n : read_int64_stream(end_obj, &end);
+    if (n < 0 || m < 0 || m != n) {
+        free(track);
+        free(end);
+        if (n == -1 || m == -1) return NULL;
+        Py_RETURN_NONE;
+    }
+    size_t bytes = (size_t)(n ? n : 1) * sizeof(int64_t);
+    int64_t *parent = malloc(bytes), *depth = malloc(bytes), *stop = malloc(bytes);
+    int64_t *prev = malloc(bytes), *last_child = malloc(bytes), *stack = malloc(bytes);
+    if (!parent || !depth || !stop || !prev || !last_child || !stack) {
+        free(parent), free(depth), free(stop), free(prev), free(last_child), free(stack);
+        free(track), free(end);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    int64_t top = 0, last_root = -1;
+    for (int64_t i = 0; i < n; i++) {
+        if (i > 0 && track[i] != track[i - 1]) { /* a new track: close everything */
+            while (top) stop[stack[--top]] = i;
+            last_root = -1;
+        }
+        while (top && end[stack[top - 1]] < end[i]) stop[stack[--top]] = i;
+        int64_t up = top ? stack[top - 1] : -1;
+        parent[i] = up;
+        depth[i] = up < 0 ? 0 : depth[up] + 1;
+        prev[i] = up < 0 ? last_root : last_child[up];
+        if (up < 0)
+            last_root = i;
+        else
+            last_child[up] = i;
+        last_child[i] = -1;
+        stack[top++] = i;
+    }
+    while (top) stop[stack[--top]] = n;
+    Py_END_ALLOW_THREADS
+    free(last_child);
+    free(stack);
+    free(track);
+    free(end);
+    PyObject *cols[4] = {int64_column(parent, n), int64_column(depth, n), int64_column(stop, n),
+                         int64_column(prev, n)};
+    PyObject *out = NULL;
+    if (cols[0] && cols[1] && cols[2] && cols[3]) out = PyTuple_Pack(4, cols[0], cols[1], cols[2], cols[3]);
+    for (int k = 0; k < 4; k++) Py_XDECREF(cols[k]);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "scan(buffer, fields) -> (form, top, events_span, rows, columns, maybe_unsafe) | reason"},
     {"pick", pick, METH_VARARGS, "pick(buffer, starts, ends, fields) -> (columns, maybe_unsafe) | reason"},
+    {"nest", nest, METH_VARARGS, "nest(track, end) -> (parent, depth, end, previous sibling) | None"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -84,6 +84,21 @@ def _series(
     return series
 
 
+def nest(track: pl.Series, end: pl.Series) -> tuple[pl.Series, pl.Series, pl.Series, pl.Series] | None:
+    """The C stack pass of :func:`tracetui.trace.nesting.nest` over rows sorted by (track,
+    start, end descending, …): per row the positions of its parent, its subtree's end and its
+    previous sibling (-1: none), and its depth. None without the extension or with nulls."""
+    import polars as pl
+
+    if _scan is None:
+        return None
+    result = _scan.nest(track.cast(pl.Int64), end.cast(pl.Int64))
+    if result is None:
+        return None
+    parent, depth, stop, previous = (pl.Series(column) for column in result)
+    return parent, depth, stop, previous
+
+
 class ArgsSpans(Sequence[msgspec.Raw]):
     """Each event's args as raw JSON (empty: none), sliced from the data by the scanned byte
     offsets instead of decoding every event again."""

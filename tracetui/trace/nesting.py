@@ -8,12 +8,17 @@ is a contiguous range of positions and inclusive sums are prefix-sum differences
 A partial overlap (an event starting inside another and ending after it, e.g. a python
 frame straddling a ``record_function`` span) cannot nest: the event that does not fit
 becomes a sibling, and the pair is recorded as an anomaly with both event ids.
+
+The structure comes from one stack pass in C (:func:`tracetui.trace.native.nest`, ~0.06 s
+for 174k events) or, without the extension, from whole-column pointer doubling in polars
+(~0.17 s); tests check that both build the same tree.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from tracetui.trace import native
 from tracetui.trace.categories import CALL_RANK, GPU_LANE, LAUNCH_CALLS, NEST_RANK, OTHER_RANK
 from tracetui.trace.vector import depths, nearest_marked_ancestor, prev_at_least_self
 
@@ -41,22 +46,9 @@ def nest(events: pl.DataFrame, tracks: pl.DataFrame) -> tuple[pl.DataFrame, pl.D
         .sort(["track", "start_ns", "end_ns", "rank", "id"], descending=[False, False, True, False, False])
         .with_row_index("pos")
         .with_columns(pl.col("pos").cast(pl.Int64))
-        .with_columns(first=pl.col("pos").min().over("track"), last=pl.col("pos").max().over("track"))
     )
-    parent_pos = prev_at_least_self(cpu["end_ns"], cpu["first"]).alias("parent_pos")
-    cpu = cpu.with_columns(parent_pos, depth=depths(parent_pos).cast(pl.Int32))
-    cpu = cpu.with_columns(
-        parent=pl.when(pl.col("parent_pos") >= 0).then(pl.col("id").gather(pl.col("parent_pos").clip(0)))
-    )
-    cpu = _with_siblings(cpu)
-    # A subtree ends where the next sibling of its nearest ancestor-or-self with one begins.
-    has_next = cpu["next_sibling"].is_not_null()
-    holder = cpu["pos"].zip_with(has_next, nearest_marked_ancestor(cpu["parent_pos"], has_next))
-    cpu = cpu.with_columns(holder=holder).with_columns(
-        end_pos=pl.when(pl.col("holder") >= 0)
-        .then(pl.col("next_sibling").gather(pl.col("holder").clip(0)))
-        .otherwise(pl.col("last") + 1)
-    )
+    found = native.nest(cpu["track"], cpu["end_ns"])
+    cpu = _structure(cpu) if found is None else _structure_of(cpu, *found)
     # Sibling ends strictly increase (a later sibling ending no later would be contained),
     # so an event overlaps an earlier sibling exactly when it starts before the previous one ends.
     anomalies = cpu.filter(pl.col("prev_sibling_end") > pl.col("start_ns")).select(
@@ -66,6 +58,40 @@ def nest(events: pl.DataFrame, tracks: pl.DataFrame) -> tuple[pl.DataFrame, pl.D
     )
     tree = cpu.select("id", "track", "pos", "end_pos", "parent", "depth", "parent_pos")
     return tree, anomalies
+
+
+def _structure_of(
+    cpu: pl.DataFrame, parent_pos: pl.Series, depth: pl.Series, end_pos: pl.Series, previous: pl.Series
+) -> pl.DataFrame:
+    """The tree columns from the native stack pass's positions (-1: none)."""
+    previous = pl.lit(previous)
+    return cpu.with_columns(
+        parent_pos.alias("parent_pos"), depth.cast(pl.Int32).alias("depth"), end_pos.alias("end_pos")
+    ).with_columns(
+        parent=pl.when(pl.col("parent_pos") >= 0).then(pl.col("id").gather(pl.col("parent_pos").clip(0))),
+        prev_sibling=pl.when(previous >= 0).then(pl.col("id").gather(previous.clip(0))),
+        prev_sibling_end=pl.when(previous >= 0).then(pl.col("end_ns").gather(previous.clip(0))),
+    )
+
+
+def _structure(cpu: pl.DataFrame) -> pl.DataFrame:
+    """The tree columns by whole-column pointer doubling (no extension, or nulls): parent_pos,
+    depth, parent, end_pos, prev_sibling, prev_sibling_end."""
+    cpu = cpu.with_columns(first=pl.col("pos").min().over("track"), last=pl.col("pos").max().over("track"))
+    parent_pos = prev_at_least_self(cpu["end_ns"], cpu["first"]).alias("parent_pos")
+    cpu = cpu.with_columns(parent_pos, depth=depths(parent_pos).cast(pl.Int32))
+    cpu = cpu.with_columns(
+        parent=pl.when(pl.col("parent_pos") >= 0).then(pl.col("id").gather(pl.col("parent_pos").clip(0)))
+    )
+    cpu = _with_siblings(cpu)
+    # A subtree ends where the next sibling of its nearest ancestor-or-self with one begins.
+    has_next = cpu["next_sibling"].is_not_null()
+    holder = cpu["pos"].zip_with(has_next, nearest_marked_ancestor(cpu["parent_pos"], has_next))
+    return cpu.with_columns(holder=holder).with_columns(
+        end_pos=pl.when(pl.col("holder") >= 0)
+        .then(pl.col("next_sibling").gather(pl.col("holder").clip(0)))
+        .otherwise(pl.col("last") + 1)
+    )
 
 
 def _with_siblings(cpu: pl.DataFrame) -> pl.DataFrame:
