@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tracetui.trace import native
 from tracetui.trace.vector import depths, nearest_marked_ancestor, prev_at_least_self
 
 
@@ -34,6 +36,16 @@ def test_depths_and_marked_ancestors_match_a_walk_up(forest: tuple[list[int], li
     series = pl.Series(parents, dtype=pl.Int64)
     assert depths(series).to_list() == want_depth
     assert nearest_marked_ancestor(series, pl.Series(marks, dtype=pl.Boolean)).to_list() == want_marked
+    if native.AVAILABLE:  # the C preorder pass, the same answer
+        found = native.marked_ancestor(series, pl.Series(marks, dtype=pl.Boolean))
+        assert found is not None and found.to_list() == want_marked
+
+
+@pytest.mark.skipif(not native.AVAILABLE, reason="the C extension is not built")
+def test_the_native_marked_ancestor_refuses_rows_out_of_preorder() -> None:
+    parents = pl.Series([1, -1], dtype=pl.Int64)
+    assert native.marked_ancestor(parents, pl.Series([True, False])) is None
+    assert nearest_marked_ancestor(parents, pl.Series([True, False])).to_list() == [-1, -1]
 
 
 @settings(max_examples=200, deadline=None)

@@ -33,7 +33,8 @@
  * without decoding every event again.
  *
  * nest(track, end) nests intervals already sorted by (track, start, end descending, ...) in
- * one stack pass: see its comment. Not JSON, but the same column export.
+ * one stack pass, and marked_ancestor(parent, marked) finds each row's nearest marked
+ * ancestor in one preorder pass: see their comments. Not JSON, but the same column export.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1225,10 +1226,52 @@ static PyObject *nest(PyObject *module, PyObject *args) {
     return out;
 }
 
+/* marked_ancestor(parent, marked): per row the position of its nearest proper ancestor whose
+ * mark is non-zero (-1: none), for rows in preorder (every parent before its children);
+ * None when a column is not plain int64 without nulls or a parent does not come first. */
+static PyObject *marked_ancestor(PyObject *module, PyObject *args) {
+    (void)module;
+    PyObject *parent_obj, *mark_obj;
+    if (!PyArg_ParseTuple(args, "OO", &parent_obj, &mark_obj)) return NULL;
+    int64_t *parent = NULL, *mark = NULL;
+    int64_t n = read_int64_stream(parent_obj, &parent);
+    int64_t m = n < 0 ? n : read_int64_stream(mark_obj, &mark);
+    if (n < 0 || m < 0 || m != n) {
+        free(parent);
+        free(mark);
+        if (n == -1 || m == -1) return NULL;
+        Py_RETURN_NONE;
+    }
+    int64_t *near = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!near) {
+        free(parent);
+        free(mark);
+        return PyErr_NoMemory();
+    }
+    int ordered = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (int64_t i = 0; i < n && ordered; i++) {
+        int64_t up = parent[i];
+        if (up >= i)
+            ordered = 0;
+        else
+            near[i] = up < 0 ? -1 : mark[up] ? up : near[up];
+    }
+    Py_END_ALLOW_THREADS
+    free(parent);
+    free(mark);
+    if (!ordered) {
+        free(near);
+        Py_RETURN_NONE;
+    }
+    return int64_column(near, n);
+}
+
 static PyMethodDef methods[] = {
     {"scan", scan, METH_VARARGS, "scan(buffer, fields) -> (form, top, events_span, rows, columns, maybe_unsafe) | reason"},
     {"pick", pick, METH_VARARGS, "pick(buffer, starts, ends, fields) -> (columns, maybe_unsafe) | reason"},
     {"nest", nest, METH_VARARGS, "nest(track, end) -> (parent, depth, end, previous sibling) | None"},
+    {"marked_ancestor", marked_ancestor, METH_VARARGS, "marked_ancestor(parent, marked) -> nearest | None"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -99,6 +99,17 @@ def nest(track: pl.Series, end: pl.Series) -> tuple[pl.Series, pl.Series, pl.Ser
     return parent, depth, stop, previous
 
 
+def marked_ancestor(parent: pl.Series, marked: pl.Series) -> pl.Series | None:
+    """For rows in preorder, the position of each row's nearest proper ancestor with ``marked``
+    (-1: none), in one C pass; None without the extension, with nulls, or out of order."""
+    import polars as pl
+
+    if _scan is None:
+        return None
+    result = _scan.marked_ancestor(parent.cast(pl.Int64), marked.cast(pl.Int64))
+    return None if result is None else pl.Series(result)
+
+
 class ArgsSpans(Sequence[msgspec.Raw]):
     """Each event's args as raw JSON (empty: none), sliced from the data by the scanned byte
     offsets instead of decoding every event again."""

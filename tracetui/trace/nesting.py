@@ -112,7 +112,9 @@ def _with_siblings(cpu: pl.DataFrame) -> pl.DataFrame:
 def ancestor_ids(tree: pl.DataFrame, marked: pl.Expr, include_self: bool = True) -> pl.Series:
     """Event id of each row's nearest ancestor (or self) for which ``marked`` holds."""
     mark = tree.select(marked.fill_null(False)).to_series()
-    pos = nearest_marked_ancestor(tree["parent_pos"], mark)
+    pos = native.marked_ancestor(tree["parent_pos"], mark)
+    if pos is None:
+        pos = nearest_marked_ancestor(tree["parent_pos"], mark)
     if include_self:
         pos = tree["pos"].zip_with(mark, pos)
     found = pl.lit(pos)
