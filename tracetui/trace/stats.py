@@ -49,16 +49,15 @@ def node_stats(events: pl.DataFrame) -> pl.DataFrame:
         pl.concat([pl.col(c).cum_sum() - pl.col(c), pl.col(c).sum().implode().explode()]).alias(c)
         for c in summed
     )
-    inclusive = tree.select(
-        "id",
-        *[(prefix[c].gather(tree["end_pos"]) - prefix[c].gather(tree["pos"])).alias(c) for c in summed],
-    )
+    at_end, at_start = pl.lit(tree["end_pos"]), pl.lit(tree["pos"])
+    inclusive = prefix.select(pl.col(c).gather(at_end) - pl.col(c).gather(at_start) for c in summed)
     children = tree.group_by("parent").agg(pl.col("dur_ns").sum().alias("children_ns"))
-    self_time = tree.join(children, left_on="id", right_on="parent", how="left").select(
-        "id", ((pl.col("dur_ns") - pl.col("children_ns").fill_null(0)).clip(0) / US).alias("cpu_self_us")
-    )
+    own_ns = (pl.col("dur_ns") - pl.col("children_ns").fill_null(0)).clip(0)
+    self_time = tree.join(
+        children, left_on="id", right_on="parent", how="left", maintain_order="left"
+    ).select("id", (own_ns / US).alias("cpu_self_us"))
     inclusive = inclusive.with_columns(gpu_us=pl.col("gpu_ns") / US).drop("gpu_ns")
-    return self_time.join(inclusive, on="id")
+    return self_time.hstack(inclusive)  # both in tree order
 
 
 def op_table(events: pl.DataFrame) -> pl.DataFrame:
