@@ -37,6 +37,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from installed import compile_tracetui
+
 DEFAULT_TRACE = (
     Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "transformer_train_long.json.gz"
 )
@@ -189,16 +191,6 @@ async def _child(trace: Path, presses: int) -> dict[str, Any]:
     return marks
 
 
-def _compile_bytecode() -> None:
-    """Byte-compile tracetui, as ``pip install`` does: where ``PYTHONDONTWRITEBYTECODE`` is
-    set, every start would otherwise compile its ~60 modules again (~0.1 s here)."""
-    import compileall
-
-    import tracetui
-
-    compileall.compile_dir(Path(tracetui.__file__).parent, quiet=1)
-
-
 def _spawn(trace: Path, presses: int, env: dict[str, str]) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, __file__, "--child", str(trace), "--presses", str(presses)],
@@ -223,7 +215,7 @@ def main() -> None:
         return
     if not args.trace.exists():
         sys.exit(f"bench_app: {args.trace}: no such file (pass a trace path)")
-    _compile_bytecode()
+    compile_tracetui()
     base_env = {k: v for k, v in os.environ.items() if k != "TRACETUI_NO_CACHE"}
     starts: dict[str, list[tuple[float, float]]] = {}
     result: dict[str, Any] = {}
