@@ -93,8 +93,7 @@ def test_the_entry_is_written_off_the_loading_thread(
     tracetui.load(path)
     assert cache.has_entry(path)  # waits for the write in progress
     assert writers == ["tracetui-cache-write"]
-    cache.wait_for_writes()
-    assert not cache._writers
+    assert not cache._writers  # the finished writer took itself off
     assert tracetui.load(path).from_cache
 
 

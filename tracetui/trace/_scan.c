@@ -1085,7 +1085,6 @@ done:
     return result;
 }
 
-
 /* ---- nesting: one stack pass over sorted intervals ---- */
 
 /* Copy an int64 Arrow stream (any number of chunks, no nulls) into one malloc'd array.
@@ -1146,6 +1145,28 @@ static int64_t read_int64_stream(PyObject *obj, int64_t **out) {
     return n;
 }
 
+/* The two int64 columns a pass reads: 1 when both were read (same length, in *a, *b, *n),
+ * 0 when the pass does not apply (not plain int64 without nulls, or lengths differ), -1
+ * with a Python error set. */
+static int read_int64_pair(PyObject *args, int64_t **a, int64_t **b, int64_t *n) {
+    PyObject *a_obj, *b_obj;
+    *a = *b = NULL;
+    if (!PyArg_ParseTuple(args, "OO", &a_obj, &b_obj)) return -1;
+    int64_t na = read_int64_stream(a_obj, a);
+    int64_t nb = na < 0 ? na : read_int64_stream(b_obj, b);
+    if (na >= 0 && nb == na) {
+        *n = na;
+        return 1;
+    }
+    free(*a);
+    free(*b);
+    *a = *b = NULL;
+    return na == -1 || nb == -1 ? -1 : 0;
+}
+
+/* An output column of n int64 values (at least one byte allocated). */
+static int64_t *int64_values(int64_t n) { return malloc((size_t)(n ? n : 1) * sizeof(int64_t)); }
+
 static PyObject *int64_column(int64_t *values, int64_t n) {
     ColumnObject *obj = PyObject_New(ColumnObject, &ColumnType);
     if (!obj) {
@@ -1174,20 +1195,14 @@ static PyObject *int64_column(int64_t *values, int64_t n) {
  * when a column is not plain int64 without nulls. */
 static PyObject *nest(PyObject *module, PyObject *args) {
     (void)module;
-    PyObject *track_obj, *end_obj;
-    if (!PyArg_ParseTuple(args, "OO", &track_obj, &end_obj)) return NULL;
-    int64_t *track = NULL, *end = NULL;
-    int64_t n = read_int64_stream(track_obj, &track);
-    int64_t m = n < 0 ? n : read_int64_stream(end_obj, &end);
-    if (n < 0 || m < 0 || m != n) {
-        free(track);
-        free(end);
-        if (n == -1 || m == -1) return NULL;
+    int64_t *track, *end, n;
+    int got = read_int64_pair(args, &track, &end, &n);
+    if (got <= 0) {
+        if (got < 0) return NULL;
         Py_RETURN_NONE;
     }
-    size_t bytes = (size_t)(n ? n : 1) * sizeof(int64_t);
-    int64_t *parent = malloc(bytes), *depth = malloc(bytes), *stop = malloc(bytes);
-    int64_t *prev = malloc(bytes), *last_child = malloc(bytes), *stack = malloc(bytes);
+    int64_t *parent = int64_values(n), *depth = int64_values(n), *stop = int64_values(n);
+    int64_t *prev = int64_values(n), *last_child = int64_values(n), *stack = int64_values(n);
     if (!parent || !depth || !stop || !prev || !last_child || !stack) {
         free(parent), free(depth), free(stop), free(prev), free(last_child), free(stack);
         free(track), free(end);
@@ -1231,18 +1246,13 @@ static PyObject *nest(PyObject *module, PyObject *args) {
  * None when a column is not plain int64 without nulls or a parent does not come first. */
 static PyObject *marked_ancestor(PyObject *module, PyObject *args) {
     (void)module;
-    PyObject *parent_obj, *mark_obj;
-    if (!PyArg_ParseTuple(args, "OO", &parent_obj, &mark_obj)) return NULL;
-    int64_t *parent = NULL, *mark = NULL;
-    int64_t n = read_int64_stream(parent_obj, &parent);
-    int64_t m = n < 0 ? n : read_int64_stream(mark_obj, &mark);
-    if (n < 0 || m < 0 || m != n) {
-        free(parent);
-        free(mark);
-        if (n == -1 || m == -1) return NULL;
+    int64_t *parent, *mark, n;
+    int got = read_int64_pair(args, &parent, &mark, &n);
+    if (got <= 0) {
+        if (got < 0) return NULL;
         Py_RETURN_NONE;
     }
-    int64_t *near = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    int64_t *near = int64_values(n);
     if (!near) {
         free(parent);
         free(mark);

@@ -96,14 +96,6 @@ def store(trace: Trace, json_bytes: int) -> None:
     writer.start()
 
 
-def wait_for_writes() -> None:
-    """Wait until every entry being written is complete."""
-    with _writers_lock:
-        writers = list(_writers.values())
-    for writer in writers:
-        writer.join()
-
-
 _writers: dict[Path, threading.Thread] = {}
 _writers_lock = threading.Lock()
 
