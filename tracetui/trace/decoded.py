@@ -1,0 +1,24 @@
+"""What decoding a trace's JSON yields (:class:`Decoded`), before any table is built."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tracetui.trace.args import RawArgs
+    from tracetui.trace.frames import Chunk, Columns
+
+
+@dataclass
+class Decoded:
+    """What the JSON held: events in file order (as columns), the other top-level keys, and
+    where each event's raw args can be read (for the args the columns do not hold)."""
+
+    columns: Columns | list[Chunk]
+    top: dict[str, Any]
+    form: str  # "object" (Kineto) or "array" (legacy exporter)
+    args: RawArgs
+    top_keys: list[str] = field(default_factory=list)  # in file order, traceEvents included
+    truncated: bool = False
+    repairs: list[str] = field(default_factory=list)
