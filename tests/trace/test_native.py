@@ -161,6 +161,20 @@ def test_refused_traces_still_load_through_msgspec() -> None:
         assert trace.events["name"].to_list() == ["n"]
 
 
+def test_the_trace_says_which_decoder_read_it() -> None:
+    fast, slow = both(FIXTURES / "mlp_eager.json.gz")
+    assert (fast.reader, slow.reader) == ("native", "msgspec")
+    with tempfile.TemporaryDirectory() as tmp:
+        comma = write('{"traceEvents": [{"ph": "X", "name": "n", "ts": 1, "dur": 1},]}', tmp, "comma.json")
+        cut = write('{"traceEvents": [{"ph": "X", "name": "n", "ts": 1}, {"ph": "X"', tmp, "cut.json")
+        odd = write(doc_with(EVENT, 7), tmp, "odd.json")  # an item that is not an event: coerced
+        assert tracetui.load(comma).reader == "native (repairs)"  # patched, then scanned
+        assert tracetui.load(cut).reader == "msgspec (repairs)"
+        assert tracetui.load(odd).reader == "msgspec (repairs)"
+        with msgspec_only():
+            assert tracetui.load(comma).reader == "msgspec (repairs)"
+
+
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
 VALUES = st.one_of(
     st.none(), TEXT, st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.booleans(), st.just([1])

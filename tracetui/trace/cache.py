@@ -32,10 +32,10 @@ if TYPE_CHECKING:
 
 MIN_BYTES = int(os.environ.get("TRACETUI_CACHE_MIN_BYTES", 8 << 20))
 KEEP = 8
-FORMAT = 1
+FORMAT = 2
 TABLES = ("events", "instants", "flows", "meta_events", "tracks", "anomalies")
 LATER = ("launch_shapes",)  # tables computed after load, added to the entry when they are
-FACTS = ("format", "gzipped", "truncated", "repairs", "other_phases")
+FACTS = ("format", "gzipped", "truncated", "repairs", "other_phases", "reader")
 
 
 def directory() -> Path | None:

@@ -66,7 +66,7 @@ def _from_scan(data: bytes, scanned: native.Scanned) -> Decoded:
     top_raw = {key: msgspec.Raw(view[start:end]) for key, start, end in scanned.top}
     top = {key: _decode_value(raw) for key, raw in top_raw.items() if key != "traceEvents"}
     args = native.ArgsSpans(data, scanned.args_start, scanned.args_end)
-    return Decoded(scanned.columns, top, scanned.form, args, list(top_raw))
+    return Decoded(scanned.columns, top, scanned.form, args, list(top_raw), decoder="native")
 
 
 def _recover(data: bytes, form: str, error: str, path: Path) -> Decoded:

@@ -22,3 +22,10 @@ class Decoded:
     top_keys: list[str] = field(default_factory=list)  # in file order, traceEvents included
     truncated: bool = False
     repairs: list[str] = field(default_factory=list)
+    decoder: str = "msgspec"  # what read the (repaired) JSON: "native" (the C scanner) or "msgspec"
+
+    @property
+    def reader(self) -> str:
+        """How the JSON was read, as ``Trace.reader`` says it: the decoder, and " (repairs)"
+        when the JSON was broken or held fields of odd types and was repaired first."""
+        return self.decoder + (" (repairs)" if self.repairs or self.truncated else "")

@@ -85,6 +85,7 @@ def load_now(
         gzipped=source.gzipped,
         truncated=decoded.truncated or source.gzip_truncated,
         repairs=decoded.repairs,
+        reader=decoded.reader,
         siblings=source.siblings,
         other_phases=tables.other_phases,
         raw_args=decoded.args,

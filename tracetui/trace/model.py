@@ -58,6 +58,7 @@ class Trace:
     siblings: tuple[Path, ...] = ()
     other_phases: dict[str, int] = field(default_factory=dict)
     from_cache: bool = False
+    reader: str = "msgspec"  # what read the JSON: see tracetui.trace.decoded.Decoded.reader
     raw_args: RawArgs = field(default=NO_ARGS, repr=False)
     on_table: TableSink | None = field(default=None, repr=False)
     _launch_shapes: pl.DataFrame | None = field(default=None, repr=False)

@@ -26,8 +26,11 @@ if TYPE_CHECKING:
 
 try:
     import tracetui.trace._scan as _scan
-except ImportError:  # built without a compiler: the msgspec path does everything
-    _scan = None
+
+    _MISSING = ""
+except ImportError as exc:  # built without a compiler: the msgspec path does everything
+    _scan = None  # type: ignore[assignment]
+    _MISSING = str(exc)
 
 AVAILABLE = _scan is not None
 _NAMES = list(column_kinds())
@@ -44,6 +47,13 @@ class Scanned:
     columns: Columns
     args_start: pl.Series  # per event, byte offsets of its args object in the data (null: none)
     args_end: pl.Series
+
+
+def status() -> str:
+    """Which decoder reads traces in this install, in one line (``tracetui --version``)."""
+    if AVAILABLE:
+        return "native (the C scanner is built)"
+    return f"msgspec only: the native scanner is not built, loads take about twice as long ({_MISSING})"
 
 
 def scan_raw(data: bytes) -> RawScan:
