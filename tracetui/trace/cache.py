@@ -139,8 +139,9 @@ def _read(entry: Path, path: Path, raw_args: RawArgs, on_table: TableSink) -> Tr
     from tracetui.trace.model import Trace
 
     facts: dict[str, Any] = json.loads((entry / "facts.json").read_text())
-    tables = {name: pl.read_ipc(entry / f"{name}.arrow") for name in TABLES}
-    later = {
+    # keyword arguments of Trace by name (their types are the writer's: see _write)
+    tables: dict[str, Any] = {name: pl.read_ipc(entry / f"{name}.arrow") for name in TABLES}
+    later: dict[str, Any] = {
         f"_{name}": pl.read_ipc(entry / f"{name}.arrow")
         for name in LATER
         if (entry / f"{name}.arrow").is_file()
