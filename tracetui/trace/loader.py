@@ -37,7 +37,7 @@ def load_now(
     source: Source | None = None,
     scanned_raw: native.RawScan | None = None,
 ) -> Trace:
-    """:func:`load`, here and now; ``source`` and ``scanned_raw``: the file already read and
+    """:func:`tracetui.trace.load`, here and now; ``source`` and ``scanned_raw``: the file already read and
     natively scanned (by :mod:`prefetch`)."""
     say = progress or (lambda stage: None)
     with _gc_paused():
