@@ -8,14 +8,15 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
 import tracetui
 from tracetui.trace import cache, loader
-from tracetui.trace.args import Deferred
-from tracetui.trace.source import Source
+from tracetui.trace.args import ArgsBlocks
+from tracetui.trace.layout import MODEL_TABLES
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -38,16 +39,16 @@ def test_second_load_comes_from_the_cache_and_matches(private_cache: Path, tmp_p
     path = copy_fixture(tmp_path)
     first = tracetui.load(path)
     assert not first.from_cache and cache.has_entry(path)
-    assert not first.launch_shapes.is_empty()  # computed after load, then added to the entry
+    assert not first.launch_shapes.is_empty()
     second = tracetui.load(path)
-    assert second.from_cache and second._launch_shapes is not None
-    for name in ("events", "instants", "flows", "meta_events", "tracks", "anomalies", "launch_shapes"):
+    assert second.from_cache
+    for name in (*MODEL_TABLES, "launch_shapes"):
         assert getattr(first, name).equals(getattr(second, name)), name
     assert second.metadata == first.metadata and second.format == first.format
     assert second.reader == first.reader == "native"
     assert second.annotations.equals(first.annotations)
     kernel = first.gpu.filter(pl.col("cat") == "kernel")["id"][0]
-    assert second.event_args(kernel) == first.event_args(kernel)  # raw args re-read from the file
+    assert second.event_args(kernel) == first.event_args(kernel)  # raw args from the entry
     assert second.shapes().equals(first.shapes())
 
 
@@ -116,31 +117,29 @@ def test_a_process_that_exits_right_after_loading_still_completes_the_entry(
     assert cache.has_entry(path) and tracetui.load(path).from_cache
 
 
-def test_a_cached_trace_reads_its_file_once_and_only_for_raw_args(
+def test_a_cached_trace_never_reads_its_file_and_has_its_raw_args(
     private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The model does no I/O: the loader hands a trace from the cache a provider that reads the
-    file again on the first use of raw args (and only then, and once)."""
+    """The entry holds the raw args as the load read them (deflated blocks): a trace from the
+    cache does not read its file again, not even for every event's args."""
     path = copy_fixture(tmp_path)
     first = tracetui.load(path)
-    first.launch_shapes  # noqa: B018 (computed after load: added to the entry through the loader's sink)
     reads: list[Path] = []
-    read = loader.read_source
+    read = loader.stream.read
 
-    def spy(target: str | Path) -> Source:
+    def spy(target: Path, *args: Any, **kwargs: Any) -> Any:
         reads.append(Path(target))
-        return read(target)
+        return read(target, *args, **kwargs)
 
-    monkeypatch.setattr(loader, "read_source", spy)
+    monkeypatch.setattr(loader.stream, "read", spy)
     second = tracetui.load(path)
-    assert second.from_cache and isinstance(second.raw_args, Deferred)
+    assert second.from_cache and isinstance(second.raw_args, ArgsBlocks)
     assert second.launch_shapes.equals(first.launch_shapes) and second.annotations.equals(first.annotations)
-    assert reads == []
     assert second.shapes().equals(first.shapes())
     assert second.args_json().equals(first.args_json())
     kernel = first.gpu.filter(pl.col("cat") == "kernel")["id"][0]
     assert second.event_args(kernel) == first.event_args(kernel) != {}
-    assert reads == [path]
+    assert reads == []
 
 
 def test_a_cached_trace_of_a_repaired_file_reads_the_args_the_load_read(

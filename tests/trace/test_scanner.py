@@ -16,7 +16,6 @@ import polars as pl
 import pytest
 
 from tracetui.trace import native
-from tracetui.trace.fields import scan_fields
 
 pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason="the C extension is not built")
 SOURCE = Path(native.__file__).parent / "_scan.c"
@@ -34,10 +33,11 @@ args = b'{"a": 1.5e3, "b": 0.1000000000000000055511151231257827, "c": [2.5e-3]}'
 columns, _ = _scan.pick(args, [0], [len(args)], [(b"a", 3, True), (b"b", 3, True), (b"c", 5, True)])
 picked = [pl.Series(c).to_list()[0] for c in columns]
 doc = b'{"traceEvents": [{"ph": "X", "ts": 1.25e2, "dur": 12345678901234567890.5, "args": {"x": 1e1}}]}'
-result = native.scan_raw(doc)
-assert not isinstance(result, str), result
-scanned = [pl.Series(c).to_list()[0] for c in result[4][5:7]]  # ts, dur
-print(json.dumps([picked, scanned]))
+scanner = native.scanner()
+status, _, why = scanner.feed(doc, True)
+assert status == native.DONE, why
+x = native.tables_of(scanner.flush())["x"]
+print(json.dumps([picked, [x["ts"][0], x["dur"][0]]]))
 """
 
 
@@ -83,28 +83,36 @@ def churn(fields: list[tuple[bytes, int, bool]], started: threading.Event, stop:
         fields[:] = [(b"?" * len(key), kind, in_args) for key, kind, in_args in fields]
 
 
+FIELDS = [(b"External id", 4, True), (b"Input Dims", 5, True), (b"name", 0, True)]
+
+
 def test_field_keys_are_owned_while_the_scan_runs_without_the_gil() -> None:
-    """Another thread replaces the caller's field list while the scan runs: the keys passed in
+    """Another thread replaces the caller's field list while pick() runs: the keys passed in
     are still the ones matched (copied, not borrowed: the freed keys' memory is reused at once
-    by the same-sized new keys)."""
-    doc = json.dumps(
-        {"traceEvents": [{"ph": "X", "name": f"n{i}", "ts": i, "dur": 1, "pid": 1} for i in range(50_000)]}
-    ).encode()
-    expected = [pl.Series(c).to_list() for c in native._scan.scan(doc, scan_fields())[4]]
+    by the same-sized new keys). The Scanner copies its spec's keys when it is made."""
+    objects = [
+        f'{{"External id": {i}, "Input Dims": [[{i}]], "name": "n{i}"}}'.encode() for i in range(50_000)
+    ]
+    data = b"".join(objects)
+    starts = [0]
+    for item in objects[:-1]:
+        starts.append(starts[-1] + len(item))
+    ends = [start + len(item) for start, item in zip(starts, objects, strict=True)]
+    expected = [pl.Series(c).to_list() for c in native._scan.pick(data, starts, ends, FIELDS)[0]]
     interval = sys.getswitchinterval()
-    sys.setswitchinterval(0.05)  # the scan releases the GIL long before the other thread may ask
+    sys.setswitchinterval(0.05)  # the pick releases the GIL long before the other thread may ask
     try:
         for _ in range(3):
-            live = [(bytes(bytearray(key)), kind, in_args) for key, kind, in_args in scan_fields()]
+            live = [(bytes(bytearray(key)), kind, in_args) for key, kind, in_args in FIELDS]
             started, stop = threading.Event(), threading.Event()
             worker = threading.Thread(target=churn, args=(live, started, stop))
             worker.start()
             started.set()
-            result = native._scan.scan(doc, live)
+            result = native._scan.pick(data, starts, ends, live)
             stop.set()
             worker.join()
             assert not isinstance(result, str)
-            assert [pl.Series(c).to_list() for c in result[4]] == expected
+            assert [pl.Series(c).to_list() for c in result[0]] == expected
     finally:
         sys.setswitchinterval(interval)
 

@@ -1,41 +1,51 @@
-/* Native fast path of the trace decoder: strict JSON in, Arrow columns out.
+/* Native fast path of the trace decoder: strict JSON in, Arrow tables out, one block at a time.
  *
- * scan(buffer, fields) reads a whole Chrome trace (a Kineto object or a bare event array)
- * and returns one column per requested field, full length (one row per element of
- * traceEvents), exported through the Arrow PyCapsule interface so polars takes the buffers
- * without copying or creating a Python object per value.
+ * Scanner(spec) reads a Chrome trace (a Kineto object or a bare event array) fed in blocks of
+ * any size (feed(buffer, final)): it keeps no byte of the input, only what it made of it.
+ * Each event is routed, by its phase and category, to the tables the spec names (one table
+ * per group of events: complete events, their GPU args, flows, ...), each row keeping the
+ * event's index in traceEvents as its id; the tables come out through the Arrow PyCapsule
+ * interface (flush()), so polars takes the buffers without copying or creating a Python
+ * object per value. Text is stored once per distinct value: a column of string views whose
+ * equal values share their bytes, or a dictionary column (polars: Categorical).
  *
- * It is a *fast path* only: it accepts exactly the well-formed traces whose promoted fields
+ * Block boundaries may fall anywhere: feed() consumes every complete unit (an event, a
+ * top-level member) and says how many bytes it consumed; the caller passes the rest again
+ * with the next block. Top-level keys before and after traceEvents are kept (their values as
+ * JSON text). Each event's args object is copied, as written, into an args buffer the caller
+ * takes after each block (take_args()), with its length per event (finish()).
+ *
+ * It is a *fast path* only: it accepts exactly the well-formed traces whose routed fields
  * have their usual JSON types, and answers anything else (broken JSON, invalid UTF-8, a bool
  * where a number belongs, an integer beyond 64 bits, a duplicate key, ...) with a one-line
- * reason string. The caller then takes the msgspec path, which knows every repair and
- * coercion; tests check that both paths build identical tables.
+ * reason and the offset of the event it could not read; the caller decodes that part with
+ * msgspec (which knows every repair and coercion), tells the scanner how many events it
+ * found there (skip_events()) and feeds the rest. probe() checks, without keeping anything,
+ * that events can be read from an offset (to find where a damaged part ends).
  *
- * fields: a sequence of (json key: bytes, kind: int, in_args: bool). Kinds:
- *   0 STR   string or null           -> large_string
- *   1 PH    string, absent = ""      -> large_string
- *   2 ID    integer or string / null -> large_string (integers as decimal digits)
- *   3 FLOAT number or null           -> float64
- *   4 INT   integer or null          -> int64
- *   5 RAW   any JSON value, as text  -> large_string (the exact bytes of the value)
- *   6 ARGS_START, 7 ARGS_END: byte offsets of the event's "args" object -> int64
+ * spec: (slots, ph_slot, cat_slot, phases, cats, x_default, other_group, tables)
+ *   slots: (json key: bytes, kind, in_args) per field read from an event. Kinds:
+ *     0 STR   string or null            1 PH    string, absent = ""
+ *     2 ID    integer or string / null  (integers as their decimal digits)
+ *     3 FLOAT number or null            4 INT   integer or null
+ *     5 RAW   any JSON value, as the exact text written
+ *   phases: (ph: bytes, group) pairs; group -1: look the category up in cats, (cat, group)
+ *     pairs, else x_default; a phase not listed is other_group.
+ *   tables: (groups mask, sparse, columns) with columns (slot, groups mask, store): a table
+ *     gets a row for each event whose group is in its mask (sparse: only when one of its
+ *     columns has a value); a column holds the slot's value for rows of its groups (else
+ *     null). store: 0 plain (text: string views), 1 dictionary (text only).
  * Absent fields are null (PH: "").
  *
- * Returns (form, top, events_span, rows, columns, maybe_unsafe) with form "object" or
- * "array", top a list of (key, start, end) byte spans of the top-level values in file order
- * (traceEvents included), and per column whether a value may hold a character that
- * tracetui.safetext replaces (escapes, DEL, C1 controls, bidi controls: a superset, so
- * that the caller cleans only those columns); or a str saying why the fast path does not
- * apply. The parse runs without the GIL.
- *
- * pick(buffer, starts, ends, fields) reads args-level fields of the objects at the given byte
- * spans (the args offsets scan returned), one row each: the recorded shapes of chosen ops
- * without decoding every event again. It too parses without the GIL.
+ * pick(buffer, starts, ends, fields) reads fields of the objects at the given byte spans
+ * (args objects), one row each, without decoding every event again. Both parse without the
+ * GIL. Per column, whether a value may hold a character that tracetui.safetext replaces
+ * (escapes, DEL, C1 controls, bidi controls: a superset), so the caller cleans only those.
  *
  * Numbers are read the same in every locale (the C library's strtod follows LC_NUMERIC: a
  * decimal comma would stop it at the '.'); the parse never takes the GIL back, and it reads
  * only memory it owns or the caller's buffer, which the Py_buffer keeps alive (field keys
- * are copied in).
+ * are copied in). A Scanner is used by one thread at a time (its calls hold a lock).
  *
  * nest(track, end) nests intervals already sorted by (track, start, end descending, ...) in
  * one stack pass, and marked_ancestor(parent, marked) finds each row's nearest marked
@@ -101,99 +111,312 @@ struct ArrowArrayStream {
     void *private_data;
 };
 
-enum { K_STR = 0, K_PH = 1, K_ID = 2, K_FLOAT = 3, K_INT = 4, K_RAW = 5, K_ARGS_START = 6, K_ARGS_END = 7, K_COUNT = 8 };
-#define MAX_FIELDS 64
-#define MAX_DEPTH 512
+/* An exported array owns its buffers (all freed on release) and its dictionary, if any. */
+typedef struct {
+    int n;
+    void **owned;          /* n buffers, freed on release (NULL entries allowed) */
+    const void **buffers;  /* what Arrow reads (may repeat owned ones, or be NULL) */
+    struct ArrowArray *dictionary;
+} Owned;
 
-/* ---- growable column buffers ---- */
+static void release_array(struct ArrowArray *array) {
+    Owned *own = array->private_data;
+    if (own) {
+        for (int i = 0; i < own->n; i++) free(own->owned[i]);
+        free(own->owned);
+        free(own->buffers);
+        if (own->dictionary) {
+            if (own->dictionary->release) own->dictionary->release(own->dictionary);
+            free(own->dictionary);
+        }
+        free(own);
+    }
+    array->release = NULL;
+}
 
-#define MAX_KEYLEN 64
+static void release_schema(struct ArrowSchema *schema) {
+    if (schema->dictionary) {
+        if (schema->dictionary->release) schema->dictionary->release(schema->dictionary);
+        free(schema->dictionary);
+        schema->dictionary = NULL;
+    }
+    schema->release = NULL;
+}
+
+/* A fresh array of `length` rows over n_buffers buffers (all NULL, owned list empty). */
+static struct ArrowArray *new_array(int64_t length, int64_t null_count, int n_buffers) {
+    struct ArrowArray *array = calloc(1, sizeof *array);
+    Owned *own = calloc(1, sizeof *own);
+    const void **buffers = calloc((size_t)n_buffers, sizeof(void *));
+    void **owned = calloc((size_t)n_buffers, sizeof(void *));
+    if (!array || !own || !buffers || !owned) {
+        free(array), free(own), free(buffers), free(owned);
+        return NULL;
+    }
+    own->n = n_buffers;
+    own->owned = owned;
+    own->buffers = buffers;
+    array->length = length;
+    array->null_count = null_count;
+    array->n_buffers = n_buffers;
+    array->buffers = buffers;
+    array->release = release_array;
+    array->private_data = own;
+    return array;
+}
+
+/* Hand buffer i to the array (it frees it); `shown` is what Arrow reads there. */
+static void give(struct ArrowArray *array, int i, void *owned, const void *shown) {
+    Owned *own = array->private_data;
+    own->owned[i] = owned;
+    own->buffers[i] = shown;
+}
+
+/* ---- the Column type: one finished column, exported once as an Arrow array ---- */
 
 typedef struct {
-    int kind;
-    int in_args;
+    PyObject_HEAD
+    struct ArrowArray *array;
+    const char *format; /* static strings */
+    const char *dict_format;
+    int64_t length;
+} ColumnObject;
+
+static void schema_capsule_free(PyObject *capsule) {
+    struct ArrowSchema *schema = PyCapsule_GetPointer(capsule, "arrow_schema");
+    if (schema && schema->release) schema->release(schema);
+    free(schema);
+}
+
+static void array_capsule_free(PyObject *capsule) {
+    struct ArrowArray *array = PyCapsule_GetPointer(capsule, "arrow_array");
+    if (array && array->release) array->release(array);
+    free(array);
+}
+
+static PyObject *column_arrow_c_array(ColumnObject *self, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"requested_schema", NULL};
+    PyObject *requested = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", names, &requested)) return NULL;
+    if (!self->array) {
+        PyErr_SetString(PyExc_RuntimeError, "column already exported");
+        return NULL;
+    }
+    struct ArrowSchema *schema = calloc(1, sizeof *schema);
+    struct ArrowSchema *dict = self->dict_format ? calloc(1, sizeof *dict) : NULL;
+    if (!schema || (self->dict_format && !dict)) {
+        free(schema);
+        free(dict);
+        return PyErr_NoMemory();
+    }
+    schema->format = self->format;
+    schema->name = "";
+    schema->flags = ARROW_FLAG_NULLABLE;
+    schema->release = release_schema;
+    if (dict) {
+        dict->format = self->dict_format;
+        dict->name = "";
+        dict->release = release_schema;
+        schema->dictionary = dict;
+    }
+    PyObject *sc = PyCapsule_New(schema, "arrow_schema", schema_capsule_free);
+    if (!sc) {
+        release_schema(schema);
+        free(schema);
+        return NULL;
+    }
+    PyObject *ac = PyCapsule_New(self->array, "arrow_array", array_capsule_free);
+    if (!ac) {
+        Py_DECREF(sc);
+        return NULL;
+    }
+    self->array = NULL;
+    PyObject *out = PyTuple_Pack(2, sc, ac);
+    Py_DECREF(sc);
+    Py_DECREF(ac);
+    return out;
+}
+
+static Py_ssize_t column_len(ColumnObject *self) { return (Py_ssize_t)self->length; }
+
+static void column_dealloc(ColumnObject *self) {
+    if (self->array) {
+        if (self->array->release) self->array->release(self->array);
+        free(self->array);
+    }
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef column_methods[] = {
+    {"__arrow_c_array__", (PyCFunction)(void (*)(void))column_arrow_c_array, METH_VARARGS | METH_KEYWORDS,
+     "Export the column (once) through the Arrow PyCapsule interface."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods column_as_sequence = {.sq_length = (lenfunc)column_len};
+
+static PyTypeObject ColumnType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetui.trace._scan.Column",
+    .tp_basicsize = sizeof(ColumnObject),
+    .tp_dealloc = (destructor)column_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "One decoded column, exported through __arrow_c_array__.",
+    .tp_methods = column_methods,
+    .tp_as_sequence = &column_as_sequence,
+};
+
+/* A Column object taking `array` (NULL: out of memory; the array is released on failure). */
+static PyObject *column_of(struct ArrowArray *array, const char *format, const char *dict_format) {
+    if (!array) return PyErr_NoMemory();
+    ColumnObject *obj = PyObject_New(ColumnObject, &ColumnType);
+    if (!obj) {
+        array->release(array);
+        free(array);
+        return NULL;
+    }
+    obj->array = array;
+    obj->format = format;
+    obj->dict_format = dict_format;
+    obj->length = array->length;
+    return (PyObject *)obj;
+}
+
+/* A column of n int64 values without nulls (takes `values`). */
+static PyObject *int64_column(int64_t *values, int64_t n) {
+    struct ArrowArray *array = new_array(n, 0, 2);
+    if (!array) {
+        free(values);
+        return PyErr_NoMemory();
+    }
+    give(array, 1, values, values);
+    return column_of(array, "l", NULL);
+}
+
+/* ---- the scanner's state ---- */
+
+enum { K_STR = 0, K_PH = 1, K_ID = 2, K_FLOAT = 3, K_INT = 4, K_RAW = 5, K_COUNT = 6 };
+enum { ST_VIEW = 0, ST_DICT = 1 };
+#define MAX_SLOTS 96
+#define MAX_COLS 128
+#define MAX_TABLES 16
+#define MAX_NAMES 64
+#define MAX_GROUPS 32
+#define MAX_DEPTH 512
+#define MAX_KEYLEN 64
+#define BUFFER_LIMIT ((int64_t)1 << 30) /* a text buffer's bytes (views address them with int32) */
+
+static int is_text(int kind) { return kind == K_STR || kind == K_PH || kind == K_ID || kind == K_RAW; }
+
+typedef struct {
+    uint64_t hash;
+    uint32_t buf, off, len;
+} Entry;
+
+/* Distinct text values, each stored once in a list of data buffers. */
+typedef struct {
+    char **data;
+    int64_t *used, *cap;
+    int nbuf, capbuf;
+    Entry *entries;
+    uint32_t n, capn;
+    uint32_t *table; /* open addressing: entry index + 1, 0 = empty */
+    uint32_t mask;
+} Strings;
+
+typedef struct {
+    int is_int; /* an integer literal that fits int64 */
+    int64_t i;
+    double d;
+} Number;
+
+/* One field of an event, staged while the event is read. */
+typedef struct {
     char key[MAX_KEYLEN]; /* a copy: the caller's objects may change while the GIL is released */
     Py_ssize_t keylen;
-    int64_t last_row; /* row whose value is set (duplicate keys are refused) */
+    int in_args, kind;
+    uint64_t stamp; /* the event (parse) that set it */
+    int null, escaped, unsafe;
+    const char *a, *b; /* text: between the quotes; RAW: the value */
+    Number num;
+} Slot;
+
+typedef struct {
+    int slot, kind, store;
+    uint32_t groups;
     uint8_t *validity;
     int64_t null_count;
     int maybe_unsafe;
-    int64_t *values; /* INT / FLOAT (as bits) */
-    int64_t *offsets; /* string kinds: rows + 1 */
-    char *chars;
-    size_t nchars, capchars;
+    int64_t *values;  /* INT, FLOAT (as bits) */
+    uint8_t *views;   /* text, ST_VIEW: 16 bytes a row */
+    uint32_t *codes;  /* text, ST_DICT */
+    Strings str;
 } Col;
 
 typedef struct {
-    const char *base, *p, *end;
-    const char *why; /* reason for refusing, NULL while fine */
-    int unsafe;      /* set by skip_string on text that may need cleaning */
-    Col cols[MAX_FIELDS];
-    int ncols;
-    Col *args_start, *args_end;
-    struct TopSpan { const char *key; Py_ssize_t keylen, start, end; } *top;
-    Py_ssize_t ntop, captop;
-    /* columns by key length, per level (0 event, 1 args): indices, -1 terminated */
-    signed char by_len[2][MAX_KEYLEN][MAX_FIELDS + 1];
+    uint32_t groups;
+    int sparse, c0, nc;
+    uint32_t *ids;
     int64_t rows, cap;
-} Scan;
+} Table;
 
-static int is_string_kind(int kind) { return kind == K_STR || kind == K_PH || kind == K_ID || kind == K_RAW; }
+typedef struct {
+    char text[MAX_KEYLEN];
+    Py_ssize_t len;
+    int group;
+} Name;
+
+typedef struct {
+    char *key, *value; /* value NULL: traceEvents itself */
+    Py_ssize_t keylen, len;
+} Top;
+
+enum { D_START, D_OBJ_FIRST, D_OBJ_KEY, D_OBJ_NEXT, D_EV_FIRST, D_EV, D_EV_NEXT, D_END };
+enum { R_MORE = 0, R_DONE = 1, R_EVENT = 2, R_DOCUMENT = 3, R_TRUNCATED = 4 };
+
+typedef struct {
+    const char *base, *p, *end;
+    const char *why;  /* reason for refusing, NULL while fine */
+    int short_input;  /* the refusal is the input running out */
+    int unsafe;       /* set by skip_string on text that may need cleaning */
+    int dry;          /* probing: read, keep nothing */
+    int oom;          /* out of memory: stop */
+    uint64_t stamp;
+    Slot slots[MAX_SLOTS];
+    int nslots, ph_slot, cat_slot;
+    signed char by_len[2][MAX_KEYLEN][MAX_SLOTS + 1]; /* slots by key length, per level */
+    Col cols[MAX_COLS];
+    int ncols;
+    Table tables[MAX_TABLES];
+    int ntables;
+    Name phases[MAX_NAMES], cats[MAX_NAMES];
+    int nphases, ncats, x_default, other_group;
+    int64_t events; /* events so far: the next event's id */
+    int64_t trailing_commas; /* a comma before the array's closing bracket (accepted, counted) */
+    int state, form, found_events;
+    Top *top;
+    Py_ssize_t ntop, captop;
+    char *args; /* raw args of the events since the last take_args() */
+    size_t nargs, capargs;
+    uint32_t *arglen; /* per event */
+    int64_t caparglen;
+    char *scratch; /* escaped text, decoded */
+    size_t capscratch;
+    const char *args_a, *args_b; /* the current event's args object */
+} Scan;
 
 static int fail(Scan *s, const char *why) {
     if (!s->why) s->why = why;
+    if (why[0] == 'o' && strcmp(why, "out of memory") == 0) s->oom = 1;
     return -1;
 }
 
-static int grow_rows_to(Scan *s, int64_t cap) {
-    for (int i = 0; i < s->ncols; i++) {
-        Col *c = &s->cols[i];
-        uint8_t *v = realloc(c->validity, (size_t)(cap + 7) / 8);
-        if (!v) return fail(s, "out of memory");
-        memset(v + (s->cap + 7) / 8, 0, (size_t)((cap + 7) / 8 - (s->cap + 7) / 8));
-        c->validity = v;
-        if (is_string_kind(c->kind)) {
-            int64_t *o = realloc(c->offsets, (size_t)(cap + 1) * sizeof(int64_t));
-            if (!o) return fail(s, "out of memory");
-            if (s->cap == 0) o[0] = 0;
-            c->offsets = o;
-        } else { /* zeroed, so null slots need no write (calloc leaves fresh pages untouched) */
-            int64_t *x = c->values ? realloc(c->values, (size_t)cap * sizeof(int64_t))
-                                   : calloc((size_t)cap, sizeof(int64_t));
-            if (!x) return fail(s, "out of memory");
-            if (c->values) memset(x + s->cap, 0, (size_t)(cap - s->cap) * sizeof(int64_t));
-            c->values = x;
-        }
+/* The input ended inside a unit: with more data it may be fine. */
+static int short_input(Scan *s) {
+    if (!s->why) {
+        s->why = "truncated";
+        s->short_input = 1;
     }
-    s->cap = cap;
-    return 0;
-}
-
-static int grow_rows(Scan *s) { return grow_rows_to(s, s->cap ? s->cap * 2 : 4096); }
-
-static int reserve_chars(Scan *s, Col *c, size_t extra) {
-    if (c->chars && c->nchars + extra <= c->capchars) return 0; /* allocated even for "" */
-    size_t cap = c->capchars ? c->capchars : 1 << 16;
-    while (cap < c->nchars + extra) cap *= 2;
-    char *x = realloc(c->chars, cap);
-    if (!x) return fail(s, "out of memory");
-    c->chars = x;
-    c->capchars = cap;
-    return 0;
-}
-
-static inline void set_valid(Col *c, int64_t row) { c->validity[row >> 3] |= (uint8_t)(1u << (row & 7)); }
-
-/* Close row `row` of every column: absent values become null (PH: ""). */
-static void finish_row(Scan *s, int64_t row) {
-    for (int i = 0; i < s->ncols; i++) {
-        Col *c = &s->cols[i];
-        if (c->last_row != row) {
-            if (c->kind == K_PH) set_valid(c, row);
-            else c->null_count++;
-        }
-        if (is_string_kind(c->kind)) c->offsets[row + 1] = (int64_t)c->nchars;
-    }
+    return -1;
 }
 
 /* ---- JSON lexing ---- */
@@ -225,25 +448,23 @@ static void init_plain(void) {
     for (int i = 0x20; i < 0x7F; i++) PLAIN[i] = i != '"' && i != '\\';
 }
 
-/* Length of the valid UTF-8 sequence starting at p (a byte >= 0x80), or 0. */
+/* Length of the valid UTF-8 sequence starting at p (a byte >= 0x80); 0 if invalid; -1 if
+ * it may be valid but the input ends first. */
 static inline int utf8_len(const unsigned char *p, const unsigned char *e) {
     unsigned char b = p[0];
-    if (b >= 0xC2 && b <= 0xDF) {
-        if (e - p >= 2 && (p[1] & 0xC0) == 0x80) return 2;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-        if (e - p >= 3 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80) {
+    int n = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
+    if (!n) return 0;
+    for (int i = 1; i < n; i++) {
+        if (p + i >= e) return -1;
+        if ((p[i] & 0xC0) != 0x80) return 0;
+        if (i == 1) {
             if (b == 0xE0 && p[1] < 0xA0) return 0;  /* overlong */
             if (b == 0xED && p[1] >= 0xA0) return 0; /* surrogate */
-            return 3;
-        }
-    } else if (b >= 0xF0 && b <= 0xF4) {
-        if (e - p >= 4 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80 && (p[3] & 0xC0) == 0x80) {
-            if (b == 0xF0 && p[1] < 0x90) return 0; /* overlong */
+            if (b == 0xF0 && p[1] < 0x90) return 0;  /* overlong */
             if (b == 0xF4 && p[1] >= 0x90) return 0; /* > U+10FFFF */
-            return 4;
         }
     }
-    return 0;
+    return n;
 }
 
 /* Validate the string at s->p (on its opening quote) without decoding it; *escaped tells
@@ -255,16 +476,17 @@ static int skip_string(Scan *s, const char **start, const char **stop, int *esca
     for (;;) {
         while (e - p >= 4 && PLAIN[p[0]] && PLAIN[p[1]] && PLAIN[p[2]] && PLAIN[p[3]]) p += 4;
         while (p < e && PLAIN[*p]) p++;
-        if (p >= e) return fail(s, "unterminated string");
+        if (p >= e) return short_input(s);
         unsigned char ch = *p;
         if (ch == '"') break;
         if (ch == '\\') {
             esc = 1;
-            if (p + 1 >= e) return fail(s, "unterminated string");
+            if (p + 1 >= e) return short_input(s);
             unsigned char x = p[1];
             if (x == 'u') {
                 unsigned v;
-                if (e - p < 6 || hex4((const char *)p + 2, &v) < 0) return fail(s, "bad \\u escape");
+                if (e - p < 6) return short_input(s);
+                if (hex4((const char *)p + 2, &v) < 0) return fail(s, "bad \\u escape");
                 if (v < 0xA0 || (v >= 0x2000 && v < 0x2100)) s->unsafe = 1;
                 p += 6;
             } else if (x == '"' || x == '\\' || x == '/') {
@@ -283,6 +505,7 @@ static int skip_string(Scan *s, const char **start, const char **stop, int *esca
         } else {
             if (ch == 0xC2 || ch == 0xE2) s->unsafe = 1; /* C1 controls, bidi controls */
             int n = utf8_len(p, e);
+            if (n < 0) return short_input(s);
             if (!n) return fail(s, "invalid UTF-8");
             p += n;
         }
@@ -313,19 +536,10 @@ static void put_utf8(char **out, unsigned cp) {
     *out = o;
 }
 
-/* Decode the string at s->p and append it to the column's characters. */
-static int read_string(Scan *s, Col *c) {
-    const char *a, *b;
-    int escaped;
-    if (skip_string(s, &a, &b, &escaped) < 0) return -1;
-    size_t n = (size_t)(b - a);
-    if (reserve_chars(s, c, n) < 0) return -1; /* decoded text is never longer */
-    if (!escaped) {
-        memcpy(c->chars + c->nchars, a, n);
-        c->nchars += n;
-        return 0;
-    }
-    char *o = c->chars + c->nchars;
+/* Decode the validated string text [a, b) into out (never longer); returns the length or
+ * -1 (with s->why) on an unpaired surrogate escape. */
+static Py_ssize_t unescape(Scan *s, const char *a, const char *b, char *out) {
+    char *o = out;
     const char *p = a;
     while (p < b) {
         if (*p != '\\') {
@@ -359,22 +573,16 @@ static int read_string(Scan *s, Col *c) {
         default: *o++ = x; /* " \ / */
         }
     }
-    c->nchars = (size_t)(o - c->chars);
-    return 0;
+    return o - out;
 }
-
-typedef struct {
-    int is_int;      /* an integer literal that fits int64 */
-    int64_t i;
-    double d;
-} Number;
 
 static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
 /* Parse a JSON number at s->p (strict grammar). Values that are not finite doubles, and
  * integer literals beyond int64, are refused. With out == NULL only the grammar is checked:
- * big or odd numbers are fine where nobody reads them. */
+ * big or odd numbers are fine where nobody reads them. A number that reaches the end of the
+ * input is read; the unit it belongs to is complete only once its closer is seen. */
 static int read_number(Scan *s, Number *out) {
     const char *p = s->p, *e = s->end, *start = p;
     int neg = 0;
@@ -382,7 +590,8 @@ static int read_number(Scan *s, Number *out) {
         neg = 1;
         p++;
     }
-    if (p >= e || *p < '0' || *p > '9') return fail(s, "bad number");
+    if (p >= e) return short_input(s);
+    if (*p < '0' || *p > '9') return fail(s, "bad number");
     uint64_t mant = 0;
     int digits = 0, dropped = 0; /* significant digits kept, integer digits not kept */
     if (*p == '0') {
@@ -403,7 +612,8 @@ static int read_number(Scan *s, Number *out) {
     if (p < e && *p == '.') {
         is_int = 0;
         p++;
-        if (p >= e || *p < '0' || *p > '9') return fail(s, "bad number");
+        if (p >= e) return short_input(s);
+        if (*p < '0' || *p > '9') return fail(s, "bad number");
         while (p < e && *p >= '0' && *p <= '9') {
             if (digits < 19 && !(mant == 0 && *p == '0' && digits == 0)) {
                 mant = mant * 10 + (uint64_t)(*p - '0');
@@ -421,7 +631,8 @@ static int read_number(Scan *s, Number *out) {
         is_int = 0;
         p++;
         if (p < e && (*p == '+' || *p == '-')) p++;
-        if (p >= e || *p < '0' || *p > '9') return fail(s, "bad number");
+        if (p >= e) return short_input(s);
+        if (*p < '0' || *p > '9') return fail(s, "bad number");
         while (p < e && *p >= '0' && *p <= '9') p++;
         dropped = 1; /* exponents are rare: leave them to the exact parser */
     }
@@ -474,10 +685,12 @@ static int open_container(Scan *s, char close) {
  * it; leaves s->p on the value. */
 static int read_key(Scan *s, const char **a, const char **b, int *esc) {
     skip_ws(s);
-    if (s->p >= s->end || *s->p != '"') return fail(s, "expected a key");
+    if (s->p >= s->end) return short_input(s);
+    if (*s->p != '"') return fail(s, "expected a key");
     if (skip_string(s, a, b, esc) < 0) return -1;
     skip_ws(s);
-    if (s->p >= s->end || *s->p != ':') return fail(s, "expected ':'");
+    if (s->p >= s->end) return short_input(s);
+    if (*s->p != ':') return fail(s, "expected ':'");
     s->p++;
     skip_ws(s);
     return 0;
@@ -486,7 +699,7 @@ static int read_key(Scan *s, const char **a, const char **b, int *esc) {
 /* After a member or an element: 1 when a ',' announces another, 0 at the closer, -1 else. */
 static int next_or_close(Scan *s, char close) {
     skip_ws(s);
-    if (s->p >= s->end) return fail(s, "truncated");
+    if (s->p >= s->end) return short_input(s);
     if (*s->p == ',') {
         s->p++;
         return 1;
@@ -498,8 +711,11 @@ static int next_or_close(Scan *s, char close) {
     return fail(s, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
 }
 
+/* The literal `word` at s->p (short: the input ends inside a prefix of it). */
 static int skip_literal(Scan *s, const char *word, size_t n) {
-    if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0) return fail(s, "invalid JSON");
+    size_t have = (size_t)(s->end - s->p);
+    if (have < n) return memcmp(s->p, word, have) == 0 ? short_input(s) : fail(s, "invalid JSON");
+    if (memcmp(s->p, word, n) != 0) return fail(s, "invalid JSON");
     s->p += n;
     return 0;
 }
@@ -507,7 +723,7 @@ static int skip_literal(Scan *s, const char *word, size_t n) {
 static int skip_value(Scan *s, int depth) {
     if (depth > MAX_DEPTH) return fail(s, "nested too deep");
     skip_ws(s);
-    if (s->p >= s->end) return fail(s, "truncated");
+    if (s->p >= s->end) return short_input(s);
     const char *a, *b;
     int esc;
     switch (*s->p) {
@@ -537,102 +753,393 @@ static int skip_value(Scan *s, int depth) {
     }
 }
 
-/* ---- typed fields ---- */
+/* ---- distinct text values ---- */
 
-/* Decimal digits of v (as Python's str(int) writes them); returns the length. */
-static size_t put_decimal(char *out, int64_t v) {
-    char tmp[24];
-    size_t n = 0, len = 0;
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) out[len++] = '-';
-    while (n) out[len++] = tmp[--n];
-    return len;
+static inline uint64_t hash_bytes(const char *p, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+        p += 8;
+        n -= 8;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p, n);
+    h = (h ^ w) * 0x94D049BB133111EBULL;
+    return h ^ (h >> 29);
 }
 
-static int is_null(Scan *s) { return s->end - s->p >= 4 && memcmp(s->p, "null", 4) == 0; }
+static void free_strings(Strings *t) {
+    for (int i = 0; i < t->nbuf; i++) free(t->data[i]);
+    free(t->data);
+    free(t->used);
+    free(t->cap);
+    free(t->entries);
+    free(t->table);
+    memset(t, 0, sizeof *t);
+}
 
-static int read_value(Scan *s, Col *c, int64_t row);
+static int rehash(Strings *t, uint32_t slots) {
+    uint32_t *table = calloc(slots, sizeof(uint32_t));
+    if (!table) return -1;
+    uint32_t mask = slots - 1;
+    for (uint32_t k = 0; k < t->n; k++) {
+        uint32_t i = (uint32_t)t->entries[k].hash & mask;
+        while (table[i]) i = (i + 1) & mask;
+        table[i] = k + 1;
+    }
+    free(t->table);
+    t->table = table;
+    t->mask = mask;
+    return 0;
+}
 
-static int read_field(Scan *s, Col *c, int64_t row) {
+/* Room for n more bytes in the last data buffer (a new buffer past BUFFER_LIMIT). */
+static int text_room(Strings *t, int64_t n) {
+    int last = t->nbuf - 1;
+    if (last >= 0 && t->used[last] + n <= t->cap[last]) return 0;
+    if (last >= 0 && t->used[last] + n <= BUFFER_LIMIT) {
+        int64_t cap = t->cap[last];
+        while (cap < t->used[last] + n) cap *= 2;
+        if (cap > BUFFER_LIMIT) cap = BUFFER_LIMIT;
+        char *x = realloc(t->data[last], (size_t)cap);
+        if (!x) return -1;
+        t->data[last] = x;
+        t->cap[last] = cap;
+        return 0;
+    }
+    if (t->nbuf == t->capbuf) {
+        int capbuf = t->capbuf ? t->capbuf * 2 : 4;
+        char **data = realloc(t->data, (size_t)capbuf * sizeof(char *));
+        if (!data) return -1;
+        t->data = data;
+        int64_t *used = realloc(t->used, (size_t)capbuf * sizeof(int64_t));
+        if (!used) return -1;
+        t->used = used;
+        int64_t *cap = realloc(t->cap, (size_t)capbuf * sizeof(int64_t));
+        if (!cap) return -1;
+        t->cap = cap;
+        t->capbuf = capbuf;
+    }
+    int64_t cap = n > (1 << 16) ? n : (1 << 16);
+    char *x = malloc((size_t)cap);
+    if (!x) return -1;
+    t->data[t->nbuf] = x;
+    t->used[t->nbuf] = 0;
+    t->cap[t->nbuf] = cap;
+    t->nbuf++;
+    return 0;
+}
+
+/* The entry of the text [p, p + n), added if new; -1 when out of memory. */
+static int64_t intern(Strings *t, const char *p, uint32_t n) {
+    if (!t->table && rehash(t, 1024) < 0) return -1;
+    uint64_t h = hash_bytes(p, n);
+    uint32_t i = (uint32_t)h & t->mask;
+    while (t->table[i]) {
+        Entry *e = &t->entries[t->table[i] - 1];
+        if (e->hash == h && e->len == n && memcmp(t->data[e->buf] + e->off, p, n) == 0) return t->table[i] - 1;
+        i = (i + 1) & t->mask;
+    }
+    if (n > BUFFER_LIMIT || t->n == UINT32_MAX - 1 || text_room(t, n) < 0) return -1;
+    if (t->n == t->capn) {
+        uint32_t capn = t->capn ? t->capn * 2 : 256;
+        Entry *x = realloc(t->entries, (size_t)capn * sizeof(Entry));
+        if (!x) return -1;
+        t->entries = x;
+        t->capn = capn;
+    }
+    int last = t->nbuf - 1;
+    Entry *e = &t->entries[t->n];
+    *e = (Entry){h, (uint32_t)last, (uint32_t)t->used[last], n};
+    memcpy(t->data[last] + t->used[last], p, n);
+    t->used[last] += n;
+    t->table[i] = ++t->n;
+    if ((uint64_t)t->n * 2 > (uint64_t)t->mask + 1 && rehash(t, (t->mask + 1) * 2) < 0) return -1;
+    return t->n - 1;
+}
+
+/* The 16-byte string view of an entry, or of short text inline. */
+static inline void put_view(uint8_t *v, const Strings *t, int64_t entry, const char *p, uint32_t n) {
+    memset(v, 0, 16);
+    memcpy(v, &n, 4);
+    if (entry < 0) {
+        memcpy(v + 4, p, n); /* n <= 12 */
+        return;
+    }
+    const Entry *e = &t->entries[entry];
+    memcpy(v + 4, t->data[e->buf] + e->off, 4);
+    memcpy(v + 8, &e->buf, 4);
+    memcpy(v + 12, &e->off, 4);
+}
+
+/* ---- tables ---- */
+
+static inline void set_valid(uint8_t *validity, int64_t row) { validity[row >> 3] |= (uint8_t)(1u << (row & 7)); }
+
+static int grow_table(Scan *s, Table *t) {
+    int64_t cap = t->cap ? t->cap * 2 : 1 << 14;
+    uint32_t *ids = realloc(t->ids, (size_t)cap * sizeof(uint32_t));
+    if (!ids) return fail(s, "out of memory");
+    t->ids = ids;
+    for (int k = t->c0; k < t->c0 + t->nc; k++) {
+        Col *c = &s->cols[k];
+        uint8_t *v = realloc(c->validity, (size_t)(cap + 7) / 8);
+        if (!v) return fail(s, "out of memory");
+        memset(v + (t->cap + 7) / 8, 0, (size_t)((cap + 7) / 8 - (t->cap + 7) / 8));
+        c->validity = v;
+        if (!is_text(c->kind)) {
+            int64_t *x = realloc(c->values, (size_t)cap * sizeof(int64_t));
+            if (!x) return fail(s, "out of memory");
+            c->values = x;
+        } else if (c->store == ST_DICT) {
+            uint32_t *x = realloc(c->codes, (size_t)cap * sizeof(uint32_t));
+            if (!x) return fail(s, "out of memory");
+            c->codes = x;
+        } else {
+            uint8_t *x = realloc(c->views, (size_t)cap * 16);
+            if (!x) return fail(s, "out of memory");
+            c->views = x;
+        }
+    }
+    t->cap = cap;
+    return 0;
+}
+
+/* The decoded text of a staged text slot: in the input, or in the scratch (escaped), or for
+ * an ID given as a number in `digits`. -1 with s->why on failure. */
+static int slot_text(Scan *s, Slot *sl, const char **p, Py_ssize_t *n, char *digits) {
+    if (sl->kind == K_RAW || !sl->escaped) {
+        if (sl->kind == K_ID && !sl->a) { /* a number */
+            uint64_t u = sl->num.i < 0 ? 0 - (uint64_t)sl->num.i : (uint64_t)sl->num.i;
+            char tmp[24];
+            int k = 0, len = 0;
+            do {
+                tmp[k++] = (char)('0' + u % 10);
+                u /= 10;
+            } while (u);
+            if (sl->num.i < 0) digits[len++] = '-';
+            while (k) digits[len++] = tmp[--k];
+            *p = digits;
+            *n = len;
+            return 0;
+        }
+        *p = sl->a;
+        *n = sl->b - sl->a;
+        return 0;
+    }
+    size_t need = (size_t)(sl->b - sl->a) + 1;
+    if (need > s->capscratch) {
+        char *x = realloc(s->scratch, need);
+        if (!x) return fail(s, "out of memory");
+        s->scratch = x;
+        s->capscratch = need;
+    }
+    Py_ssize_t len = unescape(s, sl->a, sl->b, s->scratch);
+    if (len < 0) return -1;
+    *p = s->scratch;
+    *n = len;
+    return 0;
+}
+
+static int put_text(Scan *s, Col *c, int64_t row, const char *p, Py_ssize_t n) {
+    if (n > BUFFER_LIMIT) return fail(s, "a text value over 1 GiB");
+    if (c->store == ST_DICT) {
+        int64_t e = intern(&c->str, p, (uint32_t)n);
+        if (e < 0) return fail(s, "out of memory");
+        c->codes[row] = (uint32_t)e;
+    } else {
+        int64_t e = -1;
+        if (n > 12 && (e = intern(&c->str, p, (uint32_t)n)) < 0) return fail(s, "out of memory");
+        put_view(c->views + 16 * row, &c->str, e, p, (uint32_t)n);
+    }
+    return 0;
+}
+
+/* Row `row` of column c: the value of its slot, or null. */
+static int put_value(Scan *s, Col *c, int64_t row, int present) {
+    Slot *sl = &s->slots[c->slot];
+    if (!present || sl->null) {
+        if (c->kind == K_PH) { /* absent phase: "" */
+            set_valid(c->validity, row);
+            return put_text(s, c, row, "", 0);
+        }
+        c->null_count++;
+        if (c->values) c->values[row] = 0;
+        else if (c->codes) c->codes[row] = 0;
+        else if (c->views) memset(c->views + 16 * row, 0, 16);
+        return 0;
+    }
+    set_valid(c->validity, row);
+    if (sl->unsafe) c->maybe_unsafe = 1;
+    if (c->kind == K_FLOAT) {
+        memcpy(&c->values[row], &sl->num.d, sizeof(double));
+        return 0;
+    }
+    if (c->kind == K_INT) {
+        c->values[row] = sl->num.i;
+        return 0;
+    }
+    const char *p;
+    Py_ssize_t n;
+    char digits[24];
+    if (slot_text(s, sl, &p, &n, digits) < 0) return -1;
+    return put_text(s, c, row, p, n);
+}
+
+/* Whether slot sl holds a value for the event being read. */
+static inline int staged(Scan *s, Slot *sl) { return sl->stamp == s->stamp; }
+
+static int text_is(Scan *s, int slot, const Name *names, int count, int *group) {
+    Slot *sl = &s->slots[slot];
+    const char *p = "";
+    Py_ssize_t n = 0;
+    char digits[24];
+    if (staged(s, sl) && !sl->null && slot_text(s, sl, &p, &n, digits) < 0) return -1;
+    for (int i = 0; i < count; i++)
+        if (names[i].len == n && memcmp(names[i].text, p, (size_t)n) == 0) {
+            *group = names[i].group;
+            return 1;
+        }
+    return 0;
+}
+
+/* The group of the event just read, from its phase and category. */
+static int event_group(Scan *s, int *group) {
+    int found = text_is(s, s->ph_slot, s->phases, s->nphases, group);
+    if (found < 0) return -1;
+    if (!found) {
+        *group = s->other_group;
+        return 0;
+    }
+    if (*group >= 0) return 0;
+    Slot *cat = &s->slots[s->cat_slot];
+    if (!staged(s, cat) || cat->null) {
+        *group = s->x_default;
+        return 0;
+    }
+    found = text_is(s, s->cat_slot, s->cats, s->ncats, group);
+    if (found < 0) return -1;
+    if (!found) *group = s->x_default;
+    return 0;
+}
+
+/* Append the event just read to the tables of its group, and keep its raw args. */
+static int keep_event(Scan *s) {
+    int group;
+    if (event_group(s, &group) < 0) return -1;
+    uint32_t bit = 1u << group;
+    for (int k = 0; k < s->ntables; k++) {
+        Table *t = &s->tables[k];
+        if (!(t->groups & bit)) continue;
+        if (t->sparse) {
+            int any = 0;
+            for (int i = t->c0; i < t->c0 + t->nc && !any; i++)
+                any = (s->cols[i].groups & bit) && staged(s, &s->slots[s->cols[i].slot]) &&
+                      !s->slots[s->cols[i].slot].null;
+            if (!any) continue;
+        }
+        if (t->rows == t->cap && grow_table(s, t) < 0) return -1;
+        int64_t row = t->rows;
+        t->ids[row] = (uint32_t)s->events;
+        for (int i = t->c0; i < t->c0 + t->nc; i++) {
+            Col *c = &s->cols[i];
+            if (put_value(s, c, row, (c->groups & bit) && staged(s, &s->slots[c->slot])) < 0) return -1;
+        }
+        t->rows++;
+    }
+    return 0;
+}
+
+/* Record the raw args (NULL: none) of the next event; it becomes event number s->events. */
+static int keep_args(Scan *s, const char *a, size_t n) {
+    if (s->events >= (int64_t)UINT32_MAX) return fail(s, "more than 4 billion events");
+    if (s->events == s->caparglen) {
+        int64_t cap = s->caparglen ? s->caparglen * 2 : 1 << 14;
+        uint32_t *x = realloc(s->arglen, (size_t)cap * sizeof(uint32_t));
+        if (!x) return fail(s, "out of memory");
+        s->arglen = x;
+        s->caparglen = cap;
+    }
+    if (n > UINT32_MAX) return fail(s, "an args object over 4 GiB");
+    if (n && s->nargs + n > s->capargs) {
+        size_t cap = s->capargs ? s->capargs : 1 << 20;
+        while (cap < s->nargs + n) cap *= 2;
+        char *x = realloc(s->args, cap);
+        if (!x) return fail(s, "out of memory");
+        s->args = x;
+        s->capargs = cap;
+    }
+    if (n) memcpy(s->args + s->nargs, a, n);
+    s->nargs += n;
+    s->arglen[s->events] = (uint32_t)n;
+    return 0;
+}
+
+/* ---- reading events ---- */
+
+static int is_null_at(Scan *s) { return skip_literal(s, "null", 4); }
+
+/* Stage the value at s->p for slot sl (checked against its kind). */
+static int stage_value(Scan *s, Slot *sl) {
+    if (sl->stamp == s->stamp) return fail(s, "duplicate key");
+    sl->stamp = s->stamp;
+    sl->null = sl->escaped = sl->unsafe = 0;
+    sl->a = sl->b = NULL;
     s->unsafe = 0;
-    int rc = read_value(s, c, row);
-    if (s->unsafe) c->maybe_unsafe = 1;
-    return rc;
-}
-
-static int read_value(Scan *s, Col *c, int64_t row) {
-    if (c->last_row == row) return fail(s, "duplicate key");
-    c->last_row = row;
     skip_ws(s);
-    if (s->p >= s->end) return fail(s, "truncated");
+    if (s->p >= s->end) return short_input(s);
     char ch = *s->p;
-    if (c->kind == K_RAW) {
-        const char *start = s->p;
+    if (sl->kind == K_RAW) {
+        sl->a = s->p;
         if (skip_value(s, 1) < 0) return -1;
-        size_t n = (size_t)(s->p - start);
-        if (reserve_chars(s, c, n) < 0) return -1;
-        memcpy(c->chars + c->nchars, start, n);
-        c->nchars += n;
-        set_valid(c, row);
+        sl->b = s->p;
+        sl->unsafe = s->unsafe;
         return 0;
     }
     if (ch == 'n') {
-        if (!is_null(s)) return fail(s, "invalid JSON");
-        if (c->kind == K_PH) return fail(s, "null phase");
-        s->p += 4;
-        c->null_count++;
+        if (is_null_at(s) < 0) return -1;
+        if (sl->kind == K_PH) return fail(s, "null phase");
+        sl->null = 1;
         return 0;
     }
     if (ch == '"') {
-        if (c->kind != K_STR && c->kind != K_PH && c->kind != K_ID) return fail(s, "a string where a number belongs");
-        if (read_string(s, c) < 0) return -1;
-        set_valid(c, row);
+        if (!is_text(sl->kind)) return fail(s, "a string where a number belongs");
+        if (skip_string(s, &sl->a, &sl->b, &sl->escaped) < 0) return -1;
+        sl->unsafe = s->unsafe;
+        if (sl->escaped) { /* check its escapes now: keeping the event must not fail */
+            const char *p;
+            Py_ssize_t n;
+            char digits[24];
+            if (slot_text(s, sl, &p, &n, digits) < 0) return -1;
+        }
         return 0;
     }
     if (ch == '-' || (ch >= '0' && ch <= '9')) {
-        Number num;
-        if (c->kind == K_STR || c->kind == K_PH) return fail(s, "a number where a string belongs");
-        if (read_number(s, &num) < 0) return -1;
-        if (c->kind == K_FLOAT) {
-            memcpy(&c->values[row], &num.d, sizeof(double));
-        } else {
-            if (!num.is_int) return fail(s, "a fraction where an integer belongs");
-            if (c->kind == K_INT) {
-                c->values[row] = num.i;
-            } else { /* K_ID: decimal digits */
-                if (reserve_chars(s, c, 24) < 0) return -1;
-                c->nchars += put_decimal(c->chars + c->nchars, num.i);
-            }
-        }
-        set_valid(c, row);
+        if (sl->kind == K_STR || sl->kind == K_PH) return fail(s, "a number where a string belongs");
+        if (read_number(s, &sl->num) < 0) return -1;
+        if (sl->kind != K_FLOAT && !sl->num.is_int) return fail(s, "a fraction where an integer belongs");
         return 0;
     }
     return fail(s, "an unexpected value type");
 }
 
-/* The column for key [a, b) among those with in_args == where, or NULL. */
-static inline Col *find_col(Scan *s, const char *a, const char *b, int where) {
+/* The slot for key [a, b) at level `where`, or NULL. */
+static inline Slot *find_slot(Scan *s, const char *a, const char *b, int where) {
     Py_ssize_t n = b - a;
     if (n >= MAX_KEYLEN) return NULL;
     for (const signed char *i = s->by_len[where][n]; *i >= 0; i++) {
-        Col *c = &s->cols[*i];
-        if (c->key[0] == a[0] && memcmp(c->key, a, (size_t)n) == 0) return c;
+        Slot *sl = &s->slots[*i];
+        if (sl->key[0] == a[0] && memcmp(sl->key, a, (size_t)n) == 0) return sl;
     }
     return NULL;
 }
 
-static void put_offset(Col *c, int64_t row, int64_t offset) {
-    c->values[row] = offset;
-    c->last_row = row;
-    set_valid(c, row);
-}
-
-/* An object's members: known keys go to their columns, "args" (at event level) recurses. */
-static int read_object(Scan *s, int64_t row, int where) {
+/* An object's members: known keys are staged, "args" (at event level) recurses and its
+ * span is kept in s->args_a / s->args_b. */
+static int read_object(Scan *s, int where) {
     int seen_args = 0, more = !open_container(s, '}');
     while (more > 0) {
         const char *a, *b;
@@ -641,405 +1148,764 @@ static int read_object(Scan *s, int64_t row, int where) {
         if (esc) return fail(s, "escaped key");
         if (!where && b - a == 4 && memcmp(a, "args", 4) == 0) {
             if (seen_args++) return fail(s, "duplicate key");
-            if (s->p >= s->end || *s->p != '{') return fail(s, "args is not an object");
-            int64_t start = s->p - s->base;
-            if (read_object(s, row, 1) < 0) return -1;
-            if (s->args_start) put_offset(s->args_start, row, start);
-            if (s->args_end) put_offset(s->args_end, row, s->p - s->base);
+            if (s->p >= s->end) return short_input(s);
+            if (*s->p != '{') return fail(s, "args is not an object");
+            const char *start = s->p;
+            if (read_object(s, 1) < 0) return -1;
+            s->args_a = start;
+            s->args_b = s->p;
         } else {
-            Col *c = find_col(s, a, b, where);
-            if (c ? read_field(s, c, row) : skip_value(s, 1)) return -1;
+            Slot *sl = find_slot(s, a, b, where);
+            if (sl ? stage_value(s, sl) : skip_value(s, 1)) return -1;
         }
         more = next_or_close(s, '}');
     }
     return more;
 }
 
-static int read_events(Scan *s) {
-    int more = !open_container(s, ']');
-    while (more > 0) {
-        skip_ws(s);
-        if (s->p >= s->end) return fail(s, "truncated");
-        if (*s->p != '{') return fail(s, "an event that is not an object");
-        if (s->rows == s->cap && grow_rows(s) < 0) return -1;
-        if (read_object(s, s->rows, 0) < 0) return -1;
-        finish_row(s, s->rows);
-        s->rows++;
-        more = next_or_close(s, ']');
-    }
-    return more;
+/* Read one event at s->p (on its '{'); keep it unless probing. */
+static int read_event(Scan *s) {
+    s->stamp++;
+    s->args_a = s->args_b = NULL;
+    if (read_object(s, 0) < 0) return -1;
+    int group;
+    if (s->dry) return event_group(s, &group);
+    if (keep_event(s) < 0) return -1;
+    if (keep_args(s, s->args_a, s->args_a ? (size_t)(s->args_b - s->args_a) : 0) < 0) return -1;
+    s->events++;
+    return 0;
 }
 
-/* ---- the Column type: one finished column, exported once as an Arrow array ---- */
-
-typedef struct {
-    PyObject_HEAD
-    int kind;
-    int64_t length, null_count;
-    uint8_t *validity;
-    void *data;       /* values, or characters */
-    int64_t *offsets; /* string kinds */
-} ColumnObject;
-
-typedef struct {
-    void *a, *b, *c, *d;
-    const void *buffers[4];
-} Owned;
-
-static void release_array(struct ArrowArray *array) {
-    Owned *own = array->private_data;
-    free(own->a);
-    free(own->b);
-    free(own->c);
-    free(own->d);
-    free(own);
-    array->release = NULL;
-}
-
-static void release_schema(struct ArrowSchema *schema) { schema->release = NULL; }
-
-static void schema_capsule_free(PyObject *capsule) {
-    struct ArrowSchema *schema = PyCapsule_GetPointer(capsule, "arrow_schema");
-    if (schema && schema->release) schema->release(schema);
-    free(schema);
-}
-
-static void array_capsule_free(PyObject *capsule) {
-    struct ArrowArray *array = PyCapsule_GetPointer(capsule, "arrow_array");
-    if (array && array->release) array->release(array);
-    free(array);
-}
-
-/* The 16-byte views of Arrow's string view layout for strings at offsets into chars
- * (one data buffer): length, then the string itself when it fits in 12 bytes, else its
- * first 4 bytes, buffer 0 and its offset. */
-static uint8_t *string_views(const int64_t *offsets, const char *chars, int64_t n) {
-    uint8_t *views = calloc((size_t)(n ? n : 1), 16);
-    if (!views) return NULL;
-    for (int64_t i = 0; i < n; i++) {
-        uint8_t *v = views + 16 * i;
-        int32_t len = (int32_t)(offsets[i + 1] - offsets[i]), start = (int32_t)offsets[i];
-        memcpy(v, &len, 4);
-        if (len <= 12) {
-            memcpy(v + 4, chars + start, (size_t)len);
-        } else {
-            memcpy(v + 4, chars + start, 4);
-            memcpy(v + 12, &start, 4); /* buffer index 0 stays zero at v + 8 */
-        }
-    }
-    return views;
-}
-
-static PyObject *column_arrow_c_array(ColumnObject *self, PyObject *args, PyObject *kwargs) {
-    static char *names[] = {"requested_schema", NULL};
-    PyObject *requested = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", names, &requested)) return NULL;
-    if (!self->data) {
-        PyErr_SetString(PyExc_RuntimeError, "column already exported");
-        return NULL;
-    }
-    struct ArrowSchema *schema = calloc(1, sizeof *schema);
-    struct ArrowArray *array = calloc(1, sizeof *array);
-    Owned *own = calloc(1, sizeof *own);
-    if (!schema || !array || !own) {
-        free(schema);
-        free(array);
-        free(own);
-        return PyErr_NoMemory();
-    }
-    int strings = is_string_kind(self->kind);
-    /* Text goes out as a string view array (polars' own layout: no conversion on import);
-     * characters beyond 2 GiB would overflow its 32-bit offsets, so such a column goes out
-     * as a large string array. */
-    int views = strings && self->offsets[self->length] < INT32_MAX;
-    schema->format = views ? "vu" : strings ? "U" : self->kind == K_FLOAT ? "g" : "l";
-    schema->name = "";
-    schema->flags = ARROW_FLAG_NULLABLE;
-    schema->release = release_schema;
-    own->a = self->validity;
-    own->b = strings ? (void *)self->offsets : self->data;
-    own->c = strings ? self->data : NULL;
-    if (views) {
-        own->b = string_views(self->offsets, self->data, self->length);
-        own->d = malloc(sizeof(int64_t));
-        if (!own->b || !own->d) {
-            free(own->b);
-            free(own->d);
-            free(own);
-            free(array);
-            free(schema);
-            return PyErr_NoMemory();
-        }
-        *(int64_t *)own->d = self->offsets[self->length];
-        free(self->offsets);
-        self->offsets = NULL;
-    }
-    own->buffers[0] = self->null_count ? self->validity : NULL;
-    own->buffers[1] = own->b;
-    own->buffers[2] = own->c;
-    own->buffers[3] = own->d;
-    array->length = self->length;
-    array->null_count = self->null_count;
-    array->n_buffers = views ? 4 : strings ? 3 : 2;
-    array->buffers = own->buffers;
-    array->release = release_array;
-    array->private_data = own;
-    self->validity = NULL;
-    self->data = NULL;
-    self->offsets = NULL;
-    PyObject *sc = PyCapsule_New(schema, "arrow_schema", schema_capsule_free);
-    if (!sc) {
-        release_array(array);
-        free(array);
-        free(schema);
-        return NULL;
-    }
-    PyObject *ac = PyCapsule_New(array, "arrow_array", array_capsule_free);
-    if (!ac) {
-        Py_DECREF(sc);
-        release_array(array);
-        free(array);
-        return NULL;
-    }
-    PyObject *out = PyTuple_Pack(2, sc, ac);
-    Py_DECREF(sc);
-    Py_DECREF(ac);
-    return out;
-}
-
-static Py_ssize_t column_len(ColumnObject *self) { return (Py_ssize_t)self->length; }
-
-static void column_dealloc(ColumnObject *self) {
-    free(self->validity);
-    free(self->data);
-    free(self->offsets);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static PyMethodDef column_methods[] = {
-    {"__arrow_c_array__", (PyCFunction)(void (*)(void))column_arrow_c_array, METH_VARARGS | METH_KEYWORDS,
-     "Export the column (once) through the Arrow PyCapsule interface."},
-    {NULL, NULL, 0, NULL},
-};
-
-static PySequenceMethods column_as_sequence = {.sq_length = (lenfunc)column_len};
-
-static PyTypeObject ColumnType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetui.trace._scan.Column",
-    .tp_basicsize = sizeof(ColumnObject),
-    .tp_dealloc = (destructor)column_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "One decoded column, exported through __arrow_c_array__.",
-    .tp_methods = column_methods,
-    .tp_as_sequence = &column_as_sequence,
-};
-
-static PyObject *column_from(Col *c, int64_t rows) {
-    ColumnObject *obj = PyObject_New(ColumnObject, &ColumnType);
-    if (!obj) return NULL;
-    obj->kind = c->kind;
-    obj->length = rows;
-    obj->null_count = c->null_count;
-    obj->validity = c->validity ? c->validity : calloc(1, 8);
-    obj->offsets = NULL;
-    if (is_string_kind(c->kind)) {
-        obj->offsets = c->offsets ? c->offsets : calloc(1, 8);
-        obj->data = c->chars ? c->chars : malloc(8);
-        c->chars = NULL;
-        c->offsets = NULL;
-    } else {
-        obj->data = c->values ? c->values : malloc(8);
-        c->values = NULL;
-    }
-    c->validity = NULL;
-    if (!obj->validity || !obj->data || (is_string_kind(c->kind) && !obj->offsets)) {
-        Py_DECREF(obj);
-        return PyErr_NoMemory();
-    }
-    return (PyObject *)obj;
-}
-
-static void free_cols(Scan *s) {
-    for (int i = 0; i < s->ncols; i++) {
-        free(s->cols[i].validity);
-        free(s->cols[i].values);
-        free(s->cols[i].offsets);
-        free(s->cols[i].chars);
-    }
-}
-
-/* ---- the entry point ---- */
-
-static int add_top(Scan *s, const char *key, Py_ssize_t keylen, Py_ssize_t start, Py_ssize_t end) {
+static int add_top(Scan *s, const char *key, Py_ssize_t keylen, const char *value, Py_ssize_t len) {
     if (s->ntop == s->captop) {
         Py_ssize_t cap = s->captop ? s->captop * 2 : 16;
-        struct TopSpan *t = realloc(s->top, (size_t)cap * sizeof *t);
+        Top *t = realloc(s->top, (size_t)cap * sizeof *t);
         if (!t) return fail(s, "out of memory");
         s->top = t;
         s->captop = cap;
     }
-    s->top[s->ntop++] = (struct TopSpan){key, keylen, start, end};
+    Top *t = &s->top[s->ntop];
+    t->key = malloc((size_t)keylen + 1);
+    t->value = value ? malloc((size_t)len + 1) : NULL;
+    if (!t->key || (value && !t->value)) {
+        free(t->key);
+        free(t->value);
+        return fail(s, "out of memory");
+    }
+    memcpy(t->key, key, (size_t)keylen);
+    if (value) memcpy(t->value, value, (size_t)len);
+    t->keylen = keylen;
+    t->len = len;
+    s->ntop++;
     return 0;
 }
 
-/* Parse the document; runs without the GIL (s->thread holds the saved state). */
-static int parse_document(Scan *s, Py_ssize_t *ev_a, Py_ssize_t *ev_b, int *form) {
-    skip_ws(s);
-    if (s->p >= s->end) return fail(s, "empty");
-    if (*s->p == '[') {
-        *form = 1;
-        *ev_a = s->p - s->base;
-        if (read_events(s) < 0) return -1;
-        *ev_b = s->p - s->base;
-    } else if (*s->p == '{') {
-        int found = 0, more = !open_container(s, '}');
-        while (more > 0) {
+/* ---- the document, block by block ---- */
+
+/* The state after the events array closes. */
+static int after_events(Scan *s) { return s->form ? D_END : D_OBJ_NEXT; }
+
+/* Read from s->p to s->end. Returns R_MORE (everything complete was read: s->p is where the
+ * next call starts), R_DONE, R_EVENT (an event could not be read: s->p is its start),
+ * R_DOCUMENT (something else could not be read) or R_TRUNCATED (final, the input ended
+ * inside the document: s->p is after the last complete unit). */
+static int run(Scan *s, int final, int64_t probe_events) {
+    for (;;) {
+        const char *mark = s->p;
+        s->why = NULL;
+        s->short_input = 0;
+        skip_ws(s);
+        int at_end = s->p >= s->end;
+        if (at_end && s->state != D_END) {
+            s->p = mark;
+            return final ? R_TRUNCATED : R_MORE;
+        }
+        int rc = 0;
+        switch (s->state) {
+        case D_START:
+            if (*s->p == '{') {
+                s->form = 0;
+                s->p++;
+                s->state = D_OBJ_FIRST;
+            } else if (*s->p == '[') {
+                s->form = 1;
+                s->p++;
+                s->state = D_EV_FIRST;
+            } else {
+                rc = fail(s, "not a JSON object or array");
+            }
+            break;
+        case D_OBJ_FIRST:
+            if (*s->p == '}') {
+                s->p++;
+                s->state = D_END;
+            } else {
+                s->state = D_OBJ_KEY;
+            }
+            break;
+        case D_OBJ_KEY: {
             const char *a, *b;
             int esc;
-            if (read_key(s, &a, &b, &esc) < 0) return -1;
-            if (esc) return fail(s, "escaped key");
-            Py_ssize_t va = s->p - s->base;
-            int events = b - a == 11 && memcmp(a, "traceEvents", 11) == 0;
-            if (events) {
-                if (found++) return fail(s, "duplicate traceEvents");
-                if (s->p >= s->end || *s->p != '[') return fail(s, "traceEvents is not an array");
-                if (read_events(s) < 0) return -1;
-                *ev_a = va;
-                *ev_b = s->p - s->base;
-            } else if (skip_value(s, 1) < 0) {
-                return -1;
+            if ((rc = read_key(s, &a, &b, &esc)) < 0) break;
+            if (esc) {
+                rc = fail(s, "escaped key");
+                break;
             }
-            if (add_top(s, a, b - a, va, s->p - s->base) < 0) return -1;
-            more = next_or_close(s, '}');
+            if (b - a == 11 && memcmp(a, "traceEvents", 11) == 0) {
+                if (s->found_events) {
+                    rc = fail(s, "duplicate traceEvents");
+                    break;
+                }
+                if (s->p >= s->end) {
+                    rc = short_input(s);
+                    break;
+                }
+                if (*s->p != '[') {
+                    rc = fail(s, "traceEvents is not an array");
+                    break;
+                }
+                if ((rc = add_top(s, a, b - a, NULL, 0)) < 0) break;
+                s->found_events = 1;
+                s->p++;
+                s->state = D_EV_FIRST;
+            } else {
+                const char *va = s->p;
+                if ((rc = skip_value(s, 1)) < 0) break;
+                const char *vb = s->p;
+                skip_ws(s);
+                if (s->p >= s->end) { /* a number may go on: wait for its delimiter */
+                    rc = short_input(s);
+                    break;
+                }
+                if ((rc = add_top(s, a, b - a, va, vb - va)) < 0) break;
+                s->state = D_OBJ_NEXT;
+            }
+            break;
         }
-        if (more < 0) return -1;
-        if (!found) return fail(s, "no traceEvents");
-        *form = 0;
-    } else {
-        return fail(s, "not a JSON object or array");
+        case D_OBJ_NEXT:
+            if (*s->p == ',') {
+                s->p++;
+                s->state = D_OBJ_KEY;
+            } else if (*s->p == '}') {
+                s->p++;
+                s->state = D_END;
+            } else {
+                rc = fail(s, "expected ',' or '}'");
+            }
+            break;
+        case D_EV_FIRST:
+            if (*s->p == ']') {
+                s->p++;
+                s->state = after_events(s);
+            } else {
+                s->state = D_EV;
+            }
+            break;
+        case D_EV:
+            if (*s->p == ']') { /* after a trailing comma */
+                s->trailing_commas++;
+                s->p++;
+                s->state = after_events(s);
+                break;
+            }
+            if (*s->p != '{') {
+                rc = fail(s, "an event that is not an object");
+                break;
+            }
+            if (probe_events == 0) return R_DONE;
+            if ((rc = read_event(s)) < 0) break;
+            if (probe_events > 0) probe_events--;
+            s->state = D_EV_NEXT;
+            break;
+        case D_EV_NEXT:
+            if (*s->p == ',') {
+                s->p++;
+                s->state = D_EV;
+            } else if (*s->p == ']') {
+                s->p++;
+                s->state = after_events(s);
+            } else {
+                rc = fail(s, "expected ',' or ']'");
+            }
+            break;
+        case D_END:
+            if (!at_end) {
+                rc = fail(s, "trailing data");
+                break;
+            }
+            if (!final) return R_MORE;
+            if (!s->form && !s->found_events) {
+                rc = fail(s, "no traceEvents");
+                break;
+            }
+            return R_DONE;
+        }
+        if (rc < 0) {
+            int in_events = s->state == D_EV || s->state == D_EV_NEXT;
+            if (s->short_input && !final) {
+                s->p = mark;
+                return R_MORE;
+            }
+            if (s->short_input) {
+                s->p = mark;
+                return R_TRUNCATED;
+            }
+            if (s->oom) return R_DOCUMENT;
+            s->p = mark;
+            if (in_events) {
+                skip_ws(s); /* the damaged part starts here */
+                return R_EVENT;
+            }
+            return R_DOCUMENT;
+        }
     }
-    skip_ws(s);
-    if (s->p != s->end) return fail(s, "trailing data");
+}
+
+/* ---- export ---- */
+
+static void reset_strings_index(Strings *t) {
+    free(t->entries);
+    free(t->table);
+    free(t->used);
+    free(t->cap);
+    free(t->data);
+    memset(t, 0, sizeof *t);
+}
+
+/* The data buffers of t given to `array` from buffer index `first` on, then the sizes. */
+static int give_text_buffers(struct ArrowArray *array, int first, Strings *t) {
+    int64_t *sizes = malloc((size_t)(t->nbuf ? t->nbuf : 1) * sizeof(int64_t));
+    if (!sizes) return -1;
+    for (int i = 0; i < t->nbuf; i++) {
+        sizes[i] = t->used[i];
+        give(array, first + i, t->data[i], t->data[i]);
+        t->data[i] = NULL;
+    }
+    give(array, first + t->nbuf, sizes, sizes);
     return 0;
 }
 
-/* Read the (key, kind, in_args) field spec into s; -1 with an exception set on error. */
-static int setup_fields(Scan *s, PyObject *seq) {
-    Py_ssize_t nf = PySequence_Fast_GET_SIZE(seq);
-    if (nf > MAX_FIELDS) {
-        PyErr_SetString(PyExc_ValueError, "too many fields");
-        return -1;
+/* The finished rows of column c as a Column object (its buffers move into it). */
+static PyObject *export_column(Col *c, int64_t rows) {
+    void *validity = c->validity;
+    const void *shown_validity = c->null_count ? validity : NULL;
+    c->validity = NULL;
+    if (!is_text(c->kind)) {
+        struct ArrowArray *array = new_array(rows, c->null_count, 2);
+        if (!array) {
+            free(validity);
+            return PyErr_NoMemory();
+        }
+        give(array, 0, validity, shown_validity);
+        give(array, 1, c->values, c->values);
+        c->values = NULL;
+        return column_of(array, c->kind == K_FLOAT ? "g" : "l", NULL);
     }
-    for (Py_ssize_t i = 0; i < nf; i++) {
-        const char *key;
-        Py_ssize_t keylen;
-        int kind, in_args;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "y#ip", &key, &keylen, &kind, &in_args)) return -1;
-        if (kind < 0 || kind >= K_COUNT || keylen < 1 || keylen >= MAX_KEYLEN) {
-            PyErr_SetString(PyExc_ValueError, "bad field spec");
-            return -1;
-        }
-        Col *c = &s->cols[s->ncols++];
-        c->kind = kind;
-        c->in_args = in_args;
-        memcpy(c->key, key, (size_t)keylen);
-        c->keylen = keylen;
-        c->last_row = -1;
-        if (kind == K_ARGS_START || kind == K_ARGS_END) {
-            if (kind == K_ARGS_START) s->args_start = c;
-            else s->args_end = c;
-            c->in_args = 2; /* never matched as a key */
-        }
+    Strings *t = &c->str;
+    if (t->nbuf == 0 && text_room(t, 1) < 0) { /* one data buffer at least */
+        free(validity);
+        return PyErr_NoMemory();
     }
-    for (int w = 0; w < 2; w++) /* columns by key length, per level */
-        for (int n = 0; n < MAX_KEYLEN; n++) {
-            int k = 0;
-            for (int i = 0; i < s->ncols; i++)
-                if (s->cols[i].in_args == w && s->cols[i].keylen == n) s->by_len[w][n][k++] = (signed char)i;
-            s->by_len[w][n][k] = -1;
+    if (c->store == ST_VIEW) {
+        struct ArrowArray *array = new_array(rows, c->null_count, 3 + t->nbuf);
+        if (!array || give_text_buffers(array, 2, t) < 0) {
+            if (array) {
+                array->release(array);
+                free(array);
+            }
+            free(validity);
+            return PyErr_NoMemory();
         }
-    return 0;
+        give(array, 0, validity, shown_validity);
+        give(array, 1, c->views, c->views);
+        c->views = NULL;
+        reset_strings_index(t);
+        return column_of(array, "vu", NULL);
+    }
+    /* a dictionary: the codes, and the distinct values as string views */
+    uint8_t *views = calloc((size_t)(t->n ? t->n : 1), 16);
+    struct ArrowArray *dict = views ? new_array(t->n, 0, 3 + t->nbuf) : NULL;
+    struct ArrowArray *array = dict ? new_array(rows, c->null_count, 2) : NULL;
+    if (!array) {
+        if (dict) {
+            dict->release(dict);
+            free(dict);
+        }
+        free(views);
+        free(validity);
+        return PyErr_NoMemory();
+    }
+    for (uint32_t k = 0; k < t->n; k++) {
+        const Entry *e = &t->entries[k];
+        put_view(views + 16 * k, t, e->len > 12 ? (int64_t)k : -1, t->data[e->buf] + e->off, e->len);
+    }
+    if (give_text_buffers(dict, 2, t) < 0) {
+        dict->release(dict);
+        free(dict);
+        array->release(array);
+        free(array);
+        free(views);
+        free(validity);
+        return PyErr_NoMemory();
+    }
+    give(dict, 1, views, views);
+    reset_strings_index(t);
+    give(array, 0, validity, shown_validity);
+    give(array, 1, c->codes, c->codes);
+    c->codes = NULL;
+    array->dictionary = dict;
+    ((Owned *)array->private_data)->dictionary = dict;
+    return column_of(array, "I", "vu");
 }
 
-/* (columns, maybe_unsafe) of the finished rows; NULL with an exception set on error. */
-static PyObject *build_columns(Scan *s) {
-    if (s->cap == 0 && grow_rows(s) < 0) return PyErr_NoMemory();
-    PyObject *columns = PyList_New(s->ncols), *unsafe = PyTuple_New(s->ncols);
-    if (!columns || !unsafe) {
-        Py_XDECREF(columns);
-        Py_XDECREF(unsafe);
-        return NULL;
-    }
-    for (int i = 0; i < s->ncols; i++) {
-        PyTuple_SET_ITEM(unsafe, i, PyBool_FromLong(s->cols[i].maybe_unsafe));
-        PyObject *col = column_from(&s->cols[i], s->rows);
-        if (!col) {
-            Py_DECREF(columns);
-            Py_DECREF(unsafe);
+/* Every table's rows so far as [(ids, [columns], maybe_unsafe)], then empty tables. */
+static PyObject *export_tables(Scan *s) {
+    PyObject *out = PyList_New(s->ntables);
+    if (!out) return NULL;
+    for (int k = 0; k < s->ntables; k++) {
+        Table *t = &s->tables[k];
+        if (t->cap == 0 && grow_table(s, t) < 0) {
+            Py_DECREF(out);
+            return PyErr_NoMemory();
+        }
+        struct ArrowArray *ids = new_array(t->rows, 0, 2);
+        if (!ids) {
+            Py_DECREF(out);
+            return PyErr_NoMemory();
+        }
+        give(ids, 1, t->ids, t->ids);
+        t->ids = NULL;
+        PyObject *id_column = column_of(ids, "I", NULL);
+        PyObject *columns = PyList_New(t->nc), *unsafe = PyTuple_New(t->nc);
+        if (!id_column || !columns || !unsafe) {
+            Py_XDECREF(id_column), Py_XDECREF(columns), Py_XDECREF(unsafe);
+            Py_DECREF(out);
             return NULL;
         }
-        PyList_SET_ITEM(columns, i, col);
+        for (int i = 0; i < t->nc; i++) {
+            Col *c = &s->cols[t->c0 + i];
+            PyTuple_SET_ITEM(unsafe, i, PyBool_FromLong(c->maybe_unsafe));
+            PyObject *col = export_column(c, t->rows);
+            if (!col) {
+                Py_DECREF(id_column), Py_DECREF(columns), Py_DECREF(unsafe), Py_DECREF(out);
+                return NULL;
+            }
+            PyList_SET_ITEM(columns, i, col);
+            c->null_count = 0;
+            c->maybe_unsafe = 0;
+        }
+        PyList_SET_ITEM(out, k, Py_BuildValue("(NNN)", id_column, columns, unsafe));
+        t->rows = t->cap = 0;
     }
-    return Py_BuildValue("(NN)", columns, unsafe);
+    return out;
 }
 
 static void free_scan(Scan *s) {
     if (!s) return;
-    free_cols(s);
+    for (int k = 0; k < s->ntables; k++) free(s->tables[k].ids);
+    for (int i = 0; i < s->ncols; i++) {
+        Col *c = &s->cols[i];
+        free(c->validity), free(c->values), free(c->views), free(c->codes);
+        free_strings(&c->str);
+    }
+    for (Py_ssize_t i = 0; i < s->ntop; i++) free(s->top[i].key), free(s->top[i].value);
     free(s->top);
+    free(s->args);
+    free(s->arglen);
+    free(s->scratch);
     free(s);
 }
 
-static PyObject *scan(PyObject *module, PyObject *args) {
-    (void)module;
-    Py_buffer view;
-    PyObject *fields;
-    if (!PyArg_ParseTuple(args, "y*O", &view, &fields)) return NULL;
-    PyObject *seq = PySequence_Fast(fields, "fields must be a sequence");
-    Scan *s = calloc(1, sizeof(Scan));
-    PyObject *result = NULL;
-    if (!seq || !s) {
-        if (!s) PyErr_NoMemory();
-        goto done;
+/* ---- the spec ---- */
+
+static int copy_name(PyObject *item, Name *name) {
+    const char *text;
+    Py_ssize_t len;
+    int group;
+    if (!PyArg_ParseTuple(item, "y#i", &text, &len, &group)) return -1;
+    if (len >= MAX_KEYLEN || group < -1 || group >= MAX_GROUPS) {
+        PyErr_SetString(PyExc_ValueError, "bad name in the spec");
+        return -1;
     }
-    if (setup_fields(s, seq) < 0) goto done;
+    memcpy(name->text, text, (size_t)len);
+    name->len = len;
+    name->group = group;
+    return 0;
+}
+
+static int read_names(PyObject *seq_obj, Name *names, int *count) {
+    PyObject *seq = PySequence_Fast(seq_obj, "names must be a sequence");
+    if (!seq) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int rc = 0;
+    if (n > MAX_NAMES) {
+        PyErr_SetString(PyExc_ValueError, "too many names");
+        rc = -1;
+    }
+    for (Py_ssize_t i = 0; i < n && rc == 0; i++) rc = copy_name(PySequence_Fast_GET_ITEM(seq, i), &names[i]);
+    *count = (int)n;
+    Py_DECREF(seq);
+    return rc;
+}
+
+/* The slots: (key, kind, in_args) each. */
+static int read_slots(Scan *s, PyObject *seq_obj) {
+    PyObject *seq = PySequence_Fast(seq_obj, "slots must be a sequence");
+    if (!seq) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > MAX_SLOTS) {
+        Py_DECREF(seq);
+        PyErr_SetString(PyExc_ValueError, "too many fields");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *key;
+        Py_ssize_t keylen;
+        int kind, in_args;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "y#ip", &key, &keylen, &kind, &in_args)) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        if (kind < 0 || kind >= K_COUNT || keylen < 1 || keylen >= MAX_KEYLEN) {
+            Py_DECREF(seq);
+            PyErr_SetString(PyExc_ValueError, "bad field spec");
+            return -1;
+        }
+        Slot *sl = &s->slots[s->nslots++];
+        memcpy(sl->key, key, (size_t)keylen);
+        sl->keylen = keylen;
+        sl->kind = kind;
+        sl->in_args = in_args;
+    }
+    Py_DECREF(seq);
+    for (int w = 0; w < 2; w++) /* slots by key length, per level */
+        for (int len = 0; len < MAX_KEYLEN; len++) {
+            int k = 0;
+            for (int i = 0; i < s->nslots; i++)
+                if (s->slots[i].in_args == w && s->slots[i].keylen == len) s->by_len[w][len][k++] = (signed char)i;
+            s->by_len[w][len][k] = -1;
+        }
+    return 0;
+}
+
+static int add_table(Scan *s, uint32_t groups, int sparse) {
+    if (s->ntables == MAX_TABLES) {
+        PyErr_SetString(PyExc_ValueError, "too many tables");
+        return -1;
+    }
+    Table *t = &s->tables[s->ntables++];
+    t->groups = groups;
+    t->sparse = sparse;
+    t->c0 = s->ncols;
+    return 0;
+}
+
+static int add_column(Scan *s, int slot, uint32_t groups, int store) {
+    if (s->ncols == MAX_COLS || slot < 0 || slot >= s->nslots || store < 0 || store > 1) {
+        PyErr_SetString(PyExc_ValueError, "bad column in the spec");
+        return -1;
+    }
+    Col *c = &s->cols[s->ncols++];
+    c->slot = slot;
+    c->kind = s->slots[slot].kind;
+    c->groups = groups;
+    c->store = is_text(c->kind) ? store : ST_VIEW;
+    s->tables[s->ntables - 1].nc++;
+    return 0;
+}
+
+static int read_tables(Scan *s, PyObject *seq_obj) {
+    PyObject *seq = PySequence_Fast(seq_obj, "tables must be a sequence");
+    if (!seq) return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq) && rc == 0; i++) {
+        unsigned long groups;
+        int sparse;
+        PyObject *columns;
+        rc = PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "kpO", &groups, &sparse, &columns) ? 0 : -1;
+        if (rc == 0) rc = add_table(s, (uint32_t)groups, sparse);
+        PyObject *cols = rc == 0 ? PySequence_Fast(columns, "columns must be a sequence") : NULL;
+        if (!cols) rc = -1;
+        for (Py_ssize_t j = 0; rc == 0 && j < PySequence_Fast_GET_SIZE(cols); j++) {
+            int slot, store;
+            unsigned long col_groups;
+            rc = PyArg_ParseTuple(PySequence_Fast_GET_ITEM(cols, j), "iki", &slot, &col_groups, &store) ? 0 : -1;
+            if (rc == 0) rc = add_column(s, slot, (uint32_t)col_groups, store);
+        }
+        Py_XDECREF(cols);
+    }
+    Py_DECREF(seq);
+    return rc;
+}
+
+static Scan *new_scan(PyObject *spec) {
+    PyObject *slots, *phases, *cats, *tables;
+    Scan *s = calloc(1, sizeof(Scan));
+    if (!s) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(spec, "OiiOOiiO", &slots, &s->ph_slot, &s->cat_slot, &phases, &cats, &s->x_default,
+                          &s->other_group, &tables) ||
+        read_slots(s, slots) < 0 || read_names(phases, s->phases, &s->nphases) < 0 ||
+        read_names(cats, s->cats, &s->ncats) < 0 || read_tables(s, tables) < 0) {
+        free_scan(s);
+        return NULL;
+    }
+    if (s->ph_slot < 0 || s->ph_slot >= s->nslots || s->cat_slot < 0 || s->cat_slot >= s->nslots ||
+        s->x_default < 0 || s->x_default >= MAX_GROUPS || s->other_group < 0 || s->other_group >= MAX_GROUPS) {
+        PyErr_SetString(PyExc_ValueError, "bad spec");
+        free_scan(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* ---- the Scanner type ---- */
+
+typedef struct {
+    PyObject_HEAD
+    Scan *s;
+    int busy;
+} ScannerObject;
+
+static int scanner_init(ScannerObject *self, PyObject *args, PyObject *kwargs) {
+    PyObject *spec;
+    static char *names[] = {"spec", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O", names, &spec)) return -1;
+    if (self->s) {
+        PyErr_SetString(PyExc_RuntimeError, "Scanner already set up");
+        return -1;
+    }
+    self->s = new_scan(spec);
+    return self->s ? 0 : -1;
+}
+
+static void scanner_dealloc(ScannerObject *self) {
+    free_scan(self->s);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static Scan *claim(ScannerObject *self) {
+    if (!self->s) {
+        PyErr_SetString(PyExc_RuntimeError, "Scanner not set up");
+        return NULL;
+    }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Scanner in use by another thread");
+        return NULL;
+    }
+    self->busy = 1;
+    return self->s;
+}
+
+/* feed(buffer, final) -> (status, consumed, reason): see run(). */
+static PyObject *scanner_feed(ScannerObject *self, PyObject *args) {
+    Py_buffer view;
+    int final;
+    if (!PyArg_ParseTuple(args, "y*p", &view, &final)) return NULL;
+    Scan *s = claim(self);
+    if (!s) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
     s->base = s->p = view.buf;
     s->end = s->base + view.len;
-    Py_ssize_t ev_a = 0, ev_b = 0;
-    int form = 0, rc;
+    int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = grow_rows_to(s, view.len / 320 + 1024); /* Kineto events average ~340 bytes */
-    if (rc == 0) rc = parse_document(s, &ev_a, &ev_b, &form);
+    rc = run(s, final, -1);
     Py_END_ALLOW_THREADS
-    if (rc < 0) {
-        result = PyUnicode_FromFormat("%s at byte %zd", s->why, (Py_ssize_t)(s->p - s->base));
-        goto done;
+    Py_ssize_t consumed = s->p - s->base;
+    const char *why = rc == R_EVENT || rc == R_DOCUMENT ? s->why : NULL;
+    s->base = s->p = s->end = NULL;
+    self->busy = 0;
+    PyBuffer_Release(&view);
+    if (s->oom) return PyErr_NoMemory();
+    return Py_BuildValue("(inz)", rc, consumed, why);
+}
+
+/* probe(buffer, start, count, final) -> 0 (from start on, after an event, `count` events read,
+ * or the rest of the document when the array ends first), 1 (the input ends first), 2 (they
+ * cannot be read). Keeps nothing. */
+static PyObject *scanner_probe(ScannerObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, count;
+    int final;
+    if (!PyArg_ParseTuple(args, "y*nnp", &view, &start, &count, &final)) return NULL;
+    if (start < 0 || start > view.len || count < 1) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "bad probe");
+        return NULL;
     }
-    PyObject *top = PyList_New(s->ntop);
-    if (!top) goto done;
-    for (Py_ssize_t i = 0; i < s->ntop; i++) {
-        struct TopSpan *t = &s->top[i];
-        PyObject *item = Py_BuildValue("(s#nn)", t->key, t->keylen, t->start, t->end);
+    Scan *s = claim(self);
+    if (!s) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    int state = s->state;
+    s->base = view.buf;
+    s->p = s->base + start;
+    s->end = s->base + view.len;
+    s->dry = 1;
+    s->state = D_EV_NEXT;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = run(s, final, count);
+    Py_END_ALLOW_THREADS
+    s->dry = 0;
+    s->state = state;
+    s->base = s->p = s->end = NULL;
+    self->busy = 0;
+    PyBuffer_Release(&view);
+    if (s->oom) return PyErr_NoMemory();
+    return PyLong_FromLong(rc == R_DONE || rc == R_TRUNCATED ? 0 : rc == R_MORE ? 1 : 2);
+}
+
+/* skip_events(args): events read elsewhere (one raw args bytes each, b"" = none) take the
+ * next ids; reading goes on after an event. */
+static PyObject *scanner_skip_events(ScannerObject *self, PyObject *args_obj) {
+    PyObject *seq = PySequence_Fast(args_obj, "skip_events takes a sequence of bytes");
+    if (!seq) return NULL;
+    Scan *s = claim(self);
+    if (!s) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq) && rc == 0; i++) {
+        char *data;
+        Py_ssize_t len;
+        if (PyBytes_AsStringAndSize(PySequence_Fast_GET_ITEM(seq, i), &data, &len) < 0) {
+            rc = -2;
+            break;
+        }
+        s->why = NULL;
+        rc = keep_args(s, data, (size_t)len);
+        if (rc == 0) s->events++;
+    }
+    if (s->state == D_EV) s->state = D_EV_NEXT;
+    self->busy = 0;
+    Py_DECREF(seq);
+    if (rc == -2) return NULL;
+    if (rc < 0) {
+        if (s->oom) return PyErr_NoMemory();
+        PyErr_SetString(PyExc_ValueError, s->why ? s->why : "cannot skip events");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* take_args() -> the raw args of the events read since the last call, end to end. */
+static PyObject *scanner_take_args(ScannerObject *self, PyObject *unused) {
+    (void)unused;
+    Scan *s = claim(self);
+    if (!s) return NULL;
+    PyObject *out = PyBytes_FromStringAndSize(s->args ? s->args : "", (Py_ssize_t)s->nargs);
+    s->nargs = 0;
+    self->busy = 0;
+    return out;
+}
+
+static PyObject *scanner_flush(ScannerObject *self, PyObject *unused) {
+    (void)unused;
+    Scan *s = claim(self);
+    if (!s) return NULL;
+    PyObject *out = export_tables(s);
+    self->busy = 0;
+    return out;
+}
+
+/* finish() -> (form, top, args lengths): top is [(key, value JSON bytes or None for
+ * traceEvents)] in file order; args lengths one uint32 per event. */
+static PyObject *scanner_finish(ScannerObject *self, PyObject *unused) {
+    (void)unused;
+    Scan *s = claim(self);
+    if (!s) return NULL;
+    PyObject *top = PyList_New(s->ntop), *lengths = NULL;
+    for (Py_ssize_t i = 0; top && i < s->ntop; i++) {
+        Top *t = &s->top[i];
+        PyObject *value = t->value ? PyBytes_FromStringAndSize(t->value, t->len) : Py_NewRef(Py_None);
+        PyObject *item = value ? Py_BuildValue("(s#N)", t->key, t->keylen, value) : NULL;
         if (!item) {
-            Py_DECREF(top);
-            goto done;
+            Py_CLEAR(top);
+            break;
         }
         PyList_SET_ITEM(top, i, item);
     }
-    PyObject *built = build_columns(s);
-    if (!built) {
-        Py_DECREF(top);
-        goto done;
+    if (top) {
+        struct ArrowArray *array = new_array(s->events, 0, 2);
+        uint32_t *values = s->arglen ? s->arglen : malloc(4);
+        if (array && values) {
+            give(array, 1, values, values);
+            s->arglen = NULL;
+            s->caparglen = 0;
+            lengths = column_of(array, "I", NULL);
+        } else {
+            if (array) {
+                array->release(array);
+                free(array);
+            }
+            PyErr_NoMemory();
+        }
     }
-    result = Py_BuildValue("(sN(nn)LOO)", form ? "array" : "object", top, ev_a, ev_b, (long long)s->rows,
-                           PyTuple_GET_ITEM(built, 0), PyTuple_GET_ITEM(built, 1));
-    Py_DECREF(built);
-done:
-    free_scan(s);
-    Py_XDECREF(seq);
-    PyBuffer_Release(&view);
-    return result;
+    self->busy = 0;
+    if (!top || !lengths) {
+        Py_XDECREF(top);
+        Py_XDECREF(lengths);
+        return NULL;
+    }
+    return Py_BuildValue("(sNN)", s->form ? "array" : "object", top, lengths);
 }
+
+static PyObject *scanner_events(ScannerObject *self, void *closure) {
+    (void)closure;
+    return PyLong_FromLongLong(self->s ? (long long)self->s->events : 0);
+}
+
+static PyObject *scanner_trailing_commas(ScannerObject *self, void *closure) {
+    (void)closure;
+    return PyLong_FromLongLong(self->s ? (long long)self->s->trailing_commas : 0);
+}
+
+static PyObject *scanner_state(ScannerObject *self, void *closure) {
+    (void)closure;
+    static const char *names[] = {"start", "header", "header", "header", "events", "events", "events", "end"};
+    int state = self->s ? self->s->state : D_START;
+    if (self->s && state == D_OBJ_NEXT && self->s->found_events) return PyUnicode_FromString("tail");
+    if (self->s && state == D_OBJ_KEY && self->s->found_events) return PyUnicode_FromString("tail");
+    return PyUnicode_FromString(names[state]);
+}
+
+static PyMethodDef scanner_methods[] = {
+    {"feed", (PyCFunction)scanner_feed, METH_VARARGS, "feed(buffer, final) -> (status, consumed, reason)"},
+    {"probe", (PyCFunction)scanner_probe, METH_VARARGS, "probe(buffer, start, count, final) -> 0 | 1 | 2"},
+    {"skip_events", (PyCFunction)scanner_skip_events, METH_O, "skip_events(raw args of each) -> None"},
+    {"take_args", (PyCFunction)scanner_take_args, METH_NOARGS, "take_args() -> bytes"},
+    {"flush", (PyCFunction)scanner_flush, METH_NOARGS, "flush() -> [(ids, columns, maybe_unsafe)]"},
+    {"finish", (PyCFunction)scanner_finish, METH_NOARGS, "finish() -> (form, top, args lengths)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef scanner_getset[] = {
+    {"events", (getter)scanner_events, NULL, "events read so far", NULL},
+    {"trailing_commas", (getter)scanner_trailing_commas, NULL, "commas before the array's end", NULL},
+    {"state", (getter)scanner_state, NULL, "where in the document: start, header, events, tail, end", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject ScannerType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tracetui.trace._scan.Scanner",
+    .tp_basicsize = sizeof(ScannerObject),
+    .tp_dealloc = (destructor)scanner_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Scanner(spec): reads a trace block by block into tables (see the module's comment).",
+    .tp_methods = scanner_methods,
+    .tp_getset = scanner_getset,
+    .tp_init = (initproc)scanner_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* ---- pick: fields of objects at byte spans ---- */
 
 /* Byte offsets of a sequence of ints or None (None: -1, a negative int: -2); -1 with a
  * Python error set. */
@@ -1061,48 +1927,54 @@ static int read_offsets(PyObject *seq, Py_ssize_t n, Py_ssize_t *out) {
  * runs without the GIL. -1 with s->why (and *bad, the row) on a refusal. */
 static int pick_rows(Scan *s, const Py_ssize_t *start, const Py_ssize_t *end, Py_ssize_t n, Py_ssize_t len,
                      Py_ssize_t *bad) {
+    Table *t = &s->tables[0];
     for (Py_ssize_t i = 0; i < n; i++) {
         *bad = i;
+        s->stamp++;
         if (start[i] != -1 && end[i] != -1) {
             if (start[i] < 0 || end[i] > len || start[i] >= end[i] || s->base[start[i]] != '{')
                 return fail(s, "a span that is not an object");
             s->p = s->base + start[i];
             s->end = s->base + end[i];
-            if (read_object(s, i, 1) < 0) return -1;
+            if (read_object(s, 1) < 0) return -1;
             if (s->p != s->end) return fail(s, "trailing data");
         }
-        finish_row(s, i);
-        s->rows++;
+        if (t->rows == t->cap && grow_table(s, t) < 0) return -1;
+        t->ids[t->rows] = (uint32_t)i;
+        for (int k = t->c0; k < t->c0 + t->nc; k++)
+            if (put_value(s, &s->cols[k], t->rows, staged(s, &s->slots[s->cols[k].slot])) < 0) return -1;
+        t->rows++;
     }
     return 0;
 }
 
-/* pick(buffer, starts, ends, fields): the given args-level fields of the JSON objects at
+/* pick(buffer, starts, ends, fields): the given fields (key, kind, True) of the JSON objects at
  * byte spans [starts[i], ends[i]) of buffer (None: no object, all null), one row each.
- * Returns (columns, maybe_unsafe) like scan, or a str saying why not. */
+ * Returns (columns, maybe_unsafe), or a str saying why not. */
 static PyObject *pick(PyObject *module, PyObject *args) {
     (void)module;
     Py_buffer view;
     PyObject *starts_obj, *ends_obj, *fields;
     if (!PyArg_ParseTuple(args, "y*OOO", &view, &starts_obj, &ends_obj, &fields)) return NULL;
-    PyObject *seq = PySequence_Fast(fields, "fields must be a sequence");
     PyObject *starts = PySequence_Fast(starts_obj, "starts must be a sequence");
     PyObject *ends = PySequence_Fast(ends_obj, "ends must be a sequence");
     Scan *s = calloc(1, sizeof(Scan));
     Py_ssize_t *spans = NULL;
     PyObject *result = NULL;
-    if (!seq || !starts || !ends || !s) {
+    if (!starts || !ends || !s) {
         if (!s) PyErr_NoMemory();
         goto done;
     }
-    if (setup_fields(s, seq) < 0) goto done;
+    if (read_slots(s, fields) < 0 || add_table(s, 1, 0) < 0) goto done;
+    for (int i = 0; i < s->nslots; i++)
+        if (add_column(s, i, 1, ST_VIEW) < 0) goto done;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(starts);
     if (PySequence_Fast_GET_SIZE(ends) != n) {
         PyErr_SetString(PyExc_ValueError, "starts and ends differ in length");
         goto done;
     }
     spans = malloc((size_t)(2 * n + 1) * sizeof(Py_ssize_t));
-    if (!spans || grow_rows_to(s, n + 1) < 0) {
+    if (!spans) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1113,14 +1985,21 @@ static PyObject *pick(PyObject *module, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     rc = pick_rows(s, spans, spans + n, n, view.len, &bad);
     Py_END_ALLOW_THREADS
-    if (rc < 0)
+    if (s->oom) {
+        PyErr_NoMemory();
+    } else if (rc < 0) {
         result = PyUnicode_FromFormat("%s in object %zd", s->why ? s->why : "refused", bad);
-    else
-        result = build_columns(s);
+    } else {
+        PyObject *tables = export_tables(s);
+        if (tables) {
+            PyObject *first = PyList_GET_ITEM(tables, 0);
+            result = Py_BuildValue("(OO)", PyTuple_GET_ITEM(first, 1), PyTuple_GET_ITEM(first, 2));
+            Py_DECREF(tables);
+        }
+    }
 done:
     free(spans);
     free_scan(s);
-    Py_XDECREF(seq);
     Py_XDECREF(starts);
     Py_XDECREF(ends);
     PyBuffer_Release(&view);
@@ -1208,25 +2087,6 @@ static int read_int64_pair(PyObject *args, int64_t **a, int64_t **b, int64_t *n)
 
 /* An output column of n int64 values (at least one byte allocated). */
 static int64_t *int64_values(int64_t n) { return malloc((size_t)(n ? n : 1) * sizeof(int64_t)); }
-
-static PyObject *int64_column(int64_t *values, int64_t n) {
-    ColumnObject *obj = PyObject_New(ColumnObject, &ColumnType);
-    if (!obj) {
-        free(values);
-        return NULL;
-    }
-    obj->kind = K_INT;
-    obj->length = n;
-    obj->null_count = 0;
-    obj->validity = calloc(1, 8);
-    obj->data = values;
-    obj->offsets = NULL;
-    if (!obj->validity) {
-        Py_DECREF(obj);
-        return PyErr_NoMemory();
-    }
-    return (PyObject *)obj;
-}
 
 /* nest(track, end): rows sorted by (track, start, end descending, rank, id); both int64
  * without nulls. The parent of a row is the nearest earlier row of its track whose end is
@@ -1320,7 +2180,6 @@ static PyObject *marked_ancestor(PyObject *module, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
-    {"scan", scan, METH_VARARGS, "scan(buffer, fields) -> (form, top, events_span, rows, columns, maybe_unsafe) | reason"},
     {"pick", pick, METH_VARARGS, "pick(buffer, starts, ends, fields) -> (columns, maybe_unsafe) | reason"},
     {"nest", nest, METH_VARARGS, "nest(track, end) -> (parent, depth, end, previous sibling) | None"},
     {"marked_ancestor", marked_ancestor, METH_VARARGS, "marked_ancestor(parent, marked) -> nearest | None"},
@@ -1330,7 +2189,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "_scan",
-    .m_doc = "Native fast path of the trace decoder (strict JSON -> Arrow columns).",
+    .m_doc = "Native fast path of the trace decoder (strict JSON -> Arrow tables, block by block).",
     .m_size = -1,
     .m_methods = methods,
 };
@@ -1341,12 +2200,18 @@ PyMODINIT_FUNC PyInit__scan(void) {
         PyErr_SetString(PyExc_ImportError, "cannot open the C numeric locale");
         return NULL;
     }
-    if (PyType_Ready(&ColumnType) < 0) return NULL;
+    if (PyType_Ready(&ColumnType) < 0 || PyType_Ready(&ScannerType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;
     Py_INCREF(&ColumnType);
     if (PyModule_AddObject(m, "Column", (PyObject *)&ColumnType) < 0) {
         Py_DECREF(&ColumnType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&ScannerType);
+    if (PyModule_AddObject(m, "Scanner", (PyObject *)&ScannerType) < 0) {
+        Py_DECREF(&ScannerType);
         Py_DECREF(m);
         return NULL;
     }

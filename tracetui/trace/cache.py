@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracetui import __version__
+from tracetui.trace.layout import ARGS_TABLES, MODEL_TABLES
 
 if TYPE_CHECKING:
     import polars as pl
@@ -32,9 +33,9 @@ if TYPE_CHECKING:
 
 MIN_BYTES = int(os.environ.get("TRACETUI_CACHE_MIN_BYTES", 8 << 20))
 KEEP = 8
-FORMAT = 2
-TABLES = ("events", "instants", "flows", "meta_events", "tracks", "anomalies")
-LATER = ("launch_shapes",)  # tables computed after load, added to the entry when they are
+FORMAT = 3
+TABLES = MODEL_TABLES
+LATER: tuple[str, ...] = ()  # tables computed after load, added to the entry when they are
 FACTS = ("format", "gzipped", "truncated", "repairs", "other_phases", "reader")
 
 
@@ -119,6 +120,10 @@ def _write(trace: Trace, entry: Path) -> None:
         staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=entry.parent))
         for name in TABLES:
             getattr(trace, name).write_ipc(staging / f"{name}.arrow")
+        stored_args = getattr(trace.raw_args, "tables", None)  # ArgsBlocks: the raw args themselves
+        if stored_args is not None:
+            for name, frame in stored_args().items():
+                frame.write_ipc(staging / f"{name}.arrow")
         facts = {name: getattr(trace, name) for name in FACTS}
         facts |= {"metadata": trace.metadata, "siblings": [str(p) for p in trace.siblings]}
         (staging / "facts.json").write_text(json.dumps(facts))
@@ -146,6 +151,10 @@ def _read(entry: Path, path: Path, raw_args: RawArgs, on_table: TableSink) -> Tr
         for name in LATER
         if (entry / f"{name}.arrow").is_file()
     }
+    if all((entry / f"{name}.arrow").is_file() for name in ARGS_TABLES):
+        from tracetui.trace.args import ArgsBlocks
+
+        raw_args = ArgsBlocks.from_tables(*(pl.read_ipc(entry / f"{name}.arrow") for name in ARGS_TABLES))
     return Trace(
         path=path,
         metadata=facts["metadata"],

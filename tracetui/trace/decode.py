@@ -1,12 +1,12 @@
-"""Decode trace bytes into events and top-level metadata, tolerating broken files.
+"""Decode trace JSON with msgspec, tolerating broken files, and assemble what a read gave.
 
-Fast path: the native scanner (:mod:`native`) reads well-formed traces straight into
-columns. Otherwise one typed msgspec decode; odd field types are coerced per event. When the
-JSON is broken, :func:`decode` recovers with the techniques of :mod:`repair`: every complete
-event of a truncated file, or the known Kineto defects patched (unescaped quotes, raw control
-characters, trailing commas) and the patched bytes decoded again, or event by event; and says
-what it did.
-"""
+The native scanner (:mod:`stream`) reads well-formed traces block by block. What it cannot read
+comes here: a damaged or unusual part of the events (:func:`decode_region`), or a whole document
+whose top level it refuses (:func:`decode_whole`). One typed msgspec decode; odd field types are
+coerced per event. When the JSON is broken, the techniques of :mod:`repair` recover it: every
+complete event of a truncated file, or the known Kineto defects patched (unescaped quotes, raw
+control characters, trailing commas) and the patched bytes decoded again, or event by event;
+and it says what it did."""
 
 from __future__ import annotations
 
@@ -17,29 +17,42 @@ import msgspec
 
 from tracetui.errors import TraceError
 from tracetui.safetext import clean_value
-from tracetui.trace import native, repair
-from tracetui.trace.args import JsonArgs
-from tracetui.trace.decoded import Decoded
+from tracetui.trace import repair
+from tracetui.trace.decoded import Part
 from tracetui.trace.frames import Chunk, transpose
 from tracetui.trace.release import drop_later
-from tracetui.trace.schema import EVENTS_DECODER, TOP_DECODER, Event
+from tracetui.trace.schema import EVENTS_DECODER, RAW_ARGS_DECODER, TOP_DECODER, Event
 
 
-def decode(data: bytes, path: Path, scanned_raw: native.RawScan | None = None) -> Decoded:
-    """Decode ``data``; raise :class:`TraceError` if it is not a trace at all.
-
-    ``scanned_raw``: the native scanner's result for ``data`` when it already ran (prefetch).
-    """
-    scanned = native.scan(data, scanned_raw)
-    if not isinstance(scanned, str):
-        return _from_scan(data, scanned)
+def decode_whole(data: bytes, path: Path) -> Part:
+    """Decode a whole document with msgspec; raise :class:`TraceError` if it is not a trace."""
+    if not data.strip():
+        raise TraceError(path, "empty trace (only whitespace)")
     try:
         return _decode_with_msgspec(data, path)
     except RecursionError:  # msgspec (and the repairs' json module) stop at ~1,000 levels
         raise TraceError(path, "JSON nested too deeply to read (a value over 1,000 levels deep)") from None
 
 
-def _decode_with_msgspec(data: bytes, path: Path) -> Decoded:
+def decode_region(part: bytes, closed: bool, path: Path, offset: int) -> Part:
+    """Decode a part of the events array the native scanner could not read (``part``: events, or
+    what is left of them, comma-separated; ``closed``: it ends at an event's closing brace, else
+    at the end of the input). ``offset``: where it starts in the JSON (for messages)."""
+    head = part.lstrip()[:1]
+    if head and (head < b" " or head >= b"\x80"):
+        raise TraceError(path, f"not a trace: binary data at byte {offset}, not JSON")
+    data = b"[" + part + (b"]" if closed else b"")
+    try:
+        return _decode_with_msgspec(data, path)
+    except RecursionError:
+        raise TraceError(path, "JSON nested too deeply to read (a value over 1,000 levels deep)") from None
+    except TraceError:
+        if b"\x00" in part:
+            raise TraceError(path, f"not a trace: binary data from byte {offset}, not JSON") from None
+        return Part([], [], [f"skipped unreadable data at bytes {offset}-{offset + len(part)}"])
+
+
+def _decode_with_msgspec(data: bytes, path: Path) -> Part:
     """The fallback for what the native scanner refuses: msgspec, coercions and repairs."""
     form = "array" if data[:4096].lstrip()[:1] == b"[" else "object"
     try:
@@ -57,32 +70,27 @@ def _decode_with_msgspec(data: bytes, path: Path) -> Decoded:
         raise TraceError(path, "JSON that is not a trace: the top level is not an object or array") from None
     except NotAList:
         raise TraceError(path, "JSON that is not a trace: 'traceEvents' is not a list") from None
-    top = {key: _decode_value(raw) for key, raw in top_raw.items() if key != "traceEvents"}
-    return Decoded(chunks, top, form, JsonArgs(events_json), list(top_raw), repairs=repairs)
+    top = {key: decode_value(raw) for key, raw in top_raw.items() if key != "traceEvents"}
+    return Part(chunks, _args_of(events_json), repairs, form=form, top=top, top_keys=list(top_raw))
 
 
-def _from_scan(data: bytes, scanned: native.Scanned) -> Decoded:
-    view = memoryview(data)
-    top_raw = {key: msgspec.Raw(view[start:end]) for key, start, end in scanned.top}
-    top = {key: _decode_value(raw) for key, raw in top_raw.items() if key != "traceEvents"}
-    args = native.ArgsSpans(data, scanned.args_start, scanned.args_end)
-    return Decoded(scanned.columns, top, scanned.form, args, list(top_raw), decoder="native")
+def _args_of(events_json: bytes | msgspec.Raw) -> list[bytes]:
+    """Each event's args as written (b"": none)."""
+    return [bytes(event.args) for event in RAW_ARGS_DECODER.decode(events_json)]
 
 
-def _recover(data: bytes, form: str, error: str, path: Path) -> Decoded:
+def _recover(data: bytes, form: str, error: str, path: Path) -> Part:
     """Decode broken JSON: cut at the last complete event, or patch known defects and decode
     again, or read event by event. ``error``: msgspec's message for the failed fast decode."""
     start = repair.events_array_start(data, form, path)
     header = repair.header(data, start) if form == "object" else {}
     if "truncated" in error and (cut := repair.cut_at_last_complete_event(data, start)) is not None:
         events, events_json = cut
-        return Decoded(
-            [_columns_of(events)], header, form, JsonArgs(events_json), list(header), truncated=True
-        )
+        return Part([_columns_of(events)], _args_of(events_json), [], True, form, header, list(header))
     patched, fixes = repair.patch_known_defects(data)
     if fixes:
         try:
-            decoded = decode(patched, path)
+            decoded = decode_whole(patched, path)
         except TraceError:
             decoded = None
         if decoded is not None:
@@ -92,14 +100,8 @@ def _recover(data: bytes, form: str, error: str, path: Path) -> Decoded:
     if not events:
         raise TraceError(path, "invalid JSON: no complete trace event could be read")
     repairs = [*fixes, *([f"skipped {skipped} unreadable events"] if skipped else [])]
-    return Decoded(
-        [_columns_of(events)],
-        header,
-        form,
-        JsonArgs(events_json),
-        list(header),
-        truncated=not complete,
-        repairs=repairs,
+    return Part(
+        [_columns_of(events)], _args_of(events_json), repairs, not complete, form, header, list(header)
     )
 
 
@@ -132,7 +134,7 @@ def _columns_of(events: list[Event]) -> Chunk:
     return chunk
 
 
-def _decode_value(raw: msgspec.Raw) -> Any:
+def decode_value(raw: msgspec.Raw | bytes) -> Any:
     try:
         return clean_value(msgspec.json.decode(raw))
     except (msgspec.DecodeError, RecursionError):

@@ -1,4 +1,5 @@
-"""What decoding a trace's JSON yields (:class:`Decoded`), before any table is built."""
+"""What decoding a trace's JSON yields: :class:`Part` (events msgspec decoded, before polars) and
+:class:`Decoded` (the scanned tables, before the model is built)."""
 
 from __future__ import annotations
 
@@ -6,16 +7,36 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from tracetui.trace.args import RawArgs
-    from tracetui.trace.frames import Chunk, Columns
+    from tracetui.trace.frames import Chunk
+
+
+@dataclass
+class Part:
+    """Events decoded by msgspec (a damaged part of the events, or a whole document): their
+    columns, each one's raw args (b"": none), and what it took."""
+
+    chunks: list[Chunk]
+    args_bytes: list[bytes]
+    repairs: list[str] = field(default_factory=list)
+    truncated: bool = False
+    form: str = "array"
+    top: dict[str, Any] = field(default_factory=dict)  # a whole document's other top-level keys
+    top_keys: list[str] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return sum(chunk.size for chunk in self.chunks)
 
 
 @dataclass
 class Decoded:
-    """What the JSON held: events in file order (as columns), the other top-level keys, and
-    where each event's raw args can be read (for the args the columns do not hold)."""
+    """What the JSON held: the scan tables (:data:`~tracetui.trace.fields.SCAN_TABLES`, ids in
+    event order), the other top-level keys, and where each event's raw args can be read."""
 
-    columns: Columns | list[Chunk]
+    tables: dict[str, pl.DataFrame]
     top: dict[str, Any]
     form: str  # "object" (Kineto) or "array" (legacy exporter)
     args: RawArgs
@@ -23,6 +44,7 @@ class Decoded:
     truncated: bool = False
     repairs: list[str] = field(default_factory=list)
     decoder: str = "msgspec"  # what read the (repaired) JSON: "native" (the C scanner) or "msgspec"
+    events: int = 0  # events read (every phase)
 
     @property
     def reader(self) -> str:

@@ -1,61 +1,35 @@
-"""Which fields of a trace event become columns, of what kind, for which events.
+"""Which fields of a trace event are read, into which table, of what kind, for which events.
 
-Free of polars (the native scan starts before polars is imported): kinds are names, mapped
-to polars types in :mod:`tracetui.trace.frames`. Events fall into groups by phase and category
-(:func:`group_of`); each group keeps its own promoted args.
+The scan (native or msgspec) routes each event to the tables of its group (:func:`group_of`,
+by phase and category): every complete event to ``x``, a kernel's args also to ``gpu_args``,
+a flow to ``flows``, and so on (:data:`SCAN_TABLES`). Each row keeps the event's ``id`` (its
+index in ``traceEvents``). Free of polars (the native scan starts before polars is imported):
+kinds are names, mapped to polars types in :mod:`tracetui.trace.frames`.
 """
 
 from __future__ import annotations
 
-from tracetui.trace.categories import GPU_LANE, LAUNCH_CALLS
-from tracetui.trace.schema import ARG_KEYS
+from dataclasses import dataclass
 
-INT, FLOAT, STR, RAW, ID = "int", "float", "str", "raw", "id"  # RAW: JSON text as written;
-# ID: pid/tid/flow ids, integers or strings, kept as text
+from tracetui.trace.categories import GPU_LANE, LAUNCH_CALLS, LEGACY_CATEGORIES
+from tracetui.trace.schema import ARG_KEYS, SHAPE_KEYS
 
-BASE_FIELDS = {"ph": STR, "cat": STR, "name": STR, "pid": ID, "tid": ID, "ts": FLOAT, "dur": FLOAT}
-# Promoted args per group of events, with their column kinds.
-GROUP_ARGS: dict[str, dict[str, str]] = {
-    "x": {"external_id": INT},
-    "gpu": {
-        "correlation": INT,
-        "stream": INT,
-        "device": INT,
-        "grid": RAW,
-        "block": RAW,
-        "registers": INT,
-        "shared_memory": INT,
-        "blocks_per_sm": FLOAT,
-        "warps_per_sm": FLOAT,
-        "occupancy": FLOAT,
-        "bytes": INT,
-        "bandwidth": FLOAT,
-    },
-    "call": {"correlation": INT, "cbid": INT},
-    "op": {"seq": INT, "fwd_tid": INT},
-    "python": {"py_id": INT, "py_parent_id": INT},
-    "instant": {
-        "total_reserved": INT,
-        "total_allocated": INT,
-        "alloc_bytes": INT,
-        "device_id": INT,
-        "device_type": INT,
-        "addr": INT,
-    },
-    "meta": {"meta_name": STR, "labels": STR, "sort_index": INT},
-}
-# Fields of the event itself (not its args) kept for some groups.
-GROUP_FIELDS: dict[str, dict[str, str]] = {"instant": {"s": STR}, "flow": {"id": ID, "bp": STR}}
-X_GROUPS = ("gpu", "call", "op", "python")
+INT, FLOAT, STR, RAW, ID, PH = "int", "float", "str", "raw", "id", "ph"
+# RAW: JSON text as written; ID: pid/tid/flow ids, integers or strings, kept as text;
+# PH: the phase, a string ("" when absent)
+VIEW, DICT = "view", "dict"  # text stored as string views (polars String) or a dictionary (Categorical)
+
+GROUPS = ("x_other", "gpu", "call", "op", "python", "flow", "instant", "meta", "other")
+X_GROUPS = ("x_other", "gpu", "call", "op", "python")
+GROUP_CODE = {group: code for code, group in enumerate(GROUPS)}
 GPU_SET, CALL_SET = frozenset(GPU_LANE), frozenset(LAUNCH_CALLS)
 MODELLED_PHASES = ("X", "i", "I", "s", "t", "f", "M")
-GROUPS = ("x_other", *X_GROUPS, "flow", "instant", "meta", "other")
-GROUP_CODE = {group: code for code, group in enumerate(GROUPS)}
 
 
 def group_of(phase: str, cat: str | None) -> str:
     """The group of an event with this phase and category ("x_other": other complete events)."""
     if phase == "X":
+        cat = LEGACY_CATEGORIES.get(cat or "", cat)
         if cat in GPU_SET:
             return "gpu"
         if cat in CALL_SET:
@@ -68,27 +42,168 @@ def group_of(phase: str, cat: str | None) -> str:
     return "meta" if phase == "M" else "other"
 
 
-def column_kinds() -> dict[str, str]:
-    """Every field as one full-length column, with its kind (the event's ``id`` as ``id_field``)."""
-    kinds = dict(BASE_FIELDS)
-    for group in (*GROUP_ARGS.values(), *GROUP_FIELDS.values()):
-        kinds |= {("id_field" if name == "id" else name): kind for name, kind in group.items()}
-    return kinds
+@dataclass(frozen=True)
+class Field:
+    """One column of a scan table: ``key`` of the event (or of its args), of a kind, for the
+    rows of ``groups`` (None: every group of the table; others get null)."""
+
+    name: str
+    key: str
+    kind: str
+    in_args: bool = False
+    groups: tuple[str, ...] | None = None
+    store: str = VIEW
 
 
-# The native scanner's field spec: (JSON key, kind code, inside args) per column of
-# column_kinds(), then the two byte offsets of each event's args object.
-_SCAN_CODE = {STR: 0, ID: 2, FLOAT: 3, INT: 4, RAW: 5}
-RAW_CODE = _SCAN_CODE[RAW]
-_PHASE_CODE = 1  # a string, absent = "" (the msgspec type's default)
-_ARGS_SPAN = [(b"args", 6, False), (b"args", 7, False)]
+@dataclass(frozen=True)
+class ScanTable:
+    """A table of the scan: a row per event of ``groups`` (``sparse``: only events with a value
+    in one of its fields), the event's ``id`` first."""
+
+    name: str
+    groups: tuple[str, ...]
+    fields: tuple[Field, ...]
+    sparse: bool = False
 
 
-def scan_fields() -> list[tuple[bytes, int, bool]]:
-    """What :func:`tracetui.trace._scan.scan` reads, in :func:`column_kinds` order."""
-    fields = []
-    for name, kind in column_kinds().items():
-        in_args = name in ARG_KEYS
-        key = ARG_KEYS[name] if in_args else {"id_field": "id"}.get(name, name)
-        fields.append((key.encode(), _PHASE_CODE if name == "ph" else _SCAN_CODE[kind], in_args))
-    return fields + _ARGS_SPAN
+def _arg(name: str, kind: str, **extra: object) -> Field:
+    return Field(name, ARG_KEYS[name], kind, True, **extra)  # type: ignore[arg-type]
+
+
+BASE = (
+    Field("cat", "cat", STR),
+    Field("name", "name", STR),
+    Field("pid", "pid", ID),
+    Field("tid", "tid", ID),
+    Field("ts", "ts", FLOAT),
+)
+SCAN_TABLES = (
+    ScanTable(
+        "x",
+        X_GROUPS,
+        (
+            *BASE,
+            Field("dur", "dur", FLOAT),
+            _arg("external_id", INT),
+            _arg("correlation", INT, groups=("gpu", "call")),
+        ),
+    ),
+    ScanTable(
+        "gpu_args",
+        ("gpu",),
+        tuple(
+            _arg(name, kind)
+            for name, kind in {
+                "stream": INT,
+                "device": INT,
+                "grid": RAW,
+                "block": RAW,
+                "registers": INT,
+                "shared_memory": INT,
+                "blocks_per_sm": FLOAT,
+                "warps_per_sm": FLOAT,
+                "occupancy": FLOAT,
+                "bytes": INT,
+                "bandwidth": FLOAT,
+                "collective": STR,
+                "in_msg_nelems": INT,
+                "out_msg_nelems": INT,
+                "group_size": INT,
+                "dtype": STR,
+                "pg_name": STR,
+                "pg_desc": STR,
+                "pg_ranks": STR,
+                "coll_seq": INT,
+            }.items()
+        ),
+        sparse=True,
+    ),
+    ScanTable("call_args", ("call",), (_arg("cbid", INT),), sparse=True),
+    ScanTable("op_args", ("op",), (_arg("seq", INT), _arg("fwd_tid", INT)), sparse=True),
+    ScanTable("python_args", ("python",), (_arg("py_id", INT), _arg("py_parent_id", INT)), sparse=True),
+    ScanTable(
+        "shapes",
+        GROUPS,
+        tuple(Field(name, key, RAW, True, store=DICT) for name, key in SHAPE_KEYS.items()),
+        sparse=True,
+    ),
+    ScanTable(
+        "flows",
+        ("flow",),
+        (Field("ph", "ph", PH), *BASE, Field("flow_id", "id", ID), Field("bp", "bp", STR)),
+    ),
+    ScanTable(
+        "instants",
+        ("instant",),
+        (
+            *BASE,
+            Field("scope", "s", STR),
+            *(
+                _arg(name, INT)
+                for name in (
+                    "total_reserved",
+                    "total_allocated",
+                    "alloc_bytes",
+                    "device_id",
+                    "device_type",
+                    "addr",
+                )
+            ),
+        ),
+    ),
+    ScanTable(
+        "meta",
+        ("meta",),
+        (
+            Field("name", "name", STR),
+            Field("pid", "pid", ID),
+            Field("tid", "tid", ID),
+            _arg("meta_name", STR),
+            _arg("labels", STR),
+            _arg("sort_index", INT),
+        ),
+    ),
+    ScanTable("other", ("other",), (Field("ph", "ph", PH),)),
+)
+TABLE_NAMES = tuple(table.name for table in SCAN_TABLES)
+
+# The native scanner's codes (see _scan.c).
+_KIND_CODE = {STR: 0, PH: 1, ID: 2, FLOAT: 3, INT: 4, RAW: 5}
+_STORE_CODE = {VIEW: 0, DICT: 1}
+RAW_CODE = _KIND_CODE[RAW]
+
+
+def _mask(groups: tuple[str, ...]) -> int:
+    return sum(1 << GROUP_CODE[group] for group in groups)
+
+
+def scan_spec() -> tuple[object, ...]:
+    """What :class:`tracetui.trace._scan.Scanner` reads: the fields it stages, where the phase
+    and the category are, the groups of phases and categories, and the tables."""
+    slots: list[tuple[bytes, int, bool]] = []
+    index: dict[tuple[str, bool, str], int] = {}
+
+    def slot(key: str, kind: str, in_args: bool) -> int:
+        ident = (key, in_args, kind)
+        if ident not in index:
+            if any(k == key and a == in_args for k, a, _ in index):
+                raise ValueError(f"field {key!r} read as two kinds")
+            index[ident] = len(slots)
+            slots.append((key.encode(), _KIND_CODE[kind], in_args))
+        return index[ident]
+
+    ph, cat = slot("ph", PH, False), slot("cat", STR, False)
+    tables = []
+    for table in SCAN_TABLES:
+        columns = [
+            (slot(f.key, f.kind, f.in_args), _mask(f.groups or table.groups), _STORE_CODE[f.store])
+            for f in table.fields
+        ]
+        tables.append((_mask(table.groups), table.sparse, columns))
+    phases = [(b"X", -1)] + [
+        (phase.encode(), GROUP_CODE[group_of(phase, None)]) for phase in MODELLED_PHASES if phase != "X"
+    ]
+    known = {*GPU_SET, *CALL_SET, "cpu_op", "python_function", *LEGACY_CATEGORIES}
+    cats = [(name.encode(), GROUP_CODE[group_of("X", name)]) for name in sorted(known)]
+    other = GROUP_CODE["other"]
+    return (slots, ph, cat, phases, cats, GROUP_CODE["x_other"], other, tables)

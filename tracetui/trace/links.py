@@ -118,10 +118,10 @@ def external_id_mismatches(events: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def forward_links(events: pl.DataFrame, flows: pl.DataFrame) -> pl.DataFrame:
-    """``(id, fwd_id)`` for backward ops: from ``fwdbwd`` flows, else sequence numbers."""
-    ops = events.select("id", "cat", "pid", "tid", "start_ns", "depth", "seq", "fwd_tid")
-    ops = ops.filter(pl.col("cat") == "cpu_op")
+def forward_links(events: pl.DataFrame, op_args: pl.DataFrame, flows: pl.DataFrame) -> pl.DataFrame:
+    """``(id, fwd_id)`` for backward ops: from ``fwdbwd`` flows, else sequence numbers (of
+    ``op_args``: ``id``, ``seq``, ``fwd_tid``)."""
+    ops = events.select("id", "cat", "pid", "tid", "start_ns", "depth").filter(pl.col("cat") == "cpu_op")
     fwdbwd = flows.filter(pl.col("cat") == "fwdbwd")
     if not fwdbwd.is_empty():
         # A flow binds to the deepest op starting at its timestamp on its thread.
@@ -138,6 +138,7 @@ def forward_links(events: pl.DataFrame, flows: pl.DataFrame) -> pl.DataFrame:
         starts = bound.filter(pl.col("ph") == "s").select("flow_id", pl.col("id_op").alias("fwd_id"))
         ends = bound.filter(pl.col("ph") == "f").select("flow_id", pl.col("id_op").alias("id"))
         return ends.join(starts, on="flow_id").select("id", "fwd_id").unique("id", keep="first").sort("id")
+    ops = ops.join(op_args.select("id", "seq", "fwd_tid"), on="id", how="left", maintain_order="left")
     forward = (
         ops.filter((pl.col("fwd_tid") == 0) & pl.col("seq").is_not_null())
         .sort("start_ns")

@@ -15,18 +15,16 @@ from pathlib import Path
 
 import polars as pl
 
-from tracetui.trace import cache, links, native, stats
+from tracetui.trace import cache, links, stats, stream
 from tracetui.trace.align import attach, rows_of
 from tracetui.trace.args import Deferred, RawArgs
 from tracetui.trace.categories import GPU_LANE
-from tracetui.trace.decode import decode
 from tracetui.trace.decoded import Decoded
 from tracetui.trace.frames import build_tables
 from tracetui.trace.links import ANOMALY_SCHEMA
 from tracetui.trace.model import TableSink, Trace
 from tracetui.trace.nesting import nest
-from tracetui.trace.release import drop_later
-from tracetui.trace.source import Source, locate, read_source
+from tracetui.trace.source import Source, locate, open_source
 
 Progress = Callable[[str], None]
 
@@ -34,45 +32,65 @@ Progress = Callable[[str], None]
 def load_now(
     path: str | Path,
     progress: Progress | None = None,
-    source: Source | None = None,
-    scanned_raw: native.RawScan | None = None,
+    read: tuple[Source, stream.Streamed] | None = None,
 ) -> Trace:
-    """:func:`tracetui.trace.load`, here and now; ``source`` and ``scanned_raw``: the file already read and
-    natively scanned (by :mod:`prefetch`)."""
+    """:func:`tracetui.trace.load`, here and now; ``read``: the file already read and scanned (by
+    :mod:`prefetch`)."""
     say = progress or (lambda stage: None)
     with _gc_paused():
-        say("reading")
-        if source is None:
-            target = locate(path)[0]
-            cached = cache.lookup(target, Deferred(partial(_args_of_file, target)), _sink(target))
-            if cached is not None:
-                return cached
-            source = read_source(path)
+        if read is None:
+            say("reading")
+            read = read_trace(path)
+            if isinstance(read, Trace):
+                return read
+        source, streamed = read
         say("decoding")
-        decoded = decode(source.data, source.path, scanned_raw)
-        say("tabulating")
-        tables = build_tables(decoded.columns)
-        drop_later(decoded.columns)
-        decoded.columns = []
-        events = tables.events.with_columns(_exact_times("ts", "dur"))
-        tracks = _tracks(events, tables.meta)
-        say("nesting")
-        tree, overlaps = nest(events, tracks)
-        events = attach(events, tree.drop("parent_pos"))
-        tree = tree.with_columns(events.select("cat", "name")[rows_of(events, tree["id"])])
-        say("linking")
-        events = attach(events, links.cpu_ancestors(tree))
-        events = attach(events, links.steps_by_time(events))
-        launch, duplicates = links.launches(events)
-        events = _with_launch_columns(events, launch)
-        events = attach(events, links.forward_links(events, _flows_ns(tables.flows)))
-        say("counting")
-        events = attach(events, stats.node_stats(events))
-        anomalies = [overlaps, duplicates]
-        if "baseTimeNanoseconds" in decoded.top:
-            anomalies.append(links.external_id_mismatches(events))
-        anomalies.append(_missing_times(events))
-    trace = Trace(
+        decoded = stream.finish(streamed)
+        del streamed, read
+        trace = build(decoded, source, _sink(source.path) if source.regular else None, say)
+    if source.regular:
+        cache.store(trace, source.json_bytes)
+    return trace
+
+
+def read_trace(path: str | Path) -> tuple[Source, stream.Streamed] | Trace:
+    """The cached trace of ``path``, or its file read and scanned (no polars needed)."""
+    target = locate(path)[0]
+    source, blocks = open_source(path)
+    if source.regular:
+        cached = cache.lookup(target, Deferred(partial(_args_of_file, target)), _sink(target))
+        if cached is not None:
+            return cached
+    return source, stream.read(source.path, blocks)
+
+
+def build(
+    decoded: Decoded, source: Source, on_table: TableSink | None, say: Progress = lambda stage: None
+) -> Trace:
+    """The model of a decoded trace."""
+    say("tabulating")
+    tables = build_tables(decoded.tables)
+    decoded.tables = {}
+    events = tables.events.with_columns(_exact_times("ts", "dur"))
+    tracks = _tracks(events, tables.meta)
+    say("nesting")
+    tree, overlaps = nest(events, tracks)
+    events = attach(events, tree.drop("parent_pos"))
+    tree = tree.with_columns(events.select("cat", "name")[rows_of(events, tree["id"])])
+    say("linking")
+    events = attach(events, links.cpu_ancestors(tree))
+    del tree
+    events = attach(events, links.steps_by_time(events))
+    launch, duplicates = links.launches(events)
+    events = _with_launch_columns(events, launch)
+    events = attach(events, links.forward_links(events, tables.args["op_args"], _flows_ns(tables.flows)))
+    say("counting")
+    events = attach(events, stats.node_stats(events))
+    anomalies = [overlaps, duplicates]
+    if "baseTimeNanoseconds" in decoded.top:
+        anomalies.append(links.external_id_mismatches(events))
+    anomalies.append(_missing_times(events))
+    return Trace(
         path=source.path,
         events=events,
         instants=tables.instants,
@@ -89,10 +107,10 @@ def load_now(
         siblings=source.siblings,
         other_phases=tables.other_phases,
         raw_args=decoded.args,
-        on_table=_sink(source.path),
+        on_table=on_table,
+        **{name: tables.args[name] for name in ("gpu_args", "call_args", "op_args", "python_args")},
+        recorded_shapes=tables.args["shapes"],
     )
-    cache.store(trace, len(source.data))
-    return trace
 
 
 def _sink(path: Path) -> TableSink:
@@ -101,12 +119,10 @@ def _sink(path: Path) -> TableSink:
 
 
 def _args_of_file(path: Path) -> RawArgs:
-    """The raw args of a trace file's events, read again as ``load`` decoded them (for a
-    trace from the cache, on the first use of its raw args)."""
-    source = read_source(path)
-    decoded = decode(source.data, source.path)
-    drop_later(decoded.columns)
-    return decoded.args
+    """The raw args of a trace file's events, read again (for a trace from the cache, on the
+    first use of its raw args)."""
+    source, blocks = open_source(path)
+    return stream.finish(stream.read(source.path, blocks)).args
 
 
 @contextmanager

@@ -22,8 +22,9 @@ from tracetui.safetext import clean_value
 from tracetui.trace import stats
 from tracetui.trace.args import NO_ARGS, RawArgs
 from tracetui.trace.categories import GPU_KIND, GPU_WORK
-from tracetui.trace.schema import SHAPE_DECODER, SHAPE_KEYS, ShapeArgs
-from tracetui.trace.text import clean_series, raw_json_series
+from tracetui.trace.layout import empty_table
+from tracetui.trace.schema import SHAPE_KEYS
+from tracetui.trace.text import clean_series
 
 TableSink = Callable[[str, pl.DataFrame], None]  # (name, table) of a table computed after load
 
@@ -39,7 +40,14 @@ class Trace:
     (``cpu_self_us``, ``gpu_us``, ``gpu_events``, ``kernels``, ``memcpys``, ``memsets``).
     Times: ``ts``/``dur`` in µs as written; ``start_ns``/``end_ns`` exact integers.
 
-    ``raw_args`` reads the args that are not columns (shapes, every arg of an event);
+    The args of some groups of events are tables of their own, one row per event of the group
+    that has some (``id`` first): ``gpu_args`` (GPU work: stream, device, grid, block, …,
+    collective metadata; :attr:`gpu` joins them to the GPU rows), ``call_args`` (``cbid``),
+    ``op_args`` (``seq``, ``fwd_tid``), ``python_args`` (``py_id``, ``py_parent_id``) and
+    ``recorded_shapes`` (every event's recorded shapes, dictionary-encoded; :meth:`shapes`).
+    :meth:`event` gives one event's row with its group's args.
+
+    ``raw_args`` reads every arg of an event as written (:meth:`event_args`, :meth:`args_json`);
     ``on_table`` hears of each table computed after load (e.g. ``launch_shapes``).
     """
 
@@ -59,12 +67,16 @@ class Trace:
     other_phases: dict[str, int] = field(default_factory=dict)
     from_cache: bool = False
     reader: str = "msgspec"  # what read the JSON: see tracetui.trace.decoded.Decoded.reader
+    gpu_args: pl.DataFrame = field(default_factory=lambda: _empty("gpu_args"), repr=False)
+    call_args: pl.DataFrame = field(default_factory=lambda: _empty("call_args"), repr=False)
+    op_args: pl.DataFrame = field(default_factory=lambda: _empty("op_args"), repr=False)
+    python_args: pl.DataFrame = field(default_factory=lambda: _empty("python_args"), repr=False)
+    recorded_shapes: pl.DataFrame = field(default_factory=lambda: _empty("recorded_shapes"), repr=False)
     raw_args: RawArgs = field(default=NO_ARGS, repr=False)
     on_table: TableSink | None = field(default=None, repr=False)
     _launch_shapes: pl.DataFrame | None = field(default=None, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _parents: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
-    _all_shapes: pl.DataFrame | None = field(default=None, repr=False)
 
     # ---- basic facts -------------------------------------------------------------
     @property
@@ -97,8 +109,9 @@ class Trace:
     # ---- views ---------------------------------------------------------------------
     @cached_property
     def gpu(self) -> pl.DataFrame:
-        """GPU events (kernels, memcpys, memsets, syncs) with their launch links."""
-        return self.events.filter(pl.col("cat").is_in(list(GPU_KIND)))
+        """GPU events (kernels, memcpys, memsets, syncs) with their launch links and args."""
+        rows = self.events.filter(pl.col("cat").is_in(list(GPU_KIND)))
+        return rows.join(self.gpu_args, on="id", how="left", maintain_order="left")
 
     @cached_property
     def orphans(self) -> pl.DataFrame:
@@ -159,8 +172,13 @@ class Trace:
         return row
 
     def event(self, event_id: int) -> dict[str, Any]:
-        """One event's row as a dict."""
-        return self.events.row(self.row(event_id), named=True)
+        """One event's row as a dict, with the args of its group (null where it has none)."""
+        row = self.events.row(self.row(event_id), named=True)
+        for table in (self.gpu_args, self.call_args, self.op_args, self.python_args):
+            found = table.filter(pl.col("id") == event_id)
+            values = found.row(0, named=True) if len(found) else dict.fromkeys(found.columns)
+            row |= {name: value for name, value in values.items() if name != "id"}
+        return row
 
     def ancestors(self, event_id: int) -> list[int]:
         """Ids from the root down to the event itself (GPU events: via their launch call)."""
@@ -187,41 +205,24 @@ class Trace:
     # ---- raw args ----------------------------------------------------------------------
     def shapes(self, ids: Sequence[int] | None = None) -> pl.DataFrame:
         """Recorded shapes of events, as written (JSON text): ``id``, ``input_dims``,
-        ``input_type``, ``input_strides``, ``concrete_inputs``. Default: every ``cpu_op``.
-
-        Shapes are big and needed rarely (FLOPs, details, export), so they are read from the
-        raw events on demand rather than at load.
+        ``input_type``, ``input_strides``, ``concrete_inputs``, one row per id (null: none
+        recorded). Default: every ``cpu_op``. Read at load (``recorded_shapes``, dictionary-
+        encoded); text here.
         """
-        if ids is not None and self._launch_shapes is not None:
-            wanted = pl.Series("id", [i for i in ids if i is not None], dtype=pl.UInt32)
-            known = self._launch_shapes.filter(pl.col("id").is_in(wanted.implode()))
-            if len(known) == len(wanted.unique()):
-                return wanted.to_frame().join(known, on="id", how="left", maintain_order="left")
         if ids is None:
-            with self._lock:
-                if self._all_shapes is None:
-                    ops = self.events.select("id", "cat").filter(pl.col("cat") == "cpu_op")["id"].to_list()
-                    self._all_shapes = self.shapes(ops)
-                return self._all_shapes
-        ids = [i for i in ids if i is not None]
-        if (picked := self.raw_args.pick(ids, SHAPE_KEYS)) is not None:
-            return picked
-        parsed = _parse_shapes(self.raw_args.raw(ids))
-        columns: dict[str, Any] = {"id": pl.Series("id", ids, dtype=pl.UInt32)}
-        for name in SHAPE_KEYS:
-            values = [bytes(getattr(p, name)) for p in parsed]
-            columns[name] = raw_json_series(name, values)
-        return pl.DataFrame(columns)
+            wanted = self.events.filter(pl.col("cat") == "cpu_op").select("id")
+        else:
+            wanted = pl.Series("id", [i for i in ids if i is not None], dtype=pl.UInt32).to_frame()
+        found = wanted.join(self.recorded_shapes, on="id", how="left", maintain_order="left")
+        return found.with_columns(pl.col(name).cast(pl.String) for name in SHAPE_KEYS)
 
     @property
     def launch_shapes(self) -> pl.DataFrame:
         """Shapes of the ops that launched GPU work (what FLOPs and bytes need), kept once read."""
         with self._lock:
             if self._launch_shapes is None:
-                ops = self.events["launch_op_id"].drop_nulls().unique().sort().to_list()
-                self._launch_shapes = self.shapes(ops)
-                if self.on_table is not None:
-                    self.on_table("launch_shapes", self._launch_shapes)
+                ops = self.events["launch_op_id"].drop_nulls().unique().sort()
+                self._launch_shapes = self.shapes(ops.to_list())
             return self._launch_shapes
 
     def args_json(self) -> pl.Series:
@@ -237,25 +238,6 @@ class Trace:
             return {}
         value = msgspec.json.decode(raw)
         return clean_value(value) if isinstance(value, dict) else {"args": clean_value(value)}
-
-
-SHAPES_DECODER = msgspec.json.Decoder(list[ShapeArgs])
-NO_SHAPES = ShapeArgs()
-
-
-def _parse_shapes(raws: Sequence[msgspec.Raw]) -> list[ShapeArgs]:
-    """Shapes of many events in one decode; per event when some args are not objects."""
-    try:
-        return SHAPES_DECODER.decode(b"[" + b",".join(r if r else b"{}" for r in raws) + b"]")
-    except msgspec.MsgspecError:
-        return [_parse_one(r) for r in raws]
-
-
-def _parse_one(raw: msgspec.Raw) -> ShapeArgs:
-    try:
-        return SHAPE_DECODER.decode(raw) if raw else NO_SHAPES
-    except msgspec.MsgspecError:
-        return NO_SHAPES
 
 
 def _visible_parents(events: pl.DataFrame, hide_python: bool) -> pl.DataFrame:
@@ -274,3 +256,7 @@ def _positions(tree: pl.DataFrame) -> pl.Series:
     """Row index of each row's parent within ``tree`` (-1 for roots)."""
     index = tree.select(pl.col("id").alias("parent"), pl.int_range(pl.len(), dtype=pl.Int64).alias("row"))
     return tree.join(index, on="parent", how="left", maintain_order="left")["row"].fill_null(-1)
+
+
+def _empty(name: str) -> pl.DataFrame:
+    return empty_table(name)

@@ -1,28 +1,22 @@
-"""The decoder's native fast path: :mod:`tracetui.trace._scan` (C) reads strict JSON straight
-into Arrow columns, one per promoted field, without a Python object per event.
+"""The decoder's native fast path: :mod:`tracetui.trace._scan` (C) reads strict JSON, block by
+block, straight into Arrow tables (one per group of events, :data:`fields.SCAN_TABLES`), without
+a Python object per event.
 
-It accepts only well-formed traces whose fields have their usual JSON types and says why for
-anything else; :mod:`tracetui.trace.decode` then takes the msgspec path, which knows every
+It accepts only well-formed events whose fields have their usual JSON types and says why for
+anything else; :mod:`tracetui.trace.stream` then reads that part with msgspec, which knows every
 repair and coercion. Without a C compiler at install time the module is absent and every trace
-takes that path. Importing this module does not import polars (see :mod:`prefetch`).
+takes the msgspec path. Importing this module does not import polars (see :mod:`prefetch`).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
-from tracetui.trace.fields import RAW_CODE, column_kinds, scan_fields
-from tracetui.trace.schema import RAW_EMPTY
+from tracetui.trace.fields import RAW_CODE, SCAN_TABLES, scan_spec
 
 if TYPE_CHECKING:
     import polars as pl
-
-    from tracetui.trace.frames import Columns
 
 try:
     import tracetui.trace._scan as _scan
@@ -33,20 +27,13 @@ except ImportError as exc:  # built without a compiler: the msgspec path does ev
     _MISSING = str(exc)
 
 AVAILABLE = _scan is not None
-_NAMES = list(column_kinds())
-_FIELDS = scan_fields()
-RawScan = tuple[Any, ...] | str  # what _scan.scan returns: columns and spans, or why not
-
-
-@dataclass
-class Scanned:
-    """A trace the native scanner read: every event's columns and the top-level spans."""
-
-    form: str  # "object" (Kineto) or "array" (legacy exporter)
-    top: list[tuple[str, int, int]]  # (key, start, end) byte spans in file order
-    columns: Columns
-    args_start: pl.Series  # per event, byte offsets of its args object in the data (null: none)
-    args_end: pl.Series
+SPEC = scan_spec()
+# What Scanner.flush returns: per table of SCAN_TABLES, (ids, columns, maybe_unsafe).
+RawTables = list[tuple[Any, list[Any], tuple[bool, ...]]]
+# Scanner.feed's statuses
+MORE, DONE, EVENT, DOCUMENT, TRUNCATED = range(5)
+# Scanner.probe's answers
+PROBE_OK, PROBE_SHORT, PROBE_FAIL = range(3)
 
 
 def status() -> str:
@@ -56,42 +43,54 @@ def status() -> str:
     return f"msgspec only: the native scanner is not built, loads take about twice as long ({_MISSING})"
 
 
-def scan_raw(data: bytes) -> RawScan:
-    """Run the C scanner (the GIL is released while it parses; no polars needed)."""
-    if _scan is None:
-        return "the native decoder is not built"
-    return _scan.scan(data, _FIELDS)
+def scanner() -> Any:
+    """A new C scanner for one trace (see ``_scan.c``); None without the extension."""
+    return None if _scan is None else _scan.Scanner(SPEC)
 
 
-def scan(data: bytes, raw: RawScan | None = None) -> Scanned | str:
-    """Columns of every event of ``data`` (scanned now, or ``raw`` from an earlier
-    :func:`scan_raw` of the same bytes), or why the fast path does not apply."""
+def tables_of(raw: RawTables) -> dict[str, pl.DataFrame]:
+    """The scanned tables as polars frames (zero copy), text cleaned where it may need it."""
     import polars as pl
 
-    from tracetui.trace.frames import Columns
-
-    result = scan_raw(data) if raw is None else raw
-    if isinstance(result, str):
-        return result
-    form, top, _events_span, _rows, columns, maybe_unsafe = result
-    series = _series(_NAMES, columns, maybe_unsafe)
-    start, end = (pl.Series(column) for column in columns[len(_NAMES) :])
-    return Scanned(form, top, Columns(series), start, end)
+    out = {}
+    for spec, (ids, columns, unsafe) in zip(SCAN_TABLES, raw, strict=True):
+        names = [f.name for f in spec.fields]
+        series = [pl.Series(ids).alias("id"), *_series(names, columns, unsafe)]
+        out[spec.name] = pl.DataFrame(series)
+    return out
 
 
-def _series(
-    names: Sequence[str], columns: Sequence[Any], maybe_unsafe: Sequence[bool]
-) -> dict[str, pl.Series]:
+def _series(names: Sequence[str], columns: Sequence[Any], maybe_unsafe: Sequence[bool]) -> list[pl.Series]:
     """Named polars series of scanned columns (zero copy), cleaned where text may need it."""
     import polars as pl
 
     from tracetui.trace.text import clean_series
 
-    series = {}
-    for name, column, unsafe in zip(names, columns, maybe_unsafe, strict=False):
+    out = []
+    for name, column, unsafe in zip(names, columns, maybe_unsafe, strict=True):
         values = pl.Series(column).alias(name)
-        series[name] = clean_series(values) if unsafe else values
-    return series
+        if unsafe:
+            if values.dtype == pl.Categorical:
+                values = clean_series(values.cast(pl.String)).cast(pl.Categorical)
+            else:
+                values = clean_series(values)
+        out.append(values)
+    return out
+
+
+def pick(data: bytes, starts: list[int | None], ends: list[int | None], keys: Mapping[str, str]) -> Any:
+    """Per ``keys`` (column -> JSON key), the raw JSON text of that key of each object at the byte
+    spans [start, end) of ``data`` (None: no object): a frame of the columns, or None if the
+    scanner cannot (without the extension, or a span it refuses)."""
+    import polars as pl
+
+    if _scan is None:
+        return None
+    fields = [(key.encode(), RAW_CODE, True) for key in keys.values()]
+    result = _scan.pick(data, starts, ends, fields)
+    if isinstance(result, str):
+        return None
+    return pl.DataFrame(_series(list(keys), *result))
 
 
 def nest(track: pl.Series, end: pl.Series) -> tuple[pl.Series, pl.Series, pl.Series, pl.Series] | None:
@@ -118,50 +117,3 @@ def marked_ancestor(parent: pl.Series, marked: pl.Series) -> pl.Series | None:
         return None
     result = _scan.marked_ancestor(parent.cast(pl.Int64), marked.cast(pl.Int64))
     return None if result is None else pl.Series(result)
-
-
-class ArgsSpans:
-    """Each event's args as raw JSON, sliced from the data by the scanned byte offsets instead
-    of decoding every event again (a :class:`~tracetui.trace.args.RawArgs` provider)."""
-
-    def __init__(self, data: bytes, start: pl.Series, end: pl.Series) -> None:
-        self._data = data
-        self._view = memoryview(data)
-        self._series = (start, end)
-        self._lists: tuple[list[int | None], list[int | None]] | None = None
-        self._lock = threading.Lock()
-
-    def _spans(self) -> tuple[list[int | None], list[int | None]]:
-        with self._lock:
-            if self._lists is None:
-                self._lists = (self._series[0].to_list(), self._series[1].to_list())
-            return self._lists
-
-    def raw(self, ids: Sequence[int]) -> list[msgspec.Raw]:
-        starts, ends = self._spans()
-        count = len(starts)
-        out = []
-        for i in ids:
-            start, end = (starts[i], ends[i]) if 0 <= i < count else (None, None)
-            out.append(RAW_EMPTY if start is None or end is None else msgspec.Raw(self._view[start:end]))
-        return out
-
-    def pick(self, ids: Sequence[int], keys: Mapping[str, str]) -> pl.DataFrame | None:
-        """``id`` and, per ``keys`` (column -> args key), the raw JSON text of that arg of each
-        event in ``ids`` (null: absent), in one C pass; None if the scanner cannot (the caller
-        decodes)."""
-        import polars as pl
-
-        wanted = pl.Series("id", ids, dtype=pl.UInt32)
-        rows = len(self._series[0])
-        if _scan is None or not rows:
-            return None
-        absent = pl.repeat(None, len(wanted), dtype=pl.Int64, eager=True)
-        starts, ends = (
-            s.gather(wanted.clip(0, rows - 1)).zip_with(wanted < rows, absent).to_list() for s in self._series
-        )
-        fields = [(key.encode(), RAW_CODE, True) for key in keys.values()]
-        result = _scan.pick(self._data, starts, ends, fields)
-        if isinstance(result, str):
-            return None
-        return pl.DataFrame([wanted, *_series(list(keys), *result).values()])

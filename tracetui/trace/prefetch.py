@@ -1,7 +1,7 @@
 """Start loading a trace on a background thread while the command imports the rest.
 
-A command calls :func:`start` first thing. The thread reads and gunzips the file and runs the
-native scan (both release the GIL) while the main thread imports rich or textual, then imports
+A command calls :func:`start` first thing. The thread reads, inflates and scans the file block
+by block (all three release the GIL) while the main thread imports rich or textual, then imports
 polars and builds the model. :func:`tracetui.trace.load` takes the result with :func:`take`
 (waiting for it, replaying the progress stages it missed) and raises what the load raised.
 Importing this module imports neither polars nor the UI. ``TRACETUI_TIMING`` turns it off, so
@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tracetui.trace import cache, native
-from tracetui.trace.source import Source, locate, read_source
+from tracetui.trace import cache, stream
+from tracetui.trace.source import Source, open_source
 
 if TYPE_CHECKING:
     from tracetui.trace.model import Trace
@@ -82,13 +82,14 @@ def take(path: str | Path, progress: Progress | None = None) -> Trace | None:
 
 def _run(path: str | Path, job: _Job) -> None:
     try:
-        source: Source | None = None
-        raw: native.RawScan | None = None
-        if native.AVAILABLE and not cache.has_entry(locate(path)[0]):
-            source = read_source(path)  # gunzip and scan without the GIL, before polars is imported
-            raw = native.scan_raw(source.data)
+        read: tuple[Source, stream.Streamed] | None = None
+        source, blocks = open_source(path)
+        if not (source.regular and cache.has_entry(source.path)):
+            job.say("reading")
+            read = source, stream.read(source.path, blocks)  # inflate and scan without the GIL,
+            # before polars is imported
         from tracetui.trace.loader import load_now
 
-        job.trace = load_now(path, job.say, source, raw)
+        job.trace = load_now(path, job.say, read)
     except BaseException as exc:  # handed to the caller of take()
         job.error = exc

@@ -45,10 +45,26 @@ ARG_KEYS: dict[str, str] = {
     "device_id": "Device Id",
     "device_type": "Device Type",
     "addr": "Addr",
+    # collectives (NCCL kernels, record_param_comms)
+    "collective": "Collective name",
+    "in_msg_nelems": "In msg nelems",
+    "out_msg_nelems": "Out msg nelems",
+    "group_size": "Group size",
+    "dtype": "dtype",
+    "pg_name": "Process Group Name",
+    "pg_desc": "Process Group Description",
+    "pg_ranks": "Process Group Ranks",
+    "coll_seq": "Seq",
+}
+SHAPE_KEYS = {
+    "input_dims": "Input Dims",
+    "input_type": "Input type",
+    "input_strides": "Input Strides",
+    "concrete_inputs": "Concrete Inputs",
 }
 
 
-class Args(msgspec.Struct, frozen=True, gc=False, rename=ARG_KEYS):
+class Args(msgspec.Struct, frozen=True, gc=False, rename=ARG_KEYS | SHAPE_KEYS):
     """The promoted args of one event (missing keys are None / empty)."""
 
     external_id: Num = None
@@ -78,6 +94,19 @@ class Args(msgspec.Struct, frozen=True, gc=False, rename=ARG_KEYS):
     device_id: Num = None
     device_type: Num = None
     addr: Num = None
+    collective: Num = None
+    in_msg_nelems: Num = None
+    out_msg_nelems: Num = None
+    group_size: Num = None
+    dtype: Num = None
+    pg_name: Num = None
+    pg_desc: Num = None
+    pg_ranks: Num = None
+    coll_seq: Num = None
+    input_dims: msgspec.Raw = RAW_EMPTY
+    input_type: msgspec.Raw = RAW_EMPTY
+    input_strides: msgspec.Raw = RAW_EMPTY
+    concrete_inputs: msgspec.Raw = RAW_EMPTY
 
 
 NO_ARGS = Args()
@@ -97,14 +126,6 @@ class Event(msgspec.Struct, gc=False):
     bp: str | None = None
     s: str | None = None
     args: Args = NO_ARGS
-
-
-SHAPE_KEYS = {
-    "input_dims": "Input Dims",
-    "input_type": "Input type",
-    "input_strides": "Input Strides",
-    "concrete_inputs": "Concrete Inputs",
-}
 
 
 class ShapeArgs(msgspec.Struct, frozen=True, gc=False, rename=SHAPE_KEYS):

@@ -1,0 +1,257 @@
+"""Read a trace's JSON block by block into tables, in memory bounded by what is kept.
+
+The native scanner (:mod:`native`) reads each block and keeps only what it makes of it: the
+tables, the top-level keys, and each event's raw args, which this module deflates block by
+block (:class:`~tracetui.trace.args.ArgsBlocks` reads them back on demand). Where the scanner
+cannot read an event (broken or unusual JSON), that part alone, up to the next point from
+which events read cleanly again, is decoded by msgspec with every repair and coercion
+(:func:`decode.decode_region`), and the scan goes on after it: a big file with one defect
+still streams. Only a file whose top level (outside ``traceEvents``) the scanner refuses, or
+an install without the extension, is read whole and decoded by msgspec.
+
+Importing this module (and :func:`read`) needs no polars: a command runs it on a second core
+while it imports the rest (:mod:`prefetch`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tracetui.errors import TraceError
+from tracetui.trace import native
+from tracetui.trace.args import ArgsWriter
+
+if TYPE_CHECKING:
+    from tracetui.trace.decoded import Decoded
+
+PROBE = 4  # events that must read cleanly after a damaged part for the scan to resume there
+REGION_CAP = 64 << 20  # bytes of a damaged part read before it is decoded anyway
+# where a damaged part may end: after an event's closing brace, or at the array's closing bracket
+_CANDIDATE = re.compile(rb"\}(?=[ \t\r\n]*[,\]])|(?=\])")
+
+
+@dataclass
+class Streamed:
+    """What a read of a trace's JSON gave, before polars: the scanned tables (in segments, in
+    event order), the top-level keys, the raw args, and what the read had to do."""
+
+    form: str  # "object" (Kineto) or "array" (legacy exporter)
+    top: list[tuple[str, bytes | None]]  # top-level keys in file order, values as JSON (traceEvents: None)
+    segments: list[tuple[str, Any]]  # ("native", native.RawTables) or ("decoded", Decoded of a part)
+    args: ArgsWriter
+    truncated: bool = False
+    repairs: list[str] = field(default_factory=list)
+    whole: Any = None  # the Decoded of the whole document, when msgspec read it whole
+
+
+def read(path: Path, blocks: Iterator[bytes], block_of: int = 0) -> Streamed:
+    """Read ``blocks`` (the JSON of ``path``). ``block_of``: for tests, re-cut the blocks into
+    pieces of this many bytes. Raises :class:`TraceError` for input that is not a trace."""
+    if block_of:
+        blocks = _recut(blocks, block_of)
+    scanner = native.scanner()
+    if scanner is None:
+        return _whole(path, b"", blocks)
+    return _Reader(path, blocks, scanner).run()
+
+
+class _Reader:
+    def __init__(self, path: Path, blocks: Iterator[bytes], scanner: Any) -> None:
+        self.path = path
+        self.blocks = blocks
+        self.scanner = scanner
+        self.buffer = b""
+        self.final = False
+        self.offset = 0  # bytes of JSON before self.buffer
+        self.head: list[bytes] | None = []  # what was consumed before the events began
+        self.segments: list[tuple[str, Any]] = []
+        self.args = ArgsWriter()
+        self.repairs: list[str] = []
+        self.truncated = False
+
+    def more(self) -> bool:
+        """Append the next block to the buffer; False at the end of the input."""
+        if self.final:
+            return False
+        block = next(self.blocks, None)
+        if block is None:
+            self.final = True
+            return False
+        self.buffer = self.buffer + block if self.buffer else block
+        return True
+
+    def consume(self, count: int) -> None:
+        if self.head is not None:
+            self.head.append(self.buffer[:count])
+        self.buffer = self.buffer[count:]
+        self.offset += count
+
+    def run(self) -> Streamed:
+        scanner = self.scanner
+        self.more()
+        while True:
+            status, consumed, why = scanner.feed(self.buffer, self.final)
+            self.args.take(scanner)
+            if self.head is not None and scanner.state not in ("start", "header"):
+                self.head = None
+            if status == native.MORE:
+                self.consume(consumed)
+                self.more()
+            elif status == native.EVENT:
+                self.consume(consumed)
+                self.damaged()
+            elif status in (native.TRUNCATED, native.DOCUMENT) and scanner.state in ("start", "header"):
+                return self.whole()
+            elif status == native.TRUNCATED:
+                self.truncated = True
+                break
+            elif status == native.DOCUMENT:
+                if why == "no traceEvents":
+                    raise TraceError(self.path, "JSON that is not a trace: no 'traceEvents' array")
+                self.repairs.append(
+                    f"ignored what follows the events ({why} at byte {self.offset + consumed})"
+                )
+                break
+            else:
+                break
+        if scanner.trailing_commas:
+            self.repairs.append(f"removed {scanner.trailing_commas} trailing commas")
+        form, top, lengths = scanner.finish()
+        self.segments.append(("native", scanner.flush()))
+        self.args.finish(lengths)
+        return Streamed(form, top, self.segments, self.args, self.truncated, self.repairs)
+
+    def whole(self) -> Streamed:
+        """The scanner refused the top level: msgspec reads the whole document."""
+        head = b"".join(self.head or [])
+        return _whole(self.path, head + self.buffer, self.blocks)
+
+    def damaged(self) -> None:
+        """The scanner could not read the event at the start of the buffer: decode the part up
+        to where events read cleanly again with msgspec, then go on after it."""
+        from tracetui.trace.decode import decode_region
+
+        start = self.offset
+        end, closed = self.resync()
+        part = self.buffer[:end]
+        decoded = decode_region(part, closed, self.path, start)
+        self.consume(end)
+        scanner = self.scanner
+        self.segments.append(("native", scanner.flush()))
+        self.segments.append(("decoded", (decoded, scanner.events)))
+        scanner.skip_events(decoded.args_bytes)
+        self.repairs.extend(decoded.repairs)
+        self.truncated |= decoded.truncated
+
+    def resync(self) -> tuple[int, bool]:
+        """Where the damaged part at the start of the buffer ends: just after an event's closing
+        brace from which :data:`PROBE` events (or the end of the array) read cleanly; else, at
+        the end of the input, all of it; else, past :data:`REGION_CAP`, the last event end
+        before it. Also whether the part ends at such a brace (True) or at the end (False)."""
+        searched, last = 1, None
+        while True:
+            short = False
+            for match in _CANDIDATE.finditer(self.buffer, searched):
+                end = match.end()
+                if end > REGION_CAP and last is not None:
+                    return last, True
+                answer = self.scanner.probe(self.buffer, end, PROBE, self.final)
+                if answer == native.PROBE_OK:
+                    return end, True
+                if answer == native.PROBE_SHORT:
+                    short = True
+                    break
+                searched = end + 1
+                if match.group():  # after a closing brace: a place to cut a long damaged part
+                    last = end
+            if self.final and not short:
+                return len(self.buffer), False
+            if len(self.buffer) > REGION_CAP:
+                if last is not None:
+                    return last, True
+                kind = "binary data" if b"\x00" in self.buffer[:REGION_CAP] else "unreadable data"
+                raise TraceError(self.path, f"not a trace: {kind} from byte {self.offset}")
+            self.more()
+
+
+def _whole(path: Path, head: bytes, blocks: Iterator[bytes]) -> Streamed:
+    """msgspec decodes the whole document (what the scanner cannot stream)."""
+    from tracetui.trace.decode import decode_whole
+
+    data = head + b"".join(blocks)
+    decoded = decode_whole(data, path)
+    args = ArgsWriter()
+    args.add(decoded.args_bytes)
+    args.finish(None)
+    return Streamed(decoded.form, [], [], args, decoded.truncated, list(decoded.repairs), whole=decoded)
+
+
+def _recut(blocks: Iterator[bytes], size: int) -> Iterator[bytes]:
+    for block in blocks:
+        for start in range(0, len(block), size):
+            yield block[start : start + size]
+
+
+def decode(data: bytes, path: Path, block: int = 0) -> Decoded:
+    """Decode the JSON ``data`` in one go (as a load of a file holding it would, read in blocks of
+    ``block`` bytes); raise :class:`TraceError` if it is not a trace."""
+    return finish(read(path, iter([data] if data else []), block))
+
+
+def finish(streamed: Streamed) -> Decoded:
+    """The tables, top-level keys and raw args of a read (needs polars)."""
+    import polars as pl
+
+    from tracetui.trace.args import ArgsBlocks
+    from tracetui.trace.decode import decode_value
+    from tracetui.trace.fields import TABLE_NAMES
+    from tracetui.trace.frames import chunk_tables
+    from tracetui.trace.native import tables_of
+
+    parts: dict[str, list[pl.DataFrame]] = {name: [] for name in TABLE_NAMES}
+    whole = streamed.whole
+    segments: list[tuple[str, Any]] = list(streamed.segments)
+    if whole is not None:
+        segments = [("decoded", (whole, 0))]
+    for kind, segment in segments:
+        if kind == "native":
+            tables = tables_of(segment)
+        else:
+            part, offset = segment
+            tables = chunk_tables(part.chunks, offset)
+        for name, table in tables.items():
+            if len(table) or not parts[name]:
+                parts[name].append(table)
+    tables = {name: _concat(frames) for name, frames in parts.items()}
+    if whole is not None:
+        top, top_keys, decoder = whole.top, whole.top_keys, "msgspec"
+    else:
+        top = {key: decode_value(raw) for key, raw in streamed.top if raw is not None}
+        top_keys, decoder = [key for key, _ in streamed.top], "native"
+    events = streamed.args.events
+    from tracetui.trace.decoded import Decoded
+
+    return Decoded(
+        tables,
+        top,
+        streamed.form,
+        ArgsBlocks.of(streamed.args),
+        top_keys,
+        streamed.truncated,
+        streamed.repairs,
+        decoder,
+        events,
+    )
+
+
+def _concat(frames: list[Any]) -> Any:
+    import polars as pl
+
+    if len(frames) == 1:
+        return frames[0]
+    schema = frames[0].schema
+    return pl.concat([frame.cast(schema) for frame in frames], rechunk=False)  # type: ignore[arg-type]
