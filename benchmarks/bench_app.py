@@ -75,7 +75,7 @@ class Frames:
 
 
 async def _settle(pilot: Any) -> None:
-    from tracetui.app.explorer_screen import ExplorerScreen
+    from tracetui.app.screens.explorer import ExplorerScreen
 
     for _ in range(3000):
         await pilot.app.workers.wait_for_complete()
@@ -126,9 +126,9 @@ async def _child(trace: Path, presses: int) -> dict[str, Any]:
     async with app.run_test(size=SIZE) as pilot:
         marks["loading_screen"] = time.time() - (time.perf_counter() - await loading)
         marks["tree"] = time.time() - (time.perf_counter() - await shown)
-        from tracetui.app.explorer_screen import ExplorerScreen
         from tracetui.app.messages import Search
-        from tracetui.app.tables_screen import TablesScreen
+        from tracetui.app.screens.explorer import ExplorerScreen
+        from tracetui.app.screens.tables import TablesScreen
 
         await _settle(pilot)
         explorer = app.screen

@@ -12,10 +12,10 @@ from tests.app import synthetic
 from tests.app.conftest import fixture, settle
 from tracetui.app import command
 from tracetui.app.diff_app import DiffApp
-from tracetui.app.diff_screen import DiffScreen
-from tracetui.app.diff_tree import DiffTree
-from tracetui.app.error_screen import ErrorScreen
-from tracetui.app.help_screen import HelpScreen
+from tracetui.app.screens.diff import DiffScreen
+from tracetui.app.screens.error import ErrorScreen
+from tracetui.app.screens.help import HelpScreen
+from tracetui.app.widgets.diff_tree import DiffTree
 from tracetui.cli import cli
 from tracetui.compare import command as compare_command
 
@@ -74,7 +74,7 @@ async def test_start_aligns_the_hot_forward_pass() -> None:
         # the hottest GEMM is open down to its kernel, byte-identical on both sides
         assert tree.cursor_as_data() == (" ", GEMM, GEMM)
         headlines = str(app.screen.query_one("#diff-headlines").render())
-        assert "kernels 5 → 4" in headlines and "GPU time 233.7 → 206.4 µs" in headlines
+        assert "kernels 5 → 4" in headlines and "GPU time 233.7 µs → 206.4 µs" in headlines
         assert "replaced by 1 Inductor kernel" in headlines
         details = str(app.screen.query_one("#diff-details").render())
         assert "in both" in details and "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT" in details

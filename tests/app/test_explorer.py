@@ -14,13 +14,13 @@ from textual.widgets import Static
 from tests.app import synthetic
 from tests.app.conftest import fixture, goto, settle, tree_of
 from tracetui.app.app import TraceApp
-from tracetui.app.error_screen import ErrorScreen
-from tracetui.app.explorer_screen import ExplorerScreen
-from tracetui.app.help_screen import HelpScreen
 from tracetui.app.messages import Search
-from tracetui.app.table_view import Column, TableView
-from tracetui.app.tables_screen import TablesScreen
-from tracetui.app.timeline import Timeline
+from tracetui.app.screens.error import ErrorScreen
+from tracetui.app.screens.explorer import ExplorerScreen
+from tracetui.app.screens.help import HelpScreen
+from tracetui.app.screens.tables import TablesScreen
+from tracetui.app.widgets.table_view import Column, TableView
+from tracetui.app.widgets.timeline import Timeline
 
 LINEAR_CHAIN = [
     "aten::linear",

@@ -76,7 +76,7 @@ def test_headlines_say_what_the_issue_asks(eager_vs_compiled: dict[str, Any]) ->
     assert all(g in text for g in GEMMS)
     assert "2 ATen kernels per call (elementwise gelu ×8, elementwise mul ×8" in text
     assert f"replaced by 1 Inductor kernel per call ({FUSED}" in text
-    assert "GPU time 233.7 → 206.4 µs (-27.2 µs, -11.7%)" in text
+    assert "GPU time 233.7 µs → 206.4 µs (-27.2 µs, -11.7%)" in text
     assert "torch.compile CPU pre-ops new in B:" in text and "TorchDynamo Cache Lookup" in text
 
 

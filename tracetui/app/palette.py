@@ -11,13 +11,13 @@ from functools import partial
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
-from tracetui.app.formatting import fit
+from tracetui.app.widgets.cells import fit
 
 
 def _shown(name: str, kind: str, query: str = "") -> Content:
     """``go to NAME`` with the query underlined; GPU work: its decoded short form, then the name cut
     to 70 cells."""
-    from tracetui.app.tree_model import short_kernel_name
+    from tracetui.views.tree import short_kernel_name
 
     text = Content(fit(name, 70)).stylize("$text-muted") if kind == "GPU" else Content(name)
     found = text.plain.lower().find(query.lower()) if query else -1
@@ -57,7 +57,7 @@ class NameSearch(Provider):
         names = getattr(screen, "palette_names", None)
         if names is None or not query.strip():
             return
-        from tracetui.app.tree_model import short_kernel_name
+        from tracetui.views.tree import short_kernel_name
 
         for name, kind, count in names():
             score = name_score(query, name)

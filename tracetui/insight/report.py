@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from tracetui.formatting import duration_expr, percent_expr
 from tracetui.insight.flops import op_cost_columns
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.roofline import roofline_columns
@@ -144,13 +145,12 @@ def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl
             ),
         )
     )
-    busy = pl.col("gpu_busy_pct").round(0).cast(pl.Int64).cast(pl.String)
     numbers = pl.format(
-        "CPU {} µs to launch {} µs of GPU work; GPU busy {}% of {} µs",
-        pl.col("cpu_launch_us").round(1),
-        pl.col("gpu_busy_us").round(1),
-        busy,
-        pl.col("window_us").round(1),
+        "CPU {} to launch {} of GPU work; GPU busy {} of {}",
+        duration_expr(pl.col("cpu_launch_us")),
+        duration_expr(pl.col("gpu_busy_us")),
+        percent_expr(pl.col("gpu_busy_pct")),
+        duration_expr(pl.col("window_us")),
     )
     verdict = (
         pl.when(pl.col("gpu_events").fill_null(0) == 0)

@@ -16,8 +16,8 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from tracetui.app.table_view import TableState, TableView
-from tracetui.app.tables import TableSpec
+from tracetui.app.widgets.table_view import TableState, TableView
+from tracetui.views.tables import TableSpec
 
 ORDER = ("ops", "kernels", "annotations", "steps", "anomalies", "orphans")
 HINT = "←/→ column · s sort (again: reverse) · Enter: go to the first, then next, occurrence · Esc back"

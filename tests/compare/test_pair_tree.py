@@ -8,9 +8,9 @@ import pytest
 
 import tracetui
 from tests.app.conftest import fixture
-from tracetui.app import diff_model
-from tracetui.app.diff_model import CHANGED, ONLY_A, ONLY_B, SAME, DiffModel, align, differs
-from tracetui.app.tree_model import TreeModel
+from tracetui.compare import pair_tree
+from tracetui.compare.pair_tree import CHANGED, ONLY_A, ONLY_B, SAME, DiffModel, align, differs
+from tracetui.views.tree import TreeModel
 
 ROWS = list[tuple[str, str, str]]
 
@@ -68,7 +68,7 @@ def test_align_is_a_longest_common_subsequence_with_early_matches() -> None:
 
 
 def test_large_inputs_use_unique_anchors_then_greedy(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(diff_model, "DP_CELLS", 4)
+    monkeypatch.setattr(pair_tree, "DP_CELLS", 4)
     a = ["u1", "r", "r", "u2", "r", "x"]
     b = ["r", "u1", "r", "u2", "y", "r"]
     rows = align(a, b)

@@ -14,18 +14,18 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
-from tracetui.app.dispatch_tree import DispatchTree
-from tracetui.app.expect_panel import Checks, ExpectPanel
-from tracetui.app.insight import Insight, load_insight
 from tracetui.app.messages import DetailsReady, FindReady, ModelReady, Search, TablesReady, TimelineReady
-from tracetui.app.node_details import describe
-from tracetui.app.tables import TableSpec, build_tables
-from tracetui.app.tables_screen import TablesScreen
-from tracetui.app.timeline import Timeline
-from tracetui.app.timeline_model import Lane, Window, lanes, window_for
-from tracetui.app.trace_header import TraceHeader
-from tracetui.app.tree_model import GPU_KINDS, NodeKey, TreeModel, TreeOptions
+from tracetui.app.screens.tables import TablesScreen
+from tracetui.app.widgets.details import describe
+from tracetui.app.widgets.dispatch_tree import DispatchTree
+from tracetui.app.widgets.expect_panel import Checks, ExpectPanel
+from tracetui.app.widgets.timeline import Timeline
+from tracetui.app.widgets.trace_header import TraceHeader
 from tracetui.trace import Trace
+from tracetui.views.insight import Insight, load_insight
+from tracetui.views.tables import TableSpec, build_tables
+from tracetui.views.timeline import Lane, Window, lanes, window_for
+from tracetui.views.tree import GPU_KINDS, NodeKey, TreeModel, TreeOptions
 
 DETAILS_DELAY = 0.08  # s: the details pane waits for the cursor to rest this long
 

@@ -8,7 +8,7 @@ import pytest
 
 import tracetui
 from tests.app.conftest import fixture
-from tracetui.app.tree_model import ORPHANS, OUTSIDE, TreeModel, TreeOptions
+from tracetui.views.tree import ORPHANS, OUTSIDE, TreeModel, TreeOptions
 
 
 @pytest.fixture(scope="module")

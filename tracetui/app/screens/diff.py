@@ -12,12 +12,12 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from tracetui.app.diff_model import CHANGED, ONLY_A, ONLY_B, STATUS_WORDS, DiffModel
-from tracetui.app.diff_tree import DiffTree
-from tracetui.app.dispatch_tree import ICONS
-from tracetui.app.formatting import fmt_count, fmt_us
+from tracetui import formatting as fmt
 from tracetui.app.messages import DifferenceFound
-from tracetui.app.tree_model import Node
+from tracetui.app.widgets.diff_tree import DiffTree
+from tracetui.app.widgets.dispatch_tree import ICONS
+from tracetui.compare.pair_tree import CHANGED, ONLY_A, ONLY_B, STATUS_WORDS, DiffModel
+from tracetui.views.tree import Node
 
 MARKER_STYLES = {ONLY_A: "bold $text-error", ONLY_B: "bold $text-success", CHANGED: "bold $text-warning"}
 HINT = "Tab: side · n / N: next / previous difference · e: expand chain · ← →: collapse / expand · ? keys"
@@ -46,11 +46,11 @@ def _side_line(letter: str, node: Node | None, active: bool) -> Content:
     label = (f" {letter} ", "bold reverse $text-accent" if active else "bold $text-muted")
     if node is None:
         return Content.assemble(label, " ", ("—", "$text-muted"))
-    numbers = [f"GPU {fmt_us(node.gpu_us)}" if node.gpu_us is not None else ""]
+    numbers = [f"GPU {fmt.duration(node.gpu_us)}" if node.gpu_us is not None else ""]
     if node.kernels is not None:
-        numbers.append(f"{fmt_count(node.kernels)} kernel{'s' if node.kernels != 1 else ''}")
+        numbers.append(f"{fmt.count(node.kernels)} kernel{'s' if node.kernels != 1 else ''}")
     if node.cpu_us is not None:
-        numbers.append(f"CPU {fmt_us(node.cpu_us)}")
+        numbers.append(f"CPU {fmt.duration(node.cpu_us)}")
     if node.where:
         numbers.append(node.where)
     return Content.assemble(
@@ -68,14 +68,16 @@ def pair_content(model: DiffModel, pid: int, side: str) -> Content:
     a, b = model.nodes(pid)
     status = [(f" {pair.marker} ", MARKER_STYLES.get(pair.status, "")), STATUS_WORDS[pair.status]]
     if a is not None and b is not None and pair.status == CHANGED:
-        changes = []
+        changes: list[str] = []
         if (a.kernels or 0) != (b.kernels or 0):
-            changes.append(f"kernels {fmt_count(a.kernels or 0)} → {fmt_count(b.kernels or 0)}")
+            changes.append(f"kernels {fmt.count(a.kernels or 0)} → {fmt.count(b.kernels or 0)}")
         if (a.gpu_events or 0) != (b.gpu_events or 0):
-            changes.append(f"GPU events {fmt_count(a.gpu_events or 0)} → {fmt_count(b.gpu_events or 0)}")
+            changes.append(f"GPU events {fmt.count(a.gpu_events or 0)} → {fmt.count(b.gpu_events or 0)}")
         ga, gb = a.gpu_us or 0.0, b.gpu_us or 0.0
-        pct = f" ({100 * (gb - ga) / ga:+.1f} %)" if ga else ""
-        changes.append(f"GPU {fmt_us(ga)} → {fmt_us(gb)}{pct}")
+        relative = fmt.percent_change(ga, gb)
+        changes.append(
+            f"GPU {fmt.duration(ga)} → {fmt.duration(gb)}" + (f" ({relative})" if relative else "")
+        )
         status.append(": " + ", ".join(changes))
     elif pair.opened:
         status.append(" (shown open: its children line up with the other side)")

@@ -19,12 +19,13 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tracetui.app.diff_model import CHANGED, ONLY_A, ONLY_B, DiffModel, Pair
-from tracetui.app.dispatch_tree import ICONS, MAX_INDENT, ROW_CLASSES, row_css, style_name
-from tracetui.app.formatting import fit, fmt_count, fmt_us, pad
-from tracetui.app.line_style import CachedStyles
-from tracetui.app.row_tree import RowTree, row_bindings
-from tracetui.app.tree_model import Node
+from tracetui import formatting as fmt
+from tracetui.app.widgets.cells import fit, pad
+from tracetui.app.widgets.dispatch_tree import ICONS, MAX_INDENT, ROW_CLASSES, row_css, style_name
+from tracetui.app.widgets.line_style import CachedStyles
+from tracetui.app.widgets.row_tree import RowTree, row_bindings
+from tracetui.compare.pair_tree import CHANGED, ONLY_A, ONLY_B, DiffModel, Pair
+from tracetui.views.tree import Node
 
 GPU_WIDTH = 9
 KERNELS_WIDTH = 7
@@ -271,7 +272,7 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
             gap = sum(size + 1 for _, size in columns)
             return [Segment(pad("no kernel", gap, "right"), self._style("no-kernel"))]
         changed = self._changed(pair)
-        values = {"GPU": fmt_us(node.gpu_us), "kernels": fmt_count(node.kernels)}
+        values = {"GPU": fmt.duration(node.gpu_us), "kernels": fmt.count(node.kernels)}
         segments = []
         for title, size in columns:
             style = self.component("diff-tree--changed") if title in changed else number

@@ -19,10 +19,11 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tracetui.app.formatting import fit, fmt_count, fmt_us, pad
-from tracetui.app.line_style import CachedStyles
-from tracetui.app.row_tree import RowTree, row_bindings
-from tracetui.app.tree_model import Node, NodeKey, TreeModel
+from tracetui import formatting as fmt
+from tracetui.app.widgets.cells import fit, pad
+from tracetui.app.widgets.line_style import CachedStyles
+from tracetui.app.widgets.row_tree import RowTree, row_bindings
+from tracetui.views.tree import Node, NodeKey, TreeModel
 
 ICONS = {
     "step": "◆",
@@ -386,14 +387,14 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
         if node.no_kernel:
             for title, size in columns:
                 if title == "CPU":
-                    segments.append(Segment(" " + pad(fmt_us(node.cpu_us), size, "right"), number))
+                    segments.append(Segment(" " + pad(fmt.duration(node.cpu_us), size, "right"), number))
             gap = sum(size + 1 for title, size in columns if title != "CPU")
             segments.append(Segment(pad("no kernel", gap, "right"), dim))
             return segments
         values = {
-            "CPU": fmt_us(node.cpu_us),
-            "GPU": fmt_us(node.gpu_us),
-            "kernels": fmt_count(node.kernels),
+            "CPU": fmt.duration(node.cpu_us),
+            "GPU": fmt.duration(node.gpu_us),
+            "kernels": fmt.count(node.kernels),
         }
         for title, size in columns:
             segments.append(Segment(" " + pad(values[title], size, "right"), number))

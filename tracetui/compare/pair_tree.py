@@ -27,8 +27,8 @@ from itertools import zip_longest
 
 import polars as pl
 
-from tracetui.app.tree_model import Node, NodeKey, TreeModel, single_child_chain
 from tracetui.trace.categories import GPU_KIND, LAUNCH_CALLS
+from tracetui.views.tree import Node, NodeKey, TreeModel, single_child_chain
 
 SAME, CHANGED, ONLY_A, ONLY_B = "same", "changed", "only_a", "only_b"
 MARKERS = {SAME: " ", CHANGED: "~", ONLY_A: "−", ONLY_B: "+"}
