@@ -3,12 +3,17 @@ twins that write the same text over whole columns."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import polars as pl
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tracetui import formatting as fmt
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.mark.parametrize(
@@ -95,3 +100,38 @@ def test_polars_twins_write_the_same_text(values: list[float | None]) -> None:
         assert row["number"] == fmt.number(value)
         assert row["flops"] == fmt.flops_rate(value)
         assert row["bytes"] == fmt.byte_rate(value)
+
+
+def test_one_value_reads_the_same_on_every_surface() -> None:
+    """A step's CPU span and GPU busy time, as the tree row, the details pane, the steps table and the
+    summary write them: one text, from one formatter."""
+    from rich.console import Console
+
+    import tracetui
+    from tracetui.app.widgets.details import describe
+    from tracetui.report.summary import summary_renderable
+    from tracetui.report.summary_data import summary_data
+    from tracetui.views.insight import load_insight
+    from tracetui.views.tables import build_tables
+    from tracetui.views.tree import TreeModel
+
+    trace = tracetui.load(FIXTURES / "mlp_train_tbhandler_stack_memory.pt.trace.json.gz")
+    step = trace.steps.row(0, named=True)
+    span, busy = fmt.duration(step["dur"]), fmt.duration(step["gpu_busy_us"])
+    assert span.endswith(" ms") and busy.endswith(" µs")  # 3.42 ms of CPU, 83.1 µs of GPU busy
+
+    model = TreeModel(trace)
+    assert model.node(step["id"]).cpu_us == step["dur"]  # the tree row writes fmt.duration of it
+    insight = load_insight(trace)
+    table = build_tables(trace, insight)["steps"]
+    row = table.frame.filter(pl.col("id") == step["id"]).row(0, named=True)
+    cells = {c.key: c.text(row[c.key]) for c in table.columns}
+    assert (cells["dur"], cells["gpu_busy_us"]) == (span, busy)
+    details = describe(trace, model, step["id"], insight).plain
+    assert f"duration           {span}" in details
+    assert f"of GPU work; GPU busy {fmt.percent(insight.get(step['id'])['gpu_busy_pct'])}" in details
+    console = Console(width=200, record=True, markup=False, highlight=False)
+    console.print(summary_renderable(summary_data(trace)))
+    summary = console.export_text()
+    row_text = rf"{re.escape(step['name'])}\s+{re.escape(span)}\s+{re.escape(busy)}\s"  # the steps table
+    assert re.search(row_text, summary), summary

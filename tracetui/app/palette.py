@@ -11,6 +11,7 @@ from functools import partial
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
+from tracetui import formatting as fmt
 from tracetui.app.widgets.cells import fit
 
 
@@ -70,7 +71,7 @@ class NameSearch(Provider):
                 _shown(name, kind, query),
                 partial(screen.jump_to_name, name, kind),
                 text=f"go to {name}",
-                help=f"{kind}, {count:,} in the trace",
+                help=f"{kind}, {fmt.count(count)} in the trace",
             )
 
     async def discover(self) -> Hits:
@@ -83,5 +84,5 @@ class NameSearch(Provider):
                 _shown(name, kind),
                 partial(screen.jump_to_name, name, kind),
                 text=f"go to {name}",
-                help=f"{kind}, {count:,} in the trace",
+                help=f"{kind}, {fmt.count(count)} in the trace",
             )
