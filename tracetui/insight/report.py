@@ -16,7 +16,7 @@ from tracetui.insight.flops import op_cost_columns
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.roofline import roofline_columns
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
-from tracetui.trace.stats import DUR_NS, mean_us, sum_us, union_length
+from tracetui.trace.stats import DUR_NS, mean_us, merged_intervals, sum_us
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -175,10 +175,8 @@ def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl
 
 def _idle_gaps(work: pl.DataFrame, min_gap_ns: int = 1000) -> pl.DataFrame:
     """Per span: number of gaps ≥ 1 µs between GPU work and the largest one (µs)."""
-    ordered = work.select("span", "start_ns", "end_ns").sort("span", "start_ns")
-    gaps = ordered.with_columns(reach=pl.col("end_ns").cum_max().shift(1).over("span")).with_columns(
-        gap=(pl.col("start_ns") - pl.col("reach")).clip(0)
-    )
+    busy = merged_intervals(work, "span")
+    gaps = busy.with_columns(gap=pl.col("start_ns") - pl.col("end_ns").shift(1).over("span"))
     return gaps.group_by("span").agg(
         (pl.col("gap") >= min_gap_ns).sum().alias("idle_gaps"),
         (pl.col("gap").max().fill_null(0) / 1000.0).alias("largest_gap_us"),
@@ -232,11 +230,5 @@ def compile_overheads(trace: Trace) -> pl.DataFrame:
 
 def gpu_work_union_us(trace: Trace) -> float:
     """GPU busy time over the whole trace (µs): the union of all GPU work intervals."""
-    work = (
-        trace.gpu.filter(pl.col("cat").is_in(GPU_WORK))
-        .select("start_ns", "end_ns")
-        .with_columns(one=pl.lit(1))
-    )
-    if work.is_empty():
-        return 0.0
-    return float(union_length(work, "one")["gpu_busy_us"][0])
+    busy = merged_intervals(trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)))
+    return float((busy["end_ns"] - busy["start_ns"]).sum()) / 1000.0

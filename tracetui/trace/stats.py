@@ -184,17 +184,30 @@ def _busy_time(events: pl.DataFrame, spans: pl.DataFrame) -> pl.DataFrame:
     return union_length(inside, "span").rename({"span": "id"})
 
 
+def merged_intervals(intervals: pl.DataFrame, by: str | None = None) -> pl.DataFrame:
+    """The union of ``[start_ns, end_ns)`` intervals (per group ``by``) as disjoint intervals, sorted
+    (by group, then start). Overlapping and touching intervals merge; intervals without an end drop."""
+    keys = [by] if by is not None else []
+    ordered = intervals.select(*keys, "start_ns", "end_ns").drop_nulls().sort(*keys, "start_ns")
+    reach = pl.col("end_ns").cum_max().shift(1)
+    starts = reach.is_null() | (pl.col("start_ns") > reach)
+    if by is not None:
+        starts = starts.over(by)
+    return (
+        ordered.with_columns(segment=starts.cum_sum())
+        .group_by(*keys, "segment")
+        .agg(pl.col("start_ns").min(), pl.col("end_ns").max())
+        .sort(*keys, "start_ns")
+        .drop("segment")
+    )
+
+
 def union_length(intervals: pl.DataFrame, by: str) -> pl.DataFrame:
     """Per group ``by``: the length (µs) of the union of [start_ns, end_ns) intervals."""
-    ordered = intervals.sort(by, "start_ns").with_columns(reach=pl.col("end_ns").cum_max().shift(1).over(by))
-    segments = ordered.with_columns(
-        segment=(pl.col("reach").is_null() | (pl.col("start_ns") > pl.col("reach"))).cum_sum().over(by)
-    )
     return (
-        segments.group_by(by, "segment")
-        .agg((pl.col("end_ns").max() - pl.col("start_ns").min()).alias("length"))
+        merged_intervals(intervals, by)
         .group_by(by)
-        .agg((pl.col("length").sum() / US).alias("gpu_busy_us"))
+        .agg(((pl.col("end_ns") - pl.col("start_ns")).sum() / US).alias("gpu_busy_us"))
     )
 
 

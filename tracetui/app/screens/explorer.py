@@ -22,6 +22,7 @@ from tracetui.app.widgets.expect_panel import Checks, ExpectPanel
 from tracetui.app.widgets.timeline import Timeline
 from tracetui.app.widgets.trace_header import TraceHeader
 from tracetui.trace import Trace
+from tracetui.trace.stats import merged_intervals
 from tracetui.views.insight import Insight, load_insight
 from tracetui.views.tables import TableSpec, build_tables
 from tracetui.views.timeline import Lane, Window, lanes, window_for
@@ -193,10 +194,8 @@ class ExplorerScreen(Screen[None]):
         launched = None
         node = model.node(key)
         if isinstance(key, int) and node.kind not in GPU_KINDS and node.gpu_events:
-            work_rows = self.trace.launched_below(key).drop_nulls("start_ns").sort("start_ns")
-            launched = Lane(
-                "launched", "gpu", *_merged(work_rows["start_ns"].to_list(), work_rows["end_ns"].to_list())
-            )
+            busy = merged_intervals(self.trace.launched_below(key))
+            launched = Lane("launched", "gpu", busy["start_ns"].to_list(), busy["end_ns"].to_list())
         elif node.kind in GPU_KINDS and node.start_ns is not None:
             launched = Lane("launched", "gpu", [node.start_ns], [node.end_ns or node.start_ns])
         self.post_message(DetailsReady(key, content, launched))
@@ -474,16 +473,3 @@ class ExplorerScreen(Screen[None]):
                 )
             ]
         self.query_one("#status", Static).update(Content.assemble(" ", *parts))
-
-
-def _merged(starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
-    """Union of sorted intervals."""
-    out_starts: list[int] = []
-    out_ends: list[int] = []
-    for start, end in zip(starts, ends, strict=True):
-        if out_ends and start <= out_ends[-1]:
-            out_ends[-1] = max(out_ends[-1], end)
-        else:
-            out_starts.append(start)
-            out_ends.append(end)
-    return out_starts, out_ends
