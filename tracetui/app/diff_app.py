@@ -33,7 +33,7 @@ class DiffApp(TracetuiApp):
 
         try:
             from tracetui.compare.diff_data import diff_data
-            from tracetui.compare.pair_tree import DiffModel
+            from tracetui.compare.pair_tree import PairTree
             from tracetui.trace import load
             from tracetui.views.tree import TreeModel
 
@@ -41,7 +41,7 @@ class DiffApp(TracetuiApp):
             progress("comparing")
             data = diff_data(a, b)
             progress("aligning the trees")
-            model = DiffModel(TreeModel(a), TreeModel(b))
+            model = PairTree(TreeModel(a), TreeModel(b))
             model.hottest_path()  # aligns the levels shown first, off the UI thread
             from tracetui.app.screens import diff  # noqa: F401 - imported here, off the UI thread
 

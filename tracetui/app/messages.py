@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from textual.content import Content
 
     from tracetui.app.widgets.expect_panel import Checks
-    from tracetui.compare.pair_tree import DiffModel
+    from tracetui.compare.pair_tree import PairTree
     from tracetui.trace import Trace
     from tracetui.views.insight import Insight
     from tracetui.views.tables import TableSpec
@@ -99,7 +99,7 @@ class DiffLoaded(Message):
     """Both traces of a comparison are loaded and aligned."""
 
     data: dict[str, Any]
-    model: DiffModel
+    model: PairTree
 
 
 @dataclass

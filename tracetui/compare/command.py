@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -17,7 +18,10 @@ TRACE = click.Path(path_type=Path)
 @click.argument("trace_a", metavar="A", type=TRACE)
 @click.argument("trace_b", metavar="B", type=TRACE)
 @click.option(
-    "--json", "as_json", is_flag=True, help="Print the comparison as JSON (schema tracetui.diff/1)."
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the comparison as JSON (schema tracetui.diff/1), the aligned trees included.",
 )
 @click.option(
     "--report",
@@ -48,11 +52,26 @@ def diff_command(ctx: click.Context, trace_a: Path, trace_b: Path, as_json: bool
     from tracetui.compare.diff_report import diff_renderable
     from tracetui.report.loading import load_with_progress
 
-    data = diff_data(load_with_progress(trace_a), load_with_progress(trace_b))
+    a, b = load_with_progress(trace_a), load_with_progress(trace_b)
+    data = diff_data(a, b)
     if as_json:
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        from tracetui.compare.pair_tree import PairTree, tree_records
+        from tracetui.views.tree import TreeModel
+
+        write_with_tree(data, tree_records(PairTree(TreeModel(a), TreeModel(b))))
         return
     Console(markup=False, highlight=False).print(diff_renderable(data))
+
+
+def write_with_tree(data: dict[str, Any], tree: list[dict[str, Any]]) -> None:
+    """``data`` as indented JSON with ``tree`` as its last key, one pair per line (a tree has as many
+    pairs as the traces have events: compact lines keep it greppable and fast to write)."""
+    text = json.dumps({**data, "tree": []}, indent=2, ensure_ascii=False)
+    head, empty = text.rsplit("[]", 1)
+    sys.stdout.write(head + "[")
+    for n, record in enumerate(tree):
+        sys.stdout.write(("\n    " if n == 0 else ",\n    ") + json.dumps(record, ensure_ascii=False))
+    sys.stdout.write(("\n  " if tree else "") + "]" + empty + "\n")
 
 
 def on_terminal() -> bool:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tracetui.formatting import duration_expr, percent_expr
+from tracetui.insight.compile_names import COMPILED_REGION, compile_wrapper
 from tracetui.insight.flops import op_cost_columns
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.roofline import roofline_columns
@@ -23,12 +24,6 @@ if TYPE_CHECKING:
 
 KERNEL_FIELDS = ("family", "kind", "arch", "tile", "stages", "layout", "fused_ops", "short")
 SYNC_CALLS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent")
-COMPILE_PREOPS = (
-    "TorchDynamo Cache Lookup",
-    "Pregraph bytecode",
-    "AOTDispatcher Runtime Wrapper Prologue",
-    "CompiledFunction",
-)
 BUSY_GPU_BOUND = 0.8  # GPU busy over the step's window at or above which a step is GPU-bound
 
 
@@ -190,11 +185,8 @@ def compile_overheads(trace: Trace) -> pl.DataFrame:
     the Inductor graph call (``## Call CompiledFxGraph … ##``) below it.
     """
     events = trace.events
-    preops = events.filter(
-        (pl.col("cat") == "cpu_op")
-        & (pl.col("name").is_in(COMPILE_PREOPS) | pl.col("name").str.starts_with("Torch-Compiled Region"))
-    )
-    regions = events.filter(pl.col("name").str.starts_with("Torch-Compiled Region")).select(
+    preops = events.filter((pl.col("cat") == "cpu_op") & compile_wrapper())
+    regions = events.filter(pl.col("name").str.starts_with(COMPILED_REGION)).select(
         "id", "track", "pos", "end_pos", DUR_NS.alias("dur_ns")
     )
     graphs = events.filter(pl.col("name").str.contains(r"^## Call CompiledFxGraph")).select(
@@ -212,7 +204,7 @@ def compile_overheads(trace: Trace) -> pl.DataFrame:
             .group_by("id", "dur_ns")
             .agg(pl.col("graph_ns").sum())
             .select(
-                pl.lit("Torch-Compiled Region wrapper (outside the graph call)").alias("name"),
+                pl.lit(f"{COMPILED_REGION} wrapper (outside the graph call)").alias("name"),
                 (pl.col("dur_ns") - pl.col("graph_ns")).alias("dur_ns"),
             )
         )

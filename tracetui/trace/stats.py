@@ -263,7 +263,7 @@ def step_instances(events: pl.DataFrame) -> pl.DataFrame:
         .with_columns(
             pl.col("gpu_us", "gpu_busy_us").fill_null(0.0),
             pl.col("gpu_events", "kernels", "memcpys", "memsets").fill_null(0),
-            step=pl.col("name").str.extract(r"#(\d+)$").cast(pl.Int64),
+            step=pl.col("name").str.extract(r"#([0-9]+)$").cast(pl.Int64, strict=False),
         )
         .sort("start_ns")
     )

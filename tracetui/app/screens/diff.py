@@ -16,7 +16,7 @@ from tracetui import formatting as fmt
 from tracetui.app.messages import DifferenceFound
 from tracetui.app.widgets.diff_tree import DiffTree
 from tracetui.app.widgets.dispatch_tree import ICONS
-from tracetui.compare.pair_tree import CHANGED, ONLY_A, ONLY_B, STATUS_WORDS, DiffModel
+from tracetui.compare.pair_tree import CHANGED, ONLY_A, ONLY_B, STATUS_WORDS, PairTree
 from tracetui.views.tree import Node
 
 MARKER_STYLES = {ONLY_A: "bold $text-error", ONLY_B: "bold $text-success", CHANGED: "bold $text-warning"}
@@ -62,7 +62,7 @@ def _side_line(letter: str, node: Node | None, active: bool) -> Content:
     )
 
 
-def pair_content(model: DiffModel, pid: int, side: str) -> Content:
+def pair_content(model: PairTree, pid: int, side: str) -> Content:
     """Three lines for the cursor's pair: its status and what changed, then A's and B's node."""
     pair = model.pair(pid)
     a, b = model.nodes(pid)
@@ -100,7 +100,7 @@ class DiffScreen(Screen[None]):
         Binding("N", "previous_difference", "Previous difference", show=False, id="diff.previous"),
     ]
 
-    def __init__(self, data: dict[str, Any], model: DiffModel) -> None:
+    def __init__(self, data: dict[str, Any], model: PairTree) -> None:
         super().__init__()
         self.data = data
         self.model = model

@@ -1,4 +1,4 @@
-"""The comparison's two trees side by side: a Line-API widget over a :class:`DiffModel`.
+"""The comparison's two trees side by side: a Line-API widget over a :class:`PairTree`.
 
 One row per aligned pair: A's node on the left, B's on the right (blank where a side has no
 match), the marker between them. Rows are a flat list of pair ids and depths, text is built only
@@ -24,7 +24,7 @@ from tracetui.app.widgets.cells import fit, pad
 from tracetui.app.widgets.dispatch_tree import ICONS, MAX_INDENT, ROW_CLASSES, row_css, style_name
 from tracetui.app.widgets.line_style import CachedStyles
 from tracetui.app.widgets.row_tree import RowTree, row_bindings
-from tracetui.compare.pair_tree import CHANGED, ONLY_A, ONLY_B, DiffModel, Pair
+from tracetui.compare.pair_tree import CHANGED, ONLY_A, ONLY_B, Pair, PairTree
 from tracetui.views.tree import Node
 
 GPU_WIDTH = 9
@@ -92,7 +92,7 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.model: DiffModel | None = None
+        self.model: PairTree | None = None
         self.side = "a"
         self.titles = ("A", "B")
         self._init_rows()
@@ -107,7 +107,7 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
         self.post_message(self.CursorMoved(self, key))
 
     # ---- state ------------------------------------------------------------------------------
-    def set_model(self, model: DiffModel, path: list[int], titles: tuple[str, str]) -> None:
+    def set_model(self, model: PairTree, path: list[int], titles: tuple[str, str]) -> None:
         """Show ``model`` with ``path`` expanded and the cursor at its end."""
         self.model = model
         self.titles = titles
@@ -283,13 +283,3 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
         if pair.status != CHANGED or self.model is None:
             return frozenset()
         return self.model.changed(pair.id)
-
-    # ---- plain data (tests, debugging) ------------------------------------------------------------
-    def rows_as_data(self) -> list[tuple[str, str, str]]:
-        """Every shown row as ``(marker, A's label, B's label)``."""
-        assert self.model is not None
-        return self.model.rows(self._rows)
-
-    def cursor_as_data(self) -> tuple[str, str, str] | None:
-        pid = self.cursor_key
-        return None if pid is None or self.model is None else self.model.rows([pid])[0]

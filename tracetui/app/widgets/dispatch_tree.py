@@ -8,7 +8,7 @@ and the depth shown as a number beyond the cap).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -399,26 +399,3 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
         for title, size in columns:
             segments.append(Segment(" " + pad(values[title], size, "right"), number))
         return segments
-
-    # ---- plain data (tests, debugging) ------------------------------------------------------------
-    def tree_as_data(self) -> list[dict[str, Any]]:
-        """The shown rows as nested ``{"label", "expanded", "children"}`` dicts (built iteratively)."""
-        assert self.model is not None
-        result: list[dict[str, Any]] = []
-        stack: list[tuple[int, list[dict[str, Any]]]] = [(-1, result)]
-        for key, depth in zip(self._rows, self._depths, strict=True):
-            item: dict[str, Any] = {
-                "label": self.model.label(key),
-                "expanded": key in self._expanded,
-                "children": [],
-            }
-            while stack[-1][0] >= depth:
-                stack.pop()
-            stack[-1][1].append(item)
-            stack.append((depth, item["children"]))
-        return result
-
-    def visible_labels(self) -> list[str]:
-        """Every shown row as ``depth × "  " + label``."""
-        assert self.model is not None
-        return ["  " * d + self.model.label(k) for k, d in zip(self._rows, self._depths, strict=True)]
