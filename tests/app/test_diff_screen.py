@@ -48,7 +48,9 @@ async def press(pilot: Pilot[int], *keys: str) -> None:
 async def go_to(pilot: Pilot[int], row: tuple[str, str, str]) -> None:
     """Put the cursor on the first shown row equal to ``row``."""
     tree = tree_of(pilot.app)
-    tree.select_row(rows_as_data(tree).index(row))
+    assert tree.model is not None
+    pid = tree._rows[rows_as_data(tree).index(row)]
+    assert tree.reveal(tree.model.path_of(pid))
     await settle(pilot)
     assert cursor_as_data(tree) == row
 

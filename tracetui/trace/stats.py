@@ -13,7 +13,6 @@ from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.links import is_annotation, is_step
 
 US = 1000.0  # ns per µs
-NODE_COLUMNS = ("cpu_self_us", "gpu_us", "gpu_events", "kernels", "memcpys", "memsets")
 DUR_NS = pl.col("end_ns") - pl.col("start_ns")
 
 

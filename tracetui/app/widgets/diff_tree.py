@@ -128,11 +128,7 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
         self._set_cursor(index, center=True, force_message=True)
         return True
 
-    # ---- cursor ---------------------------------------------------------------------------------
-    def select_row(self, index: int) -> None:
-        """Put the cursor on the shown row ``index``."""
-        self._set_cursor(index, center=True)
-
+    # ---- side -----------------------------------------------------------------------------------
     def action_switch_side(self) -> None:
         """Make the other side (A or B) the active one."""
         self.side = "b" if self.side == "a" else "a"

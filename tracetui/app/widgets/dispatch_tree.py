@@ -221,14 +221,6 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
         path = self.model.path_to(event_id)
         return path is not None and self.reveal(path) is not None
 
-    # ---- cursor ---------------------------------------------------------------------------------
-    def move_cursor_to(self, key: NodeKey) -> bool:
-        index = self._index_of(key)
-        if index is None:
-            return False
-        self._set_cursor(index, center=True)
-        return True
-
     def action_hot_chain(self) -> None:
         """Expand the hottest chain again and go to its end."""
         if self.model is not None and (path := self.model.hottest_path()):

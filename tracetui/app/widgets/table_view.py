@@ -154,11 +154,6 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
     def row(self, index: int) -> dict[str, Any]:
         return self.frame.row(index, named=True)
 
-    def cell_texts(self, index: int) -> list[str]:
-        """The formatted cells of a row (what the screen shows, untruncated)."""
-        values = self.row(index)
-        return [column.text(values.get(column.key)) for column in self.columns]
-
     # ---- cursor / keys --------------------------------------------------------------------------
     def _move(self, index: int) -> None:
         if not self.row_count:
