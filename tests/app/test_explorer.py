@@ -189,6 +189,32 @@ async def test_find_next_and_previous_cycle_through_matches() -> None:
         assert tree.cursor_node.event_id == seen[-1]
 
 
+async def test_status_line_follows_the_search_and_the_filters() -> None:
+    """The status is computed from the screen's reactive state: a search's position, the filters, a
+    rebuild that keeps the search (its matches found again in the new tree)."""
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+
+        def status() -> str:
+            return str(screen.query_one("#status").render())
+
+        assert "? help" in status()
+        await pilot.press("slash", *"gelu", "enter")
+        await settle(pilot)
+        assert "find: gelu  1/6" in status()
+        await pilot.press("n", "n")
+        assert "find: gelu  3/6" in status() and screen.matches.index == 2
+        await pilot.press("k")
+        await settle(pilot)
+        assert "filters: kernel launchers only" in status() and "find: gelu" in status()
+        assert len(screen.matches.ids) == 6 and tree_of(app).find_query == "gelu"
+        await pilot.press("slash", *["backspace"] * 4, "enter")  # an empty find clears the search
+        await settle(pilot)
+        assert "find" not in status() and tree_of(app).find_query == ""
+
+
 async def test_table_enter_goes_to_first_then_next_occurrence() -> None:
     app = TraceApp(fixture("mlp_eager"))
     async with app.run_test(size=(140, 40)) as pilot:

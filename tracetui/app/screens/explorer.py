@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any, ClassVar
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, cast
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
+from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
@@ -29,10 +30,24 @@ from tracetui.views.timeline import Lane, Window, lanes, window_for
 from tracetui.views.tree import GPU_KINDS, NodeKey, TreeModel, TreeOptions
 
 DETAILS_DELAY = 0.08  # s: the details pane waits for the cursor to rest this long
+KEYS_HINT = "? help · / find · e expand chain · g go to op · t tables · k kernels only · p python"
+
+
+@dataclass(frozen=True)
+class Matches:
+    """What ``n`` / ``N`` walk through: a search, its matches in tree order, the one shown (-1: none)."""
+
+    search: Search | None = None
+    ids: tuple[int, ...] = ()
+    index: int = -1
 
 
 class ExplorerScreen(Screen[None]):
-    """Walk dispatch chains; see what each op launched."""
+    """Walk dispatch chains; see what each op launched.
+
+    The tree's model (its filters), the matches of a search and whether a rebuild is running are
+    reactive: the status line is computed from them (:meth:`compute_status`), never set by hand.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -111,12 +126,17 @@ class ExplorerScreen(Screen[None]):
         ),
     ]
 
+    model: var[TreeModel] = var(cast(TreeModel, None), init=False)  # set in __init__
+    matches: var[Matches] = var(Matches(), init=False)
+    rebuilding: var[bool] = var(False, init=False)
+    status: var[Content] = var(Content(""))
+
     def __init__(
         self, trace: Trace, model: TreeModel, *, sample: bool = False, checks: Checks | None = None
     ) -> None:
         super().__init__()
         self.trace = trace
-        self.model = model
+        self.set_reactive(ExplorerScreen.model, model)
         self.sample = sample
         self.checks = checks
         self.tables: dict[str, TableSpec] | None = None
@@ -124,9 +144,6 @@ class ExplorerScreen(Screen[None]):
         self._details_timer: Timer | None = None
         self._window_key: tuple[str, Any] | None = None
         self._zoomed = False
-        self._search: Search | None = None
-        self._matches: list[int] = []
-        self._match_index = -1
         self._pending_table: str | None = None
         self._pending: set[str] = set()
         self._names: list[tuple[str, str, int]] | None = None
@@ -159,7 +176,6 @@ class ExplorerScreen(Screen[None]):
         self.query_one("#details-pane").border_title = "details"
         self.tree.set_model(self.model, initial=True)
         self.tree.focus()
-        self._update_status()
         self._pending.add("tables")
         # After the first frame: the tables' worker would compete with drawing the tree.
         self.call_after_refresh(self.compute_tables)
@@ -303,7 +319,7 @@ class ExplorerScreen(Screen[None]):
         self._rebuild(replace(self.model.options, name_filter=event.value.strip()))
 
     def _rebuild(self, options: TreeOptions) -> None:
-        self.query_one("#status", Static).update(Content.styled(" applying filters …", "$text-muted"))
+        self.rebuilding = True
         self._pending.add("model")
         self.build_model(options)
 
@@ -314,15 +330,18 @@ class ExplorerScreen(Screen[None]):
     def on_model_ready(self, message: ModelReady) -> None:
         self._pending.discard("model")
         self.model = message.model
-        self.tree.set_model(self.model)
-        if self._search is not None:
-            self.start_find(self._search)
-        self._update_status()
+        self.rebuilding = False
+
+    def watch_model(self, model: TreeModel) -> None:
+        self.tree.set_model(model)
+        if self.matches.search is not None:
+            self.start_find(self.matches.search)
 
     # ---- find -----------------------------------------------------------------------------------------
     def action_find(self) -> None:
         field = self.query_one("#find-input", Input)
-        field.value = self._search.query if self._search is not None and not self._search.exact else ""
+        search = self.matches.search
+        field.value = search.query if search is not None and not search.exact else ""
         field.display = True
         field.focus()
 
@@ -369,29 +388,32 @@ class ExplorerScreen(Screen[None]):
                 )
 
     def _set_matches(self, search: Search | None, matches: list[int]) -> None:
-        self._search, self._matches = search, matches
-        self._match_index = -1
-        self.tree.set_find_query(search.query if search is not None and not search.exact else "")
-        self._update_status()
+        self.matches = Matches(search, tuple(matches))
+
+    def watch_matches(self, old: Matches, new: Matches) -> None:
+        if new.search != old.search:
+            search = new.search
+            self.tree.find_query = search.query if search is not None and not search.exact else ""
 
     def _go_to_match(self, index: int) -> None:
-        if not self._matches:
+        matches = self.matches
+        if not matches.ids:
             self.notify("Nothing to go to: / finds a name.", timeout=3)
             return
-        count = len(self._matches)
+        count = len(matches.ids)
         for attempt in range(count):
-            candidate = (index + attempt) % count if index >= self._match_index else (index - attempt) % count
-            if self.tree.reveal_event(self._matches[candidate]):
-                self._match_index = candidate
-                self._update_status()
+            candidate = (index + attempt) % count if index >= matches.index else (index - attempt) % count
+            if self.tree.reveal_event(matches.ids[candidate]):
+                self.matches = replace(matches, index=candidate)
                 return
         self.notify("Every match is hidden by the current filters.", severity="warning", timeout=3)
 
     def action_find_next(self) -> None:
-        self._go_to_match(self._match_index + 1)
+        self._go_to_match(self.matches.index + 1)
 
     def action_find_previous(self) -> None:
-        self._go_to_match(self._match_index - 1 if self._match_index > 0 else len(self._matches) - 1)
+        index = self.matches.index
+        self._go_to_match(index - 1 if index > 0 else len(self.matches.ids) - 1)
 
     def jump_to_name(self, name: str, kind: str) -> None:
         """Go to the first occurrence of an exact name (the command palette's name search)."""
@@ -444,32 +466,32 @@ class ExplorerScreen(Screen[None]):
                 self.notify("That event is hidden by the current filters.", severity="warning", timeout=3)
             return
         search = Search(str(target), f"{spec.title.lower()} occurrences", exact=True, cats=spec.cats)
-        if search == self._search and self._matches:
-            self._go_to_match(self._match_index + 1)
+        if search == self.matches.search and self.matches.ids:
+            self._go_to_match(self.matches.index + 1)
             return
         self._set_matches(search, self.model.find(search.query, exact=True, cats=search.cats))
         self._go_to_match(0)
 
     # ---- status --------------------------------------------------------------------------------------
-    def _update_status(self) -> None:
+    def compute_status(self) -> Content:
+        """The status line: a running rebuild, else the filters and the search with its position."""
+        if self.rebuilding:
+            return Content.styled(" applying filters …", "$text-muted")
         parts: list[str | tuple[str, str]] = []
         filters = self.model.options.describe()
         if filters:
             parts += [("filters: ", "$text-muted"), (", ".join(filters), "$text-warning"), "   "]
-        if self._search is not None:
-            count = len(self._matches)
-            position = f"{self._match_index + 1}/{count}" if self._match_index >= 0 else f"{count} found"
+        matches = self.matches
+        if matches.search is not None:
+            count = len(matches.ids)
+            position = f"{matches.index + 1}/{count}" if matches.index >= 0 else f"{count} found"
             parts += [
-                (f"{self._search.label}: ", "$text-muted"),
-                self._search.query,
+                (f"{matches.search.label}: ", "$text-muted"),
+                matches.search.query,
                 (f"  {position}", "bold"),
             ]
             parts += [("   n / N: next / previous", "$text-muted")]
-        if not parts:
-            parts = [
-                (
-                    "? help · / find · e expand chain · g go to op · t tables · k kernels only · p python",
-                    "$text-muted",
-                )
-            ]
-        self.query_one("#status", Static).update(Content.assemble(" ", *parts))
+        return Content.assemble(" ", *(parts or [(KEYS_HINT, "$text-muted")]))
+
+    def watch_status(self, status: Content) -> None:
+        self.query_one("#status", Static).update(status)

@@ -16,6 +16,7 @@ from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -90,10 +91,12 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
             self.tree = tree
             self.pid = pid
 
+    side: var[str] = var("a", init=False)
+    """The active side, ``a`` or ``b``: the details and ``e`` follow it."""
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.model: PairTree | None = None
-        self.side = "a"
         self.titles = ("A", "B")
         self._init_rows()
 
@@ -132,8 +135,10 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
     def action_switch_side(self) -> None:
         """Make the other side (A or B) the active one."""
         self.side = "b" if self.side == "a" else "a"
+
+    def watch_side(self) -> None:
         self._refresh_all()
-        self.post_message(self.CursorMoved(self, self.cursor_key))
+        self.post_message(self.CursorMoved(self, self.cursor_key))  # the details follow the side
 
     # ---- mouse ------------------------------------------------------------------------------------
     async def _on_click(self, event: events.Click) -> None:
@@ -144,10 +149,7 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
         if not 0 <= index < len(self._rows):
             return
         left, _ = self._halves(self.scrollable_content_region.width)
-        side = "a" if offset.x < left else "b" if offset.x >= left + GUTTER else self.side
-        if side != self.side:
-            self.side = side
-            self._refresh_all()
+        self.side = "a" if offset.x < left else "b" if offset.x >= left + GUTTER else self.side
         if index == self._cursor:
             self.action_toggle()
         self._set_cursor(index, force_message=True)

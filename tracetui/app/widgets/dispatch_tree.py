@@ -16,6 +16,7 @@ from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -155,11 +156,13 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
             self.tree = tree
             self.key = key
 
+    find_query: var[str] = var("", init=False)
+    """Names containing it are underlined (a find's query)."""
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.model: TreeModel | None = None
         self._init_rows()
-        self.find_query = ""
 
     # ---- RowTree ------------------------------------------------------------------------------
     def _chain_below(self, key: NodeKey) -> list[NodeKey]:
@@ -270,8 +273,7 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
             self._set_cursor(index)
 
     # ---- find ---------------------------------------------------------------------------------
-    def set_find_query(self, query: str) -> None:
-        self.find_query = query
+    def watch_find_query(self) -> None:
         self._strips.clear()
         self.refresh()
 
