@@ -133,7 +133,7 @@ async def _child(trace: Path, presses: int) -> dict[str, Any]:
         await _settle(pilot)
         explorer = app.screen
         assert isinstance(explorer, ExplorerScreen)
-        tree, model = explorer.tree, explorer.model
+        tree, model = explorer.dispatch_tree, explorer.model
         marks["rows"] = tree.row_count
         threads = [k for s in model.step_ids for k in model.children(s) if isinstance(k, tuple)]
         targets = threads or [k for k in model.tops() if model.has_children(k)]

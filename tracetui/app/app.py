@@ -44,7 +44,8 @@ class TracetuiApp(IdleCollection):
 
     TITLE = "tracetui"
     CSS_PATH = "styles.tcss"
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    # Textual declares it ``ClassVar[...] | None``, which mypy reads as an instance variable.
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]  # type: ignore[misc]
     COMMANDS = App.COMMANDS | {NameSearch}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="every key"),

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from tracetui.trace import Trace
 
 ARROW = " → "
-_CHAIN_SCHEMA = {"id": pl.UInt32, "chain": pl.List(pl.String), "gpu_events": pl.UInt32}
+_CHAIN_SCHEMA = pl.Schema([("id", pl.UInt32()), ("chain", pl.List(pl.String())), ("gpu_events", pl.UInt32())])
 
 
 def dispatch_chains(trace: Trace) -> pl.DataFrame:

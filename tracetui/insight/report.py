@@ -220,6 +220,12 @@ def compile_overheads(trace: Trace) -> pl.DataFrame:
     )
 
 
+def span_us(trace: Trace) -> float:
+    """The trace's span (µs): from its first event's start to its last event's end."""
+    bounds = trace.events.select(pl.col("end_ns").max().fill_null(0) - pl.col("start_ns").min().fill_null(0))
+    return float(bounds.item()) / 1000.0
+
+
 def gpu_work_union_us(trace: Trace) -> float:
     """GPU busy time over the whole trace (µs): the union of all GPU work intervals."""
     busy = merged_intervals(trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)))

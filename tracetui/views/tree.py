@@ -308,7 +308,7 @@ class TreeModel:
             return None if above is None else [*above, event_id]
         if not self._visible(event_id):
             return None
-        chain = [event_id]
+        chain: list[NodeKey] = [event_id]
         current = event_id
         while current not in self._step_set:
             parent = self.parent_of(current)
@@ -481,7 +481,7 @@ class TreeModel:
 
     def hottest_path(self) -> list[NodeKey]:
         """The hottest chain from the top: the hottest step (else top node), then hottest children."""
-        tops = (
+        tops: list[NodeKey] = (
             [k for k in self._tops if isinstance(k, int)]
             or [
                 k

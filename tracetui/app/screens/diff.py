@@ -66,7 +66,10 @@ def pair_content(model: PairTree, pid: int, side: str) -> Content:
     """Three lines for the cursor's pair: its status and what changed, then A's and B's node."""
     pair = model.pair(pid)
     a, b = model.nodes(pid)
-    status = [(f" {pair.marker} ", MARKER_STYLES.get(pair.status, "")), STATUS_WORDS[pair.status]]
+    status: list[str | tuple[str, str]] = [
+        (f" {pair.marker} ", MARKER_STYLES.get(pair.status, "")),
+        STATUS_WORDS[pair.status],
+    ]
     if a is not None and b is not None and pair.status == CHANGED:
         changes: list[str] = []
         if (a.kernels or 0) != (b.kernels or 0):
@@ -114,7 +117,7 @@ class DiffScreen(Screen[None]):
         yield Footer()
 
     @property
-    def tree(self) -> DiffTree:
+    def diff_tree(self) -> DiffTree:
         return self.query_one(DiffTree)
 
     @property
@@ -124,14 +127,14 @@ class DiffScreen(Screen[None]):
 
     def on_mount(self) -> None:
         titles = (Path(self.data["a"]["name"]).name, Path(self.data["b"]["name"]).name)
-        self.tree.set_model(self.model, self.model.hottest_path(), titles)
-        self.tree.focus()
+        self.diff_tree.set_model(self.model, self.model.hottest_path(), titles)
+        self.diff_tree.focus()
 
     @on(DiffTree.CursorMoved)
     def _cursor_moved(self, event: DiffTree.CursorMoved) -> None:
         details = self.query_one("#diff-details", Static)
         details.update(
-            Content("") if event.pid is None else pair_content(self.model, event.pid, self.tree.side)
+            Content("") if event.pid is None else pair_content(self.model, event.pid, self.diff_tree.side)
         )
 
     # ---- differences ----------------------------------------------------------------------------
@@ -143,7 +146,7 @@ class DiffScreen(Screen[None]):
 
     def _find(self, *, backwards: bool) -> None:
         self._pending.add("find")
-        self.find_difference(self.tree.cursor_key, backwards)
+        self.find_difference(self.diff_tree.cursor_key, backwards)
 
     @work(thread=True, exclusive=True, group="diff-find")
     def find_difference(self, start: int | None, backwards: bool) -> None:
@@ -155,6 +158,6 @@ class DiffScreen(Screen[None]):
         if message.pid is None:
             self.notify("The two traces show no difference.", timeout=3)
             return
-        self.tree.reveal(self.model.path_of(message.pid))
+        self.diff_tree.reveal(self.model.path_of(message.pid))
         if message.wrapped:
             self.notify("Searched past the end: back at the other end.", timeout=2)

@@ -164,7 +164,7 @@ class ExplorerScreen(Screen[None]):
         yield Footer()
 
     @property
-    def tree(self) -> DispatchTree:
+    def dispatch_tree(self) -> DispatchTree:
         return self.query_one(DispatchTree)
 
     @property
@@ -174,8 +174,8 @@ class ExplorerScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#details-pane").border_title = "details"
-        self.tree.set_model(self.model, initial=True)
-        self.tree.focus()
+        self.dispatch_tree.set_model(self.model, initial=True)
+        self.dispatch_tree.focus()
         self._pending.add("tables")
         # After the first frame: the tables' worker would compete with drawing the tree.
         self.call_after_refresh(self.compute_tables)
@@ -199,7 +199,7 @@ class ExplorerScreen(Screen[None]):
 
     def _show_details(self) -> None:
         self._details_timer = None
-        key = self.tree.cursor_key
+        key = self.dispatch_tree.cursor_key
         if key is not None:
             self._pending.add("details")
             self.load_details(key, self.model)
@@ -217,7 +217,7 @@ class ExplorerScreen(Screen[None]):
         self.post_message(DetailsReady(key, content, launched))
 
     def on_details_ready(self, message: DetailsReady) -> None:
-        if message.key != self.tree.cursor_key:
+        if message.key != self.dispatch_tree.cursor_key:
             return
         self._pending.discard("details")
         self.query_one("#details", Static).update(message.content)
@@ -246,12 +246,12 @@ class ExplorerScreen(Screen[None]):
         self.query_one(Timeline).set_window(message.window, message.lanes)
 
     def on_timeline_block_clicked(self, message: Timeline.BlockClicked) -> None:
-        if not self.tree.reveal_event(message.event_id):
+        if not self.dispatch_tree.reveal_event(message.event_id):
             self.notify("That GPU work is hidden by the current filters.", severity="warning", timeout=3)
 
     def action_zoom(self) -> None:
         """Timeline: zoom to the selected node's span; again: back to its step."""
-        node = self.tree.cursor_node
+        node = self.dispatch_tree.cursor_node
         if self._zoomed or node is None or node.start_ns is None:
             self._zoomed = False
             self._window_key = None
@@ -284,7 +284,7 @@ class ExplorerScreen(Screen[None]):
             panel.focus()
         elif panel.has_focus:
             panel.display = False
-            self.tree.focus()
+            self.dispatch_tree.focus()
         else:
             panel.focus()
 
@@ -292,13 +292,13 @@ class ExplorerScreen(Screen[None]):
         event_id = message.result.event_id
         if event_id is None:
             self.notify("This check counts the whole trace: there is no one node to go to.", timeout=3)
-        elif self.tree.reveal_event(event_id):
-            self.tree.focus()
+        elif self.dispatch_tree.reveal_event(event_id):
+            self.dispatch_tree.focus()
         else:
             self.notify("That node is hidden by the current filters.", severity="warning", timeout=3)
 
     def on_expect_panel_left(self, _: ExpectPanel.Left) -> None:
-        self.tree.focus()
+        self.dispatch_tree.focus()
 
     # ---- filters --------------------------------------------------------------------------------------
     def action_toggle_kernels_only(self) -> None:
@@ -333,7 +333,7 @@ class ExplorerScreen(Screen[None]):
         self.rebuilding = False
 
     def watch_model(self, model: TreeModel) -> None:
-        self.tree.set_model(model)
+        self.dispatch_tree.set_model(model)
         if self.matches.search is not None:
             self.start_find(self.matches.search)
 
@@ -361,7 +361,7 @@ class ExplorerScreen(Screen[None]):
 
     def _close_input(self, field: Input) -> None:
         field.display = False
-        self.tree.focus()
+        self.dispatch_tree.focus()
 
     def start_find(self, search: Search, *, jump: bool = False) -> None:
         """Search in a worker; ``jump``: then go to the first match."""
@@ -393,7 +393,7 @@ class ExplorerScreen(Screen[None]):
     def watch_matches(self, old: Matches, new: Matches) -> None:
         if new.search != old.search:
             search = new.search
-            self.tree.find_query = search.query if search is not None and not search.exact else ""
+            self.dispatch_tree.find_query = search.query if search is not None and not search.exact else ""
 
     def _go_to_match(self, index: int) -> None:
         matches = self.matches
@@ -403,7 +403,7 @@ class ExplorerScreen(Screen[None]):
         count = len(matches.ids)
         for attempt in range(count):
             candidate = (index + attempt) % count if index >= matches.index else (index - attempt) % count
-            if self.tree.reveal_event(matches.ids[candidate]):
+            if self.dispatch_tree.reveal_event(matches.ids[candidate]):
                 self.matches = replace(matches, index=candidate)
                 return
         self.notify("Every match is hidden by the current filters.", severity="warning", timeout=3)
@@ -462,7 +462,7 @@ class ExplorerScreen(Screen[None]):
         spec = self.tables[table]
         how, target = spec.targets(row)
         if how == "id":
-            if not self.tree.reveal_event(int(target)):
+            if not self.dispatch_tree.reveal_event(int(target)):
                 self.notify("That event is hidden by the current filters.", severity="warning", timeout=3)
             return
         search = Search(str(target), f"{spec.title.lower()} occurrences", exact=True, cats=spec.cats)

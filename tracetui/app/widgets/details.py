@@ -282,7 +282,7 @@ def _ancestors(out: Lines, trace: Trace, model: TreeModel, key: int) -> None:
 def _synthetic(out: Lines, trace: Trace, model: TreeModel, node: Node) -> None:
     kind = {"thread": "thread (synthetic node)", "outside": "synthetic node", "orphans": "synthetic node"}
     out.line((kind.get(node.kind, ""), LABEL))
-    if node.kind == "thread" and node.key[1] is not None:
+    if node.kind == "thread" and isinstance(node.key, tuple) and node.key[1] is not None:
         step = trace.event(node.key[1])["name"]
         out.line(
             (

@@ -151,7 +151,7 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
         left, _ = self._halves(self.scrollable_content_region.width)
         self.side = "a" if offset.x < left else "b" if offset.x >= left + GUTTER else self.side
         if index == self._cursor:
-            self.action_toggle()
+            self.action_toggle_row()
         self._set_cursor(index, force_message=True)
 
     # ---- rendering -------------------------------------------------------------------------------

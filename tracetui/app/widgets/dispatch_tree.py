@@ -268,7 +268,7 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
         indent = self._indent_width(self._depths[index])
         if index == self._cursor or indent <= offset.x < indent + 2:
             self._set_cursor(index)
-            self.action_toggle()
+            self.action_toggle_row()
         else:
             self._set_cursor(index)
 
