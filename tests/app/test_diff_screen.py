@@ -18,7 +18,6 @@ from tracetui.app.screens.error import ErrorScreen
 from tracetui.app.screens.help import HelpScreen
 from tracetui.app.widgets.diff_tree import DiffTree
 from tracetui.cli import cli
-from tracetui.compare import command as compare_command
 
 SIZE = (140, 40)
 MM = (" ", "aten::mm", "aten::mm")
@@ -204,7 +203,7 @@ def test_diff_opens_the_screen_on_a_terminal_only(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(command, "open_diff", fake_open)
     runner = CliRunner()
     eager, compiled = str(fixture("mlp_eager")), str(fixture("mlp_compiled"))
-    monkeypatch.setattr(compare_command, "on_terminal", lambda: True)
+    monkeypatch.setattr(command, "on_terminal", lambda: True)
     for args in (["--report"], ["--json"]):
         result = runner.invoke(cli, ["diff", eager, compiled, *args], catch_exceptions=False)
         assert result.exit_code == 0 and result.output and not opened
