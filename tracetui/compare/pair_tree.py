@@ -464,7 +464,7 @@ def tree_records(tree: PairTree) -> list[dict[str, Any]]:
                 "parent": None if pair.parent is None else index[pair.parent],
                 "depth": depth,
                 "status": pair.status,
-                "changed": sorted(tree.changed(pid)),
+                "changed": sorted(tree.changed(pid)) if pair.status == CHANGED else [],
                 "opened": pair.opened,
                 "a": _node_record(a),
                 "b": _node_record(b),

@@ -350,14 +350,16 @@ class TreeModel:
         """The row for ``key`` (cached)."""
         cached = self._node_cache.get(key)
         if cached is None:
-            cached = self._event_node(key) if isinstance(key, int) else self._synthetic_node(key)
+            if isinstance(key, int):
+                cached = self._event_node(key, self._slim.row(self.row(key), named=True))
+            else:
+                cached = self._synthetic_node(key)
             if len(self._node_cache) > 50_000:
                 self._node_cache.clear()
             self._node_cache[key] = cached
         return cached
 
-    def _event_node(self, event_id: int) -> Node:
-        values = dict(zip(_SLIM_COLUMNS, self._slim.row(self.row(event_id)), strict=True))
+    def _event_node(self, event_id: int, values: dict[str, Any]) -> Node:
         name, kind = values["name"], values["kind"]
         if kind in GPU_KINDS:
             return Node(
