@@ -177,7 +177,7 @@ async def _child(trace: Path, presses: int) -> dict[str, Any]:
             add(pilot_times, "no-op key (pilot's floor)", await _pilot_press(pilot, "x"))
         explorer.start_find(Search("aten::mm"), jump=True)
         await _settle(pilot)
-        marks["find_matches"] = len(explorer._matches)
+        marks["find_matches"] = len(explorer.matches.ids)
         for _ in range(presses):
             key = tree.cursor_key
             add(
