@@ -173,12 +173,19 @@ class Trace:
 
     def event(self, event_id: int) -> dict[str, Any]:
         """One event's row as a dict, with the args of its group (null where it has none)."""
-        row = self.events.row(self.row(event_id), named=True)
+        return self.events.row(self.row(event_id), named=True) | self.group_args(event_id)
+
+    def group_args(self, event_id: int) -> dict[str, Any]:
+        """The args tables' columns (``gpu_args``, ``call_args``, ``op_args``, ``python_args``) for
+        one event: its values, null where it has none."""
+        out: dict[str, Any] = {}
         for table in (self.gpu_args, self.call_args, self.op_args, self.python_args):
-            found = table.filter(pl.col("id") == event_id)
-            values = found.row(0, named=True) if len(found) else dict.fromkeys(found.columns)
-            row |= {name: value for name, value in values.items() if name != "id"}
-        return row
+            ids = table["id"]  # sorted: the tables are in event order
+            at = ids.search_sorted(event_id)
+            found = at < len(ids) and ids[at] == event_id
+            values = table.row(at, named=True) if found else dict.fromkeys(table.columns)
+            out |= {name: value for name, value in values.items() if name != "id"}
+        return out
 
     def ancestors(self, event_id: int) -> list[int]:
         """Ids from the root down to the event itself (GPU events: via their launch call)."""

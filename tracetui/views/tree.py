@@ -58,8 +58,6 @@ _EVENT_COLUMNS = (
     "gpu_us",
     "gpu_events",
     "kernels",
-    "device",
-    "stream",
     "track",
     "step_id",
     "start_ns",
@@ -362,6 +360,7 @@ class TreeModel:
     def _event_node(self, event_id: int, values: dict[str, Any]) -> Node:
         name, kind = values["name"], values["kind"]
         if kind in GPU_KINDS:
+            place = self.trace.group_args(event_id)
             return Node(
                 key=event_id,
                 kind=kind,
@@ -372,8 +371,8 @@ class TreeModel:
                 kernels=None,
                 gpu_events=None,
                 event_id=event_id,
-                device=values["device"],
-                stream=values["stream"],
+                device=place["device"],
+                stream=place["stream"],
                 start_ns=values["start_ns"],
                 end_ns=values["end_ns"],
             )
