@@ -17,12 +17,12 @@ needs_native = pytest.mark.skipif(not native.AVAILABLE, reason="the C extension 
 
 
 def both_paths(
-    events: pl.DataFrame, tracks: pl.DataFrame, monkeypatch: pytest.MonkeyPatch
+    events: pl.DataFrame, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[tuple[pl.DataFrame, pl.DataFrame], tuple[pl.DataFrame, pl.DataFrame]]:
-    fast = nesting.nest(events, tracks)
+    fast = nesting.nest(events)
     with monkeypatch.context() as patch:
         patch.setattr(native, "nest", lambda *_: None)
-        slow = nesting.nest(events, tracks)
+        slow = nesting.nest(events)
     return fast, slow
 
 
@@ -36,16 +36,16 @@ def assert_same(fast: tuple[pl.DataFrame, pl.DataFrame], slow: tuple[pl.DataFram
 def test_real_traces_nest_alike_on_both_paths(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tracetui.trace import loader
 
-    seen: dict[str, tuple[pl.DataFrame, pl.DataFrame]] = {}
+    seen: dict[str, pl.DataFrame] = {}
 
-    def spy(events: pl.DataFrame, tracks: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-        seen["args"] = (events, tracks)
-        return nesting.nest(events, tracks)
+    def spy(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+        seen["events"] = events
+        return nesting.nest(events)
 
     with monkeypatch.context() as patch:
         patch.setattr(loader, "nest", spy)
         loader.load_now(path)
-    fast, slow = both_paths(*seen["args"], monkeypatch)
+    fast, slow = both_paths(seen["events"], monkeypatch)
     assert len(fast[0])
     assert_same(fast, slow)
 
@@ -64,18 +64,14 @@ def test_generated_intervals_nest_alike_on_both_paths(rows: list[tuple[int, int,
         {
             "id": pl.Series(range(len(rows)), dtype=pl.UInt32),
             "cat": [r[3] for r in rows],
-            "pid": ["1"] * len(rows),
-            "tid": [str(r[0]) for r in rows],
+            "track": pl.Series([r[0] for r in rows], dtype=pl.Int32),
             "start_ns": pl.Series([r[1] for r in rows], dtype=pl.Int64),
             "end_ns": pl.Series([r[1] + r[2] for r in rows], dtype=pl.Int64),
         },
-        schema_overrides={"cat": pl.String, "pid": pl.String, "tid": pl.String},
-    )
-    tracks = pl.DataFrame(
-        {"pid": ["1"] * 3, "tid": ["0", "1", "2"], "track": pl.Series([0, 1, 2], dtype=pl.UInt32)}
+        schema_overrides={"cat": pl.String},
     )
     with pytest.MonkeyPatch.context() as patch:
-        fast, slow = both_paths(events, tracks, patch)
+        fast, slow = both_paths(events, patch)
     assert_same(fast, slow)
 
 

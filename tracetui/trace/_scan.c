@@ -31,10 +31,12 @@
  *     5 RAW   any JSON value, as the exact text written
  *   phases: (ph: bytes, group) pairs; group -1: look the category up in cats, (cat, group)
  *     pairs, else x_default; a phase not listed is other_group.
- *   tables: (groups mask, sparse, columns) with columns (slot, groups mask, store): a table
- *     gets a row for each event whose group is in its mask (sparse: only when one of its
- *     columns has a value); a column holds the slot's value for rows of its groups (else
- *     null). store: 0 plain (text: string views), 1 dictionary (text only).
+ *   tables: (groups mask, sparse, lanes, columns) with columns (slot, groups mask, store): a
+ *     table gets a row for each event whose group is in its mask (sparse: only when one of
+ *     its columns has a value); a column holds the slot's value for rows of its groups (else
+ *     null). store: 0 plain (text: string views), 1 dictionary (text only). lanes: each row
+ *     also gets its event's lane, the number of its (pid, tid) pair (from the "pid" and "tid"
+ *     ID fields), the same in every table.
  * Absent fields are null (PH: "").
  *
  * pick(buffer, starts, ends, fields) reads fields of the objects at the given byte spans
@@ -354,8 +356,9 @@ typedef struct {
 
 typedef struct {
     uint32_t groups;
-    int sparse, c0, nc;
+    int sparse, c0, nc, with_lanes;
     uint32_t *ids;
+    uint32_t *lanes; /* with_lanes: the event's (pid, tid) lane */
     int64_t rows, cap;
 } Table;
 
@@ -401,6 +404,12 @@ typedef struct {
     int64_t caparglen;
     char *scratch; /* escaped text, decoded */
     size_t capscratch;
+    int pid_slot, tid_slot;  /* -1: no lanes */
+    Strings lane_keys;       /* distinct (pid, tid) pairs: entry index = lane */
+    char *lane_key;          /* the pair being looked up */
+    size_t caplane;
+    int64_t lane_stamp;      /* the event whose lane is in s->lane */
+    uint32_t lane;
     const char *args_a, *args_b; /* the current event's args object */
 } Scan;
 
@@ -884,6 +893,11 @@ static int grow_table(Scan *s, Table *t) {
     uint32_t *ids = realloc(t->ids, (size_t)cap * sizeof(uint32_t));
     if (!ids) return fail(s, "out of memory");
     t->ids = ids;
+    if (t->with_lanes) {
+        uint32_t *lanes = realloc(t->lanes, (size_t)cap * sizeof(uint32_t));
+        if (!lanes) return fail(s, "out of memory");
+        t->lanes = lanes;
+    }
     for (int k = t->c0; k < t->c0 + t->nc; k++) {
         Col *c = &s->cols[k];
         uint8_t *v = realloc(c->validity, (size_t)(cap + 7) / 8);
@@ -1026,6 +1040,62 @@ static int event_group(Scan *s, int *group) {
     return 0;
 }
 
+/* Append text (NULL: null) to the lane key at *at: a null flag, the length, the bytes. */
+static int lane_part(Scan *s, size_t *at, const char *p, Py_ssize_t n) {
+    size_t need = *at + 5 + (size_t)(p ? n : 0);
+    if (need > s->caplane) {
+        size_t cap = s->caplane ? s->caplane : 64;
+        while (cap < need) cap *= 2;
+        char *x = realloc(s->lane_key, cap);
+        if (!x) return fail(s, "out of memory");
+        s->lane_key = x;
+        s->caplane = cap;
+    }
+    uint32_t len = p ? (uint32_t)n : 0;
+    s->lane_key[*at] = p ? 1 : 0;
+    memcpy(s->lane_key + *at + 1, &len, 4);
+    if (p) memcpy(s->lane_key + *at + 5, p, (size_t)n);
+    *at = need;
+    return 0;
+}
+
+/* The lane of a (pid, tid) pair given as text (NULL: null), added if new. */
+static int64_t lane_of(Scan *s, const char *pid, Py_ssize_t npid, const char *tid, Py_ssize_t ntid) {
+    size_t at = 0;
+    if (lane_part(s, &at, pid, npid) < 0 || lane_part(s, &at, tid, ntid) < 0) return -1;
+    if (at > BUFFER_LIMIT) return fail(s, "a pid or tid over 1 GiB");
+    int64_t lane = intern(&s->lane_keys, s->lane_key, (uint32_t)at);
+    if (lane < 0) return fail(s, "out of memory");
+    return lane;
+}
+
+/* The lane of the event just read (its pid and tid as the ID columns store them). */
+static int event_lane(Scan *s) {
+    if (s->lane_stamp == (int64_t)s->stamp) return 0;
+    const char *p[2] = {NULL, NULL};
+    Py_ssize_t n[2] = {0, 0};
+    char digits[2][24];
+    int slots[2] = {s->pid_slot, s->tid_slot};
+    char *copy = NULL;
+    for (int k = 0; k < 2; k++) {
+        Slot *sl = &s->slots[slots[k]];
+        if (!staged(s, sl) || sl->null) continue;
+        if (slot_text(s, sl, &p[k], &n[k], digits[k]) < 0) return -1;
+        if (k == 0 && p[0] == s->scratch) { /* the tid may reuse the scratch */
+            copy = malloc((size_t)n[0] + 1);
+            if (!copy) return fail(s, "out of memory");
+            memcpy(copy, p[0], (size_t)n[0]);
+            p[0] = copy;
+        }
+    }
+    int64_t lane = lane_of(s, p[0], n[0], p[1], n[1]);
+    free(copy);
+    if (lane < 0) return -1;
+    s->lane = (uint32_t)lane;
+    s->lane_stamp = (int64_t)s->stamp;
+    return 0;
+}
+
 /* Append the event just read to the tables of its group, and keep its raw args. */
 static int keep_event(Scan *s) {
     int group;
@@ -1044,6 +1114,10 @@ static int keep_event(Scan *s) {
         if (t->rows == t->cap && grow_table(s, t) < 0) return -1;
         int64_t row = t->rows;
         t->ids[row] = (uint32_t)s->events;
+        if (t->with_lanes) {
+            if (event_lane(s) < 0) return -1;
+            t->lanes[row] = s->lane;
+        }
         for (int i = t->c0; i < t->c0 + t->nc; i++) {
             Col *c = &s->cols[i];
             if (put_value(s, c, row, (c->groups & bit) && staged(s, &s->slots[c->slot])) < 0) return -1;
@@ -1458,7 +1532,8 @@ static PyObject *export_column(Col *c, int64_t rows) {
     return column_of(array, "I", "vu");
 }
 
-/* Every table's rows so far as [(ids, [columns], maybe_unsafe)], then empty tables. */
+/* Every table's rows so far as [(ids, lanes or None, [columns], maybe_unsafe)], then empty
+ * tables. */
 static PyObject *export_tables(Scan *s) {
     PyObject *out = PyList_New(s->ntables);
     if (!out) return NULL;
@@ -1476,9 +1551,19 @@ static PyObject *export_tables(Scan *s) {
         give(ids, 1, t->ids, t->ids);
         t->ids = NULL;
         PyObject *id_column = column_of(ids, "I", NULL);
+        PyObject *lane_column = Py_NewRef(Py_None);
+        if (t->with_lanes && id_column) {
+            struct ArrowArray *lanes = new_array(t->rows, 0, 2);
+            if (lanes) {
+                give(lanes, 1, t->lanes, t->lanes);
+                t->lanes = NULL;
+            }
+            Py_DECREF(lane_column);
+            lane_column = column_of(lanes, "I", NULL);
+        }
         PyObject *columns = PyList_New(t->nc), *unsafe = PyTuple_New(t->nc);
-        if (!id_column || !columns || !unsafe) {
-            Py_XDECREF(id_column), Py_XDECREF(columns), Py_XDECREF(unsafe);
+        if (!id_column || !lane_column || !columns || !unsafe) {
+            Py_XDECREF(id_column), Py_XDECREF(lane_column), Py_XDECREF(columns), Py_XDECREF(unsafe);
             Py_DECREF(out);
             return NULL;
         }
@@ -1487,14 +1572,15 @@ static PyObject *export_tables(Scan *s) {
             PyTuple_SET_ITEM(unsafe, i, PyBool_FromLong(c->maybe_unsafe));
             PyObject *col = export_column(c, t->rows);
             if (!col) {
-                Py_DECREF(id_column), Py_DECREF(columns), Py_DECREF(unsafe), Py_DECREF(out);
+                Py_DECREF(id_column), Py_DECREF(lane_column), Py_DECREF(columns), Py_DECREF(unsafe);
+                Py_DECREF(out);
                 return NULL;
             }
             PyList_SET_ITEM(columns, i, col);
             c->null_count = 0;
             c->maybe_unsafe = 0;
         }
-        PyList_SET_ITEM(out, k, Py_BuildValue("(NNN)", id_column, columns, unsafe));
+        PyList_SET_ITEM(out, k, Py_BuildValue("(NNNN)", id_column, lane_column, columns, unsafe));
         t->rows = t->cap = 0;
     }
     return out;
@@ -1502,7 +1588,9 @@ static PyObject *export_tables(Scan *s) {
 
 static void free_scan(Scan *s) {
     if (!s) return;
-    for (int k = 0; k < s->ntables; k++) free(s->tables[k].ids);
+    for (int k = 0; k < s->ntables; k++) free(s->tables[k].ids), free(s->tables[k].lanes);
+    free_strings(&s->lane_keys);
+    free(s->lane_key);
     for (int i = 0; i < s->ncols; i++) {
         Col *c = &s->cols[i];
         free(c->validity), free(c->values), free(c->views), free(c->codes);
@@ -1620,10 +1708,13 @@ static int read_tables(Scan *s, PyObject *seq_obj) {
     int rc = 0;
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq) && rc == 0; i++) {
         unsigned long groups;
-        int sparse;
+        int sparse, with_lanes;
         PyObject *columns;
-        rc = PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "kpO", &groups, &sparse, &columns) ? 0 : -1;
+        rc = PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "kppO", &groups, &sparse, &with_lanes, &columns)
+                 ? 0
+                 : -1;
         if (rc == 0) rc = add_table(s, (uint32_t)groups, sparse);
+        if (rc == 0) s->tables[s->ntables - 1].with_lanes = with_lanes;
         PyObject *cols = rc == 0 ? PySequence_Fast(columns, "columns must be a sequence") : NULL;
         if (!cols) rc = -1;
         for (Py_ssize_t j = 0; rc == 0 && j < PySequence_Fast_GET_SIZE(cols); j++) {
@@ -1652,6 +1743,19 @@ static Scan *new_scan(PyObject *spec) {
         free_scan(s);
         return NULL;
     }
+    s->pid_slot = s->tid_slot = -1;
+    s->lane_stamp = -1;
+    for (int i = 0; i < s->nslots; i++) {
+        Slot *sl = &s->slots[i];
+        if (!sl->in_args && sl->kind == K_ID && sl->keylen == 3 && memcmp(sl->key, "pid", 3) == 0) s->pid_slot = i;
+        if (!sl->in_args && sl->kind == K_ID && sl->keylen == 3 && memcmp(sl->key, "tid", 3) == 0) s->tid_slot = i;
+    }
+    for (int k = 0; k < s->ntables; k++)
+        if (s->tables[k].with_lanes && (s->pid_slot < 0 || s->tid_slot < 0)) {
+            PyErr_SetString(PyExc_ValueError, "lanes need pid and tid (ID) fields");
+            free_scan(s);
+            return NULL;
+        }
     if (s->ph_slot < 0 || s->ph_slot >= s->nslots || s->cat_slot < 0 || s->cat_slot >= s->nslots ||
         s->x_default < 0 || s->x_default >= MAX_GROUPS || s->other_group < 0 || s->other_group >= MAX_GROUPS) {
         PyErr_SetString(PyExc_ValueError, "bad spec");
@@ -1815,8 +1919,9 @@ static PyObject *scanner_flush(ScannerObject *self, PyObject *unused) {
     return out;
 }
 
-/* finish() -> (form, top, args lengths): top is [(key, value JSON bytes or None for
- * traceEvents)] in file order; args lengths one uint32 per event. */
+/* finish() -> (form, top, args lengths, lanes): top is [(key, value JSON bytes or None for
+ * traceEvents)] in file order; args lengths one uint32 per event; lanes the (pid, tid) of each
+ * lane (bytes, or None for null). */
 static PyObject *scanner_finish(ScannerObject *self, PyObject *unused) {
     (void)unused;
     Scan *s = claim(self);
@@ -1854,7 +1959,48 @@ static PyObject *scanner_finish(ScannerObject *self, PyObject *unused) {
         Py_XDECREF(lengths);
         return NULL;
     }
-    return Py_BuildValue("(sNN)", s->form ? "array" : "object", top, lengths);
+    PyObject *lanes = PyList_New(s->lane_keys.n);
+    for (uint32_t i = 0; lanes && i < s->lane_keys.n; i++) {
+        const Entry *e = &s->lane_keys.entries[i];
+        const char *key = s->lane_keys.data[e->buf] + e->off;
+        PyObject *parts[2];
+        size_t at = 0;
+        for (int k = 0; k < 2; k++) {
+            uint32_t len;
+            memcpy(&len, key + at + 1, 4);
+            parts[k] = key[at] ? PyBytes_FromStringAndSize(key + at + 5, len) : Py_NewRef(Py_None);
+            at += 5 + (key[at] ? len : 0);
+        }
+        PyObject *item = parts[0] && parts[1] ? PyTuple_Pack(2, parts[0], parts[1]) : NULL;
+        Py_XDECREF(parts[0]);
+        Py_XDECREF(parts[1]);
+        if (!item) {
+            Py_CLEAR(lanes);
+            break;
+        }
+        PyList_SET_ITEM(lanes, i, item);
+    }
+    if (!lanes) {
+        Py_DECREF(top);
+        Py_DECREF(lengths);
+        return NULL;
+    }
+    return Py_BuildValue("(sNNN)", s->form ? "array" : "object", top, lengths, lanes);
+}
+
+/* add_lane(pid, tid) -> the lane of a (pid, tid) pair (bytes or None each), added if new: for
+ * events read elsewhere, so that every event of a trace has its lane in one numbering. */
+static PyObject *scanner_add_lane(ScannerObject *self, PyObject *args) {
+    const char *pid, *tid;
+    Py_ssize_t npid, ntid;
+    if (!PyArg_ParseTuple(args, "z#z#", &pid, &npid, &tid, &ntid)) return NULL;
+    Scan *s = claim(self);
+    if (!s) return NULL;
+    s->why = NULL;
+    int64_t lane = lane_of(s, pid, npid, tid, ntid);
+    self->busy = 0;
+    if (lane < 0) return PyErr_NoMemory();
+    return PyLong_FromLongLong(lane);
 }
 
 static PyObject *scanner_events(ScannerObject *self, void *closure) {
@@ -1881,8 +2027,9 @@ static PyMethodDef scanner_methods[] = {
     {"probe", (PyCFunction)scanner_probe, METH_VARARGS, "probe(buffer, start, count, final) -> 0 | 1 | 2"},
     {"skip_events", (PyCFunction)scanner_skip_events, METH_O, "skip_events(raw args of each) -> None"},
     {"take_args", (PyCFunction)scanner_take_args, METH_NOARGS, "take_args() -> bytes"},
-    {"flush", (PyCFunction)scanner_flush, METH_NOARGS, "flush() -> [(ids, columns, maybe_unsafe)]"},
-    {"finish", (PyCFunction)scanner_finish, METH_NOARGS, "finish() -> (form, top, args lengths)"},
+    {"flush", (PyCFunction)scanner_flush, METH_NOARGS, "flush() -> [(ids, lanes, columns, maybe_unsafe)]"},
+    {"finish", (PyCFunction)scanner_finish, METH_NOARGS, "finish() -> (form, top, args lengths, lanes)"},
+    {"add_lane", (PyCFunction)scanner_add_lane, METH_VARARGS, "add_lane(pid, tid) -> lane"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1993,7 +2140,7 @@ static PyObject *pick(PyObject *module, PyObject *args) {
         PyObject *tables = export_tables(s);
         if (tables) {
             PyObject *first = PyList_GET_ITEM(tables, 0);
-            result = Py_BuildValue("(OO)", PyTuple_GET_ITEM(first, 1), PyTuple_GET_ITEM(first, 2));
+            result = Py_BuildValue("(OO)", PyTuple_GET_ITEM(first, 2), PyTuple_GET_ITEM(first, 3));
             Py_DECREF(tables);
         }
     }

@@ -23,6 +23,7 @@ import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -38,6 +39,7 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
 
 LEVEL = 0  # isal's fastest: ~9x on trace args at ~1 GB/s (zlib: level 1)
 KEEP_BLOCKS = 4  # inflated blocks kept for the next asks
+PENDING = 4  # blocks of args waiting to be deflated, at most
 
 if TYPE_CHECKING:
     import polars as pl
@@ -93,13 +95,16 @@ class Deferred:
 
 class ArgsWriter:
     """Collects each event's raw args while a trace is read: the bytes of a run of events,
-    deflated as they come, and at the end every event's length (:class:`ArgsBlocks` reads
-    them). No polars: it runs before polars is imported (see :mod:`prefetch`)."""
+    deflated as they come (on a worker thread: isal releases the GIL, so it overlaps the scan),
+    and at the end every event's length (:class:`ArgsBlocks` reads them). No polars: it runs
+    before polars is imported (see :mod:`prefetch`)."""
 
     def __init__(self) -> None:
         self.blocks: list[tuple[int, int, bytes]] = []  # (first event, raw bytes, deflated)
         self.events = 0
         self.lengths: Any = None  # every event's length: the scanner's uint32 column, or a list
+        self._pending: list[tuple[int, int, Future[bytes]]] = []
+        self._worker: ThreadPoolExecutor | None = None
 
     def take(self, scanner: Any) -> None:
         """The args the native scanner read since the last take."""
@@ -119,13 +124,29 @@ class ArgsWriter:
         self.lengths = list(map(len, raws))
 
     def _add(self, first: int, data: bytes) -> None:
-        level = LEVEL if _deflate is not zlib else 1
-        self.blocks.append((first, len(data), _deflate.compress(data, level)))
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix="tracetui-deflate")
+        self._pending.append((first, len(data), self._worker.submit(_deflated, data)))
+        if len(self._pending) > PENDING:  # bounded: the scan waits for the deflate
+            self._settle(len(self._pending) - PENDING)
+
+    def _settle(self, count: int) -> None:
+        for first, size, future in self._pending[:count]:
+            self.blocks.append((first, size, future.result()))
+        del self._pending[:count]
 
     def finish(self, lengths: Any) -> None:
         """``lengths``: the scanner's per-event lengths (None: those :meth:`add` was given)."""
+        self._settle(len(self._pending))
+        if self._worker is not None:
+            self._worker.shutdown()
+            self._worker = None
         if lengths is not None:
             self.lengths = lengths
+
+
+def _deflated(data: bytes) -> bytes:
+    return _deflate.compress(data, LEVEL if _deflate is not zlib else 1)
 
 
 class ArgsBlocks:

@@ -40,6 +40,7 @@ class Decoded:
     top: dict[str, Any]
     form: str  # "object" (Kineto) or "array" (legacy exporter)
     args: RawArgs
+    lanes: pl.DataFrame  # lane (u32), pid, tid: the (pid, tid) pair of each lane number
     top_keys: list[str] = field(default_factory=list)  # in file order, traceEvents included
     truncated: bool = False
     repairs: list[str] = field(default_factory=list)

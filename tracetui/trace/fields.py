@@ -58,12 +58,17 @@ class Field:
 @dataclass(frozen=True)
 class ScanTable:
     """A table of the scan: a row per event of ``groups`` (``sparse``: only events with a value
-    in one of its fields), the event's ``id`` first."""
+    in one of its fields), the event's ``id`` first, then (:attr:`lanes`) its ``lane``: the
+    number of its (pid, tid) pair, the same in every table of a trace."""
 
     name: str
     groups: tuple[str, ...]
     fields: tuple[Field, ...]
     sparse: bool = False
+
+    @property
+    def lanes(self) -> bool:
+        return self.name in LANE_TABLES
 
 
 def _arg(name: str, kind: str, **extra: object) -> Field:
@@ -130,7 +135,16 @@ SCAN_TABLES = (
     ScanTable(
         "flows",
         ("flow",),
-        (Field("ph", "ph", PH), *BASE, Field("flow_id", "id", ID), Field("bp", "bp", STR)),
+        (
+            Field("ph", "ph", PH, store=DICT),
+            Field("cat", "cat", STR, store=DICT),
+            Field("name", "name", STR, store=DICT),
+            Field("pid", "pid", ID, store=DICT),
+            Field("tid", "tid", ID, store=DICT),
+            Field("ts", "ts", FLOAT),
+            Field("flow_id", "id", ID),
+            Field("bp", "bp", STR, store=DICT),
+        ),
     ),
     ScanTable(
         "instants",
@@ -166,6 +180,7 @@ SCAN_TABLES = (
     ScanTable("other", ("other",), (Field("ph", "ph", PH),)),
 )
 TABLE_NAMES = tuple(table.name for table in SCAN_TABLES)
+LANE_TABLES = frozenset({"x", "flows", "instants", "meta"})
 
 # The native scanner's codes (see _scan.c).
 _KIND_CODE = {STR: 0, PH: 1, ID: 2, FLOAT: 3, INT: 4, RAW: 5}
@@ -199,7 +214,7 @@ def scan_spec() -> tuple[object, ...]:
             (slot(f.key, f.kind, f.in_args), _mask(f.groups or table.groups), _STORE_CODE[f.store])
             for f in table.fields
         ]
-        tables.append((_mask(table.groups), table.sparse, columns))
+        tables.append((_mask(table.groups), table.sparse, table.lanes, columns))
     phases = [(b"X", -1)] + [
         (phase.encode(), GROUP_CODE[group_of(phase, None)]) for phase in MODELLED_PHASES if phase != "X"
     ]

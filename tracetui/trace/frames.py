@@ -10,7 +10,7 @@ tables, with the same types. :func:`build_tables` assembles either into :class:`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -40,10 +40,50 @@ ARG_TABLES = ("gpu_args", "call_args", "op_args", "python_args", "shapes")
 @dataclass
 class Chunk:
     """The scan tables of a run of consecutive events, as plain Python lists: per table, the
-    local indices (0..size-1) of its rows and its columns."""
+    local indices (0..size-1) of its rows and its columns; per table with lanes, each row's lane
+    (:func:`assign_lanes`)."""
 
     size: int
     tables: dict[str, tuple[list[int], dict[str, list[Any]]]]
+    lanes: dict[str, list[int]] = field(default_factory=dict)
+
+
+LaneOf = Callable[[bytes | None, bytes | None], int]
+
+
+def assign_lanes(chunks: Sequence[Chunk], lane_of: LaneOf) -> None:
+    """Give each row of the tables with lanes the lane of its (pid, tid), from ``lane_of`` (which
+    numbers the pairs, as text written the way the native scanner writes them)."""
+    for chunk in chunks:
+        rows = []  # (event, table, row): in event order, as the native scanner numbers them
+        for table in SCAN_TABLES:
+            if table.lanes:
+                rows += [(i, table.name, k) for k, i in enumerate(chunk.tables[table.name][0])]
+                chunk.lanes[table.name] = [0] * len(chunk.tables[table.name][0])
+        for _, name, k in sorted(rows):
+            columns = chunk.tables[name][1]
+            chunk.lanes[name][k] = lane_of(_id_text(columns["pid"][k]), _id_text(columns["tid"][k]))
+
+
+def _id_text(value: Any) -> bytes | None:
+    if value is None:
+        return None
+    return str(value).encode("utf-8", "surrogatepass")
+
+
+def lane_numbers() -> tuple[LaneOf, list[tuple[bytes | None, bytes | None]]]:
+    """A :data:`LaneOf` numbering pairs in order of appearance, and the list of those pairs."""
+    known: dict[tuple[bytes | None, bytes | None], int] = {}
+    pairs: list[tuple[bytes | None, bytes | None]] = []
+
+    def lane_of(pid: bytes | None, tid: bytes | None) -> int:
+        lane = known.get((pid, tid))
+        if lane is None:
+            lane = known[(pid, tid)] = len(pairs)
+            pairs.append((pid, tid))
+        return lane
+
+    return lane_of, pairs
 
 
 def transpose(events: Sequence[Event]) -> Chunk:
@@ -103,6 +143,9 @@ def chunk_tables(chunks: Sequence[Chunk], offset: int = 0) -> dict[str, pl.DataF
             rows = chunk.tables[table.name][0]
             ids.extend([i + start for i in rows] if start else rows)
         columns = [pl.Series("id", ids, dtype=pl.UInt32)]
+        if table.lanes:
+            lanes = _concat([chunk.lanes[table.name] for chunk in chunks])
+            columns.append(pl.Series("lane", lanes, dtype=pl.UInt32))
         for spec in table.fields:
             values = _concat([chunk.tables[table.name][1][spec.name] for chunk in chunks])
             series = _series(spec.name, values, spec.kind)
@@ -180,7 +223,9 @@ def build_tables(scanned: dict[str, pl.DataFrame]) -> Tables:
         frame = scanned[name].with_columns(pl.col("cat").fill_null(""), pl.col("name").fill_null(""))
         return frame.with_columns(pl.col("cat").replace(LEGACY_CATEGORIES)) if legacy else frame
 
-    events = base("x").select("cat", "name", "pid", "tid", "ts", "dur", "id", "external_id", "correlation")
+    events = base("x").select(
+        "cat", "name", "pid", "tid", "ts", "dur", "id", "external_id", "correlation", "lane"
+    )
     instants = base("instants").select(
         "cat",
         "name",
@@ -195,9 +240,14 @@ def build_tables(scanned: dict[str, pl.DataFrame]) -> Tables:
         "device_type",
         "addr",
         "scope",
+        "lane",
     )
-    flows = base("flows").select("ph", "cat", "name", "pid", "tid", "ts", "id", "flow_id", "bp")
-    meta = scanned["meta"].with_columns(pl.col("name").fill_null(""))
+    flows = base("flows").select("ph", "cat", "name", "pid", "tid", "ts", "id", "flow_id", "bp", "lane")
+    meta = (
+        scanned["meta"]
+        .with_columns(pl.col("name").fill_null(""))
+        .select("id", "name", "pid", "tid", "meta_name", "labels", "sort_index", "lane")
+    )
     other = scanned["other"]["ph"].value_counts()
     return Tables(
         events=events,

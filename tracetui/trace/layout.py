@@ -74,6 +74,7 @@ def schema(name: str) -> dict[str, pl.DataType]:
     if name in _ARG_TABLES:
         return _scan_schema(_ARG_TABLES[name])
     u32, i32, i64, f64, text = pl.UInt32(), pl.Int32(), pl.Int64(), pl.Float64(), pl.String()
+    cat = pl.Categorical()
     tables: dict[str, dict[str, pl.DataType]] = {
         "events": {
             "cat": text,
@@ -88,8 +89,8 @@ def schema(name: str) -> dict[str, pl.DataType]:
             "start_ns": i64,
             "end_ns": i64,
             "track": i32,
-            "pos": i64,
-            "end_pos": i64,
+            "pos": i32,
+            "end_pos": i32,
             "parent": u32,
             "depth": i32,
             "op_id": u32,
@@ -120,16 +121,16 @@ def schema(name: str) -> dict[str, pl.DataType]:
             "addr": i64,
             "scope": text,
         },
-        "flows": {
-            "ph": text,
-            "cat": text,
-            "name": text,
-            "pid": text,
-            "tid": text,
+        "flows": {  # ac2g flows are as many as kernels: their text is dictionary-encoded
+            "ph": cat,
+            "cat": cat,
+            "name": cat,
+            "pid": cat,
+            "tid": cat,
             "ts": f64,
             "id": u32,
             "flow_id": text,
-            "bp": text,
+            "bp": cat,
         },
         "meta_events": {
             "id": u32,

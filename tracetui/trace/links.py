@@ -30,6 +30,10 @@ _MARKER = re.compile(MARKER_PATTERN)
 ANOMALY_SCHEMA = {"kind": pl.String, "event_id": pl.UInt32, "other_id": pl.UInt32}
 
 
+def is_op() -> pl.Expr:
+    return pl.col("cat") == "cpu_op"
+
+
 def is_step() -> pl.Expr:
     """A ``ProfilerStep#N`` span (the one definition of a step: the tree, the steps table, the
     comparison and the step links all read it)."""
@@ -51,37 +55,40 @@ def is_marker_name(name: str) -> bool:
 
 
 def cpu_ancestors(tree: pl.DataFrame) -> pl.DataFrame:
-    """For each CPU event (rows of ``tree`` joined with cat/name): op and annotation ids."""
+    """For each CPU event (rows of ``tree`` with ``op`` and ``annotation``: whether each row is an
+    op, an annotation): its nearest op and annotation ancestors' ids."""
     return pl.DataFrame(
         {
             "id": tree["id"],
-            "op_id": ancestor_ids(tree, pl.col("cat") == "cpu_op", include_self=False),
-            "annotation_id": ancestor_ids(tree, is_annotation()),
+            "op_id": ancestor_ids(tree, pl.col("op"), include_self=False),
+            "annotation_id": ancestor_ids(tree, pl.col("annotation")),
         }
     )
 
 
 def steps_by_time(events: pl.DataFrame) -> pl.DataFrame:
-    """``(id, step_id)`` for CPU events that start inside a ``ProfilerStep#N`` of their process."""
+    """``(id, step_id)`` for CPU events that start inside a ``ProfilerStep#N`` of their process
+    (``process``: a number per pid)."""
     steps = (
-        events.filter(is_step() & pl.col("start_ns").is_not_null())
+        events.filter(pl.col("cat") == "user_annotation")
+        .filter(is_step() & pl.col("start_ns").is_not_null())
         .select(
-            "pid",
+            "process",
             pl.col("start_ns").alias("step_start"),
             pl.col("end_ns").alias("step_end"),
             pl.col("id").alias("step_id"),
         )
         .sort("step_start")
     )
-    cpu = events.select("id", "pid", "start_ns", "pos").filter(pl.col("pos").is_not_null()).drop("pos")
-    cpu = cpu.sort("start_ns")
+    cpu = events.lazy().filter(pl.col("pos").is_not_null()).select("id", "process", "start_ns")
+    cpu = cpu.sort("start_ns").collect()
     if steps.is_empty() or cpu.is_empty():
         return pl.DataFrame(schema={"id": pl.UInt32, "step_id": pl.UInt32})
     matched = cpu.join_asof(
         steps,
         left_on="start_ns",
         right_on="step_start",
-        by="pid",
+        by="process",
         strategy="backward",
         check_sortedness=False,
     )
@@ -130,16 +137,16 @@ def external_id_mismatches(events: pl.DataFrame) -> pl.DataFrame:
 
 def forward_links(events: pl.DataFrame, op_args: pl.DataFrame, flows: pl.DataFrame) -> pl.DataFrame:
     """``(id, fwd_id)`` for backward ops: from ``fwdbwd`` flows, else sequence numbers (of
-    ``op_args``: ``id``, ``seq``, ``fwd_tid``)."""
-    ops = events.select("id", "cat", "pid", "tid", "start_ns", "depth").filter(pl.col("cat") == "cpu_op")
+    ``op_args``: ``id``, ``seq``, ``fwd_tid``). ``track``: each event's and flow's thread."""
+    ops = events.lazy().filter(is_op()).select("id", "track", "start_ns", "depth").collect()
     fwdbwd = flows.filter(pl.col("cat") == "fwdbwd")
     if not fwdbwd.is_empty():
         # A flow binds to the deepest op starting at its timestamp on its thread.
         bound = (
             fwdbwd.join(
-                ops.select("id", "pid", "tid", "start_ns", "depth"),
-                left_on=["pid", "tid", "ts_ns"],
-                right_on=["pid", "tid", "start_ns"],
+                ops.select("id", "track", "start_ns", "depth"),
+                left_on=["track", "ts_ns"],
+                right_on=["track", "start_ns"],
                 suffix="_op",
             )
             .sort("depth", descending=True)

@@ -72,20 +72,26 @@ def build(
     tables = build_tables(decoded.tables)
     decoded.tables = {}
     events = tables.events.with_columns(_exact_times("ts", "dur"))
-    tracks = _tracks(events, tables.meta)
+    tracks, lanes = _tracks(events, decoded.lanes, tables.meta)
+    lane_rows = events["lane"]
+    thread = lanes["track"].gather(lane_rows).alias("track")  # every row's (pid, tid) track
+    process = lanes["process"].gather(lane_rows).alias("process")
     say("nesting")
-    tree, overlaps = nest(events, tracks)
+    tree, overlaps = nest(events.select("id", "cat", "start_ns", "end_ns", thread))
     events = attach(events, tree.drop("parent_pos"))
-    tree = tree.with_columns(events.select("cat", "name")[rows_of(events, tree["id"])])
     say("linking")
-    events = attach(events, links.cpu_ancestors(tree))
-    del tree
-    events = attach(events, links.steps_by_time(events))
+    marks = events.select(links.is_op().alias("op"), links.is_annotation().alias("annotation"))
+    events = attach(events, links.cpu_ancestors(tree.with_columns(marks[rows_of(events, tree["id"])])))
+    tree = tree.select("id", "end_pos", "parent_pos")
+    del marks
+    events = attach(events, links.steps_by_time(events.with_columns(process)))
     launch, duplicates = links.launches(events)
     events = _with_launch_columns(events, launch)
-    events = attach(events, links.forward_links(events, tables.args["op_args"], _flows_ns(tables.flows)))
+    flows = _flows_ns(tables.flows).with_columns(lanes["track"].gather(tables.flows["lane"]).alias("track"))
+    events = attach(events, links.forward_links(events, tables.args["op_args"], flows))
     say("counting")
-    events = attach(events, stats.node_stats(events))
+    events = attach(events, stats.node_stats(events, tree)).drop("lane")
+    del tree
     anomalies = [overlaps, duplicates]
     if "baseTimeNanoseconds" in decoded.top:
         anomalies.append(links.external_id_mismatches(events))
@@ -93,9 +99,9 @@ def build(
     return Trace(
         path=source.path,
         events=events,
-        instants=tables.instants,
-        flows=tables.flows,
-        meta_events=tables.meta,
+        instants=tables.instants.drop("lane"),
+        flows=tables.flows.drop("lane"),
+        meta_events=tables.meta.drop("lane"),
         tracks=tracks,
         anomalies=pl.concat([a.cast(ANOMALY_SCHEMA) for a in anomalies]),  # type: ignore[arg-type]
         metadata=decoded.top,
@@ -158,16 +164,24 @@ def _flows_ns(flows: pl.DataFrame) -> pl.DataFrame:
     return flows.with_columns(_exact_times("ts", "ts")[0].alias("ts_ns"))
 
 
-def _tracks(events: pl.DataFrame, meta: pl.DataFrame) -> pl.DataFrame:
-    """One row per (pid, tid): kind (cpu/gpu), display name, and a stable track number."""
+def _tracks(
+    events: pl.DataFrame, lanes: pl.DataFrame, meta: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """One row per (pid, tid) of the events: kind (cpu/gpu), display name, and a stable track
+    number; and per lane of the scan (its (pid, tid)), its ``track`` and ``process`` (a number
+    per pid)."""
     names = (
         meta.filter(pl.col("name") == "thread_name")
         .group_by("pid", "tid", maintain_order=True)
         .agg(pl.col("meta_name").first().str.strip_chars().alias("thread_name"))
     )
+    per_lane = events.group_by("lane").agg(
+        pl.col("cat").is_in(GPU_LANE).any().alias("gpu"), pl.len().alias("events")
+    )
     tracks = (
-        events.group_by("pid", "tid")
-        .agg(pl.col("cat").is_in(GPU_LANE).any().alias("gpu"), pl.len().alias("events"))
+        per_lane.join(lanes, on="lane")
+        .group_by("pid", "tid")
+        .agg(pl.col("gpu").any(), pl.col("events").sum().cast(pl.UInt32))
         .join(names, on=["pid", "tid"], how="left")
         .with_columns(
             pid_num=pl.col("pid").cast(pl.Int64, strict=False),
@@ -178,8 +192,16 @@ def _tracks(events: pl.DataFrame, meta: pl.DataFrame) -> pl.DataFrame:
         .with_columns(
             pl.col("track").cast(pl.Int32), kind=pl.when("gpu").then(pl.lit("gpu")).otherwise(pl.lit("cpu"))
         )
+        .drop("gpu", "pid_num", "tid_num")
     )
-    return tracks.drop("gpu", "pid_num", "tid_num")
+    of_lanes = lanes.join(
+        tracks.select("pid", "tid", "track"),
+        on=["pid", "tid"],
+        how="left",
+        nulls_equal=True,
+        maintain_order="left",
+    ).with_columns(process=pl.col("pid").rank("dense").cast(pl.UInt32))
+    return tracks, of_lanes
 
 
 def _with_launch_columns(events: pl.DataFrame, launch: pl.DataFrame) -> pl.DataFrame:

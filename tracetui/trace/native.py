@@ -28,7 +28,7 @@ except ImportError as exc:  # built without a compiler: the msgspec path does ev
 
 AVAILABLE = _scan is not None
 SPEC = scan_spec()
-# What Scanner.flush returns: per table of SCAN_TABLES, (ids, columns, maybe_unsafe).
+# What Scanner.flush returns: per table of SCAN_TABLES, (ids, lanes or None, columns, maybe_unsafe).
 RawTables = list[tuple[Any, list[Any], tuple[bool, ...]]]
 # Scanner.feed's statuses
 MORE, DONE, EVENT, DOCUMENT, TRUNCATED = range(5)
@@ -53,11 +53,31 @@ def tables_of(raw: RawTables) -> dict[str, pl.DataFrame]:
     import polars as pl
 
     out = {}
-    for spec, (ids, columns, unsafe) in zip(SCAN_TABLES, raw, strict=True):
+    for spec, (ids, lanes, columns, unsafe) in zip(SCAN_TABLES, raw, strict=True):
         names = [f.name for f in spec.fields]
-        series = [pl.Series(ids).alias("id"), *_series(names, columns, unsafe)]
-        out[spec.name] = pl.DataFrame(series)
+        first = [pl.Series(ids).alias("id")] + ([] if lanes is None else [pl.Series(lanes).alias("lane")])
+        out[spec.name] = pl.DataFrame([*first, *_series(names, columns, unsafe)])
     return out
+
+
+def lanes_of(lanes: Sequence[tuple[bytes | None, bytes | None]]) -> pl.DataFrame:
+    """The (pid, tid) of each lane, as the ID columns hold them (cleaned text)."""
+    import polars as pl
+
+    from tracetui.trace.text import clean_series
+
+    def text(values: list[bytes | None]) -> pl.Series:
+        return pl.Series(
+            [None if v is None else v.decode("utf-8", "replace") for v in values], dtype=pl.String
+        )
+
+    return pl.DataFrame(
+        {
+            "lane": pl.Series(range(len(lanes)), dtype=pl.UInt32),
+            "pid": clean_series(text([pid for pid, _ in lanes])),
+            "tid": clean_series(text([tid for _, tid in lanes])),
+        }
+    )
 
 
 def _series(names: Sequence[str], columns: Sequence[Any], maybe_unsafe: Sequence[bool]) -> list[pl.Series]:

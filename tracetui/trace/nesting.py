@@ -29,21 +29,22 @@ def rank_expr() -> pl.Expr:
     return pl.when(pl.col("cat").is_in(LAUNCH_CALLS)).then(pl.lit(CALL_RANK, pl.Int8)).otherwise(by_kind)
 
 
-def nest(events: pl.DataFrame, tracks: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+def nest(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Tree columns for the CPU-side events, and the partial-overlap anomalies.
 
-    ``events`` needs id, cat, pid, tid, start_ns, end_ns; ``tracks`` maps (pid, tid) to
-    a ``track`` number. Returns a frame sorted by ``pos`` with columns id, track, pos,
-    end_pos (one past the subtree), parent (event id), depth, parent_pos.
+    ``events`` needs id, cat, track (of its (pid, tid)), start_ns, end_ns. Returns a frame
+    sorted by ``pos`` with columns id, track, pos, end_pos (one past the subtree), parent
+    (event id), depth, parent_pos.
     """
     cpu = (
-        events.select("id", "cat", "pid", "tid", "start_ns", "end_ns")
-        .filter(~pl.col("cat").is_in(GPU_LANE) & pl.col("start_ns").is_not_null())
-        .join(tracks.select("pid", "tid", "track"), on=["pid", "tid"], how="left")
-        .with_columns(rank=rank_expr())
+        events.lazy()
+        .select("id", "track", "start_ns", "end_ns", rank_expr().alias("rank"), pl.col("cat").is_in(GPU_LANE))
+        .filter(~pl.col("cat") & pl.col("start_ns").is_not_null())
+        .drop("cat")
         .sort(["track", "start_ns", "end_ns", "rank", "id"], descending=[False, False, True, False, False])
         .with_row_index("pos")
         .with_columns(pl.col("pos").cast(pl.Int64))
+        .collect()
     )
     found = native.nest(cpu["track"], cpu["end_ns"])
     cpu = _structure(cpu) if found is None else _structure_of(cpu, *found)
@@ -54,7 +55,7 @@ def nest(events: pl.DataFrame, tracks: pl.DataFrame) -> tuple[pl.DataFrame, pl.D
         pl.col("id").alias("event_id"),
         pl.col("prev_sibling").alias("other_id"),
     )
-    tree = cpu.select("id", "track", "pos", "end_pos", "parent", "depth", "parent_pos")
+    tree = cpu.select("id", "track", pl.col("pos", "end_pos").cast(pl.Int32), "parent", "depth", "parent_pos")
     return tree, anomalies
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from tracetui.trace.align import lookup, rows_of
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.links import is_annotation, is_step
 
@@ -25,38 +26,58 @@ def mean_us(ns: pl.Expr = DUR_NS) -> pl.Expr:
     return ns.sum() / pl.len() / US
 
 
-def node_stats(events: pl.DataFrame) -> pl.DataFrame:
-    """Per CPU event: self time and the GPU work launched by it and everything below it."""
-    work = events.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("launch_id").is_not_null())
-    own = work.group_by("launch_id").agg(
-        DUR_NS.sum().alias("gpu_ns"),
-        pl.len().alias("gpu_events"),
-        (pl.col("cat") == "kernel").sum().alias("kernels"),
-        (pl.col("cat") == "gpu_memcpy").sum().alias("memcpys"),
-        (pl.col("cat") == "gpu_memset").sum().alias("memsets"),
+def node_stats(events: pl.DataFrame, tree: pl.DataFrame) -> pl.DataFrame:
+    """Per CPU event: self time and the GPU work launched by it and everything below it.
+
+    ``tree``: the CPU events in preorder (``pos`` = row), with ``id``, ``end_pos`` and
+    ``parent_pos`` (-1: a root), as :func:`tracetui.trace.nesting.nest` gives them. Returns the
+    columns in that order.
+    """
+    rows = rows_of(events, tree["id"])
+    dur = (events["end_ns"].gather(rows) - events["start_ns"].gather(rows)).alias("dur")
+    count = len(tree)
+    kids = (
+        pl.DataFrame([tree["parent_pos"].alias("at"), dur])
+        .filter(pl.col("at") >= 0)
+        .group_by("at")
+        .agg(pl.col("dur").sum())
     )
-    tree = (
-        events.select("id", "pos", "end_pos", "parent", DUR_NS.alias("dur_ns"))
-        .filter(pl.col("pos").is_not_null())
-        .sort("pos")
-        .join(own, left_on="id", right_on="launch_id", how="left", maintain_order="left")
+    children = pl.zeros(count, pl.Int64, eager=True).scatter(kids["at"], kids["dur"])
+    work = (
+        events.lazy()
+        .filter(pl.col("cat").is_in(GPU_WORK) & pl.col("launch_id").is_not_null())
+        .select("launch_id", "cat", DUR_NS.alias("dur"))
+        .collect()
     )
-    summed = ["gpu_ns", "gpu_events", "kernels", "memcpys", "memsets"]
-    tree = tree.with_columns(pl.col(c).fill_null(0) for c in summed)
-    # exclusive prefix sums, one extra row so that end_pos == n can be gathered
-    prefix = tree.select(
-        pl.concat([pl.col(c).cum_sum() - pl.col(c), pl.col(c).sum().implode().explode()]).alias(c)
-        for c in summed
+    own = (
+        work.with_columns(at=lookup(events, work["launch_id"], "pos")["pos"])
+        .drop_nulls("at")
+        .group_by("at")
+        .agg(
+            pl.col("dur").sum().alias("gpu_ns"),
+            pl.len().alias("gpu_events"),
+            (pl.col("cat") == "kernel").sum().alias("kernels"),
+            (pl.col("cat") == "gpu_memcpy").sum().alias("memcpys"),
+            (pl.col("cat") == "gpu_memset").sum().alias("memsets"),
+        )
     )
-    at_end, at_start = pl.lit(tree["end_pos"]), pl.lit(tree["pos"])
-    inclusive = prefix.select(pl.col(c).gather(at_end) - pl.col(c).gather(at_start) for c in summed)
-    children = tree.group_by("parent").agg(pl.col("dur_ns").sum().alias("children_ns"))
-    own_ns = (pl.col("dur_ns") - pl.col("children_ns").fill_null(0)).clip(0)
-    self_time = tree.join(
-        children, left_on="id", right_on="parent", how="left", maintain_order="left"
-    ).select("id", (own_ns / US).alias("cpu_self_us"))
-    inclusive = inclusive.with_columns(gpu_us=pl.col("gpu_ns") / US).drop("gpu_ns")
-    return self_time.hstack(inclusive)  # both in tree order
+    end = tree["end_pos"]
+    inclusive = {}
+    for name in ("gpu_events", "kernels", "memcpys", "memsets", "gpu_ns"):
+        spread = pl.zeros(count + 1, pl.Int64, eager=True).scatter(own["at"], own[name].cast(pl.Int64))
+        before = spread.cum_sum() - spread  # exclusive prefix sums; the extra row is the total
+        inclusive[name] = before.gather(end) - before.slice(0, count)
+    return pl.DataFrame(
+        {
+            "id": tree["id"],
+            "cpu_self_us": (dur - children).clip(0) / US,
+            **{
+                name: inclusive[name].cast(pl.UInt32)
+                for name in ("gpu_events", "kernels", "memcpys", "memsets")
+            },
+            "gpu_us": inclusive["gpu_ns"] / US,
+        }
+    )
 
 
 def op_table(events: pl.DataFrame) -> pl.DataFrame:
@@ -84,11 +105,15 @@ def op_table(events: pl.DataFrame) -> pl.DataFrame:
 def kernel_table(events: pl.DataFrame) -> pl.DataFrame:
     """GPU work aggregated by name: calls, time, the ops that launched it (``launched_by``, most
     frequent first) and the runtime/driver calls that did (``launched_via``)."""
-    names = events.select("id", "name")
     work = (
-        events.filter(pl.col("cat").is_in(GPU_WORK))
-        .join(names.rename({"id": "launch_op_id", "name": "launch_op"}), on="launch_op_id", how="left")
-        .join(names.rename({"id": "launch_id", "name": "launch_call"}), on="launch_id", how="left")
+        events.lazy()
+        .filter(pl.col("cat").is_in(GPU_WORK))
+        .select("name", "cat", "start_ns", "end_ns", "launch_id", "launch_op_id")
+        .collect()
+    )
+    work = work.with_columns(
+        lookup(events, work["launch_op_id"], "name")["name"].alias("launch_op"),
+        lookup(events, work["launch_id"], "name")["name"].alias("launch_call"),
     )
     launched_by = pl.concat(
         [
@@ -167,12 +192,13 @@ def span_instances(events: pl.DataFrame, which: pl.Expr) -> pl.DataFrame:
 
 def _busy_time(events: pl.DataFrame, spans: pl.DataFrame) -> pl.DataFrame:
     """Union length (µs) of the GPU intervals launched below each span."""
-    calls = events.select(pl.col("id").alias("launch_id"), pl.col("pos").alias("call_pos"))
     work = (
-        events.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("launch_id").is_not_null())
+        events.lazy()
+        .filter(pl.col("cat").is_in(GPU_WORK) & pl.col("launch_id").is_not_null())
         .select("launch_id", "start_ns", "end_ns")
-        .join(calls, on="launch_id")
+        .collect()
     )
+    work = work.with_columns(lookup(events, work["launch_id"], "pos")["pos"].alias("call_pos"))
     if work.is_empty() or spans.is_empty():
         return pl.DataFrame(schema={"id": pl.UInt32, "gpu_busy_us": pl.Float64})
     inside = work.join_where(

@@ -15,7 +15,9 @@ while it imports the rest (:mod:`prefetch`).
 
 from __future__ import annotations
 
+import queue
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +30,7 @@ from tracetui.trace.args import ArgsWriter
 if TYPE_CHECKING:
     from tracetui.trace.decoded import Decoded
 
+AHEAD = 2  # blocks read ahead of the scan
 PROBE = 4  # events that must read cleanly after a damaged part for the scan to resume there
 REGION_CAP = 64 << 20  # bytes of a damaged part read before it is decoded anyway
 # where a damaged part may end: after an event's closing brace, or at the array's closing bracket
@@ -41,6 +44,7 @@ class Streamed:
 
     form: str  # "object" (Kineto) or "array" (legacy exporter)
     top: list[tuple[str, bytes | None]]  # top-level keys in file order, values as JSON (traceEvents: None)
+    lanes: list[tuple[bytes | None, bytes | None]]  # the (pid, tid) of each lane
     segments: list[tuple[str, Any]]  # ("native", native.RawTables) or ("decoded", Decoded of a part)
     args: ArgsWriter
     truncated: bool = False
@@ -56,7 +60,11 @@ def read(path: Path, blocks: Iterator[bytes], block_of: int = 0) -> Streamed:
     scanner = native.scanner()
     if scanner is None:
         return _whole(path, b"", blocks)
-    return _Reader(path, blocks, scanner).run()
+    ahead = Ahead(blocks)  # the next blocks are read and inflated while this one is scanned
+    try:
+        return _Reader(path, ahead, scanner).run()
+    finally:
+        ahead.close()
 
 
 class _Reader:
@@ -120,10 +128,10 @@ class _Reader:
                 break
         if scanner.trailing_commas:
             self.repairs.append(f"removed {scanner.trailing_commas} trailing commas")
-        form, top, lengths = scanner.finish()
+        form, top, lengths, lanes = scanner.finish()
         self.segments.append(("native", scanner.flush()))
         self.args.finish(lengths)
-        return Streamed(form, top, self.segments, self.args, self.truncated, self.repairs)
+        return Streamed(form, top, lanes, self.segments, self.args, self.truncated, self.repairs)
 
     def whole(self) -> Streamed:
         """The scanner refused the top level: msgspec reads the whole document."""
@@ -134,11 +142,13 @@ class _Reader:
         """The scanner could not read the event at the start of the buffer: decode the part up
         to where events read cleanly again with msgspec, then go on after it."""
         from tracetui.trace.decode import decode_region
+        from tracetui.trace.frames import assign_lanes
 
         start = self.offset
         end, closed = self.resync()
         part = self.buffer[:end]
         decoded = decode_region(part, closed, self.path, start)
+        assign_lanes(decoded.chunks, self.scanner.add_lane)
         self.consume(end)
         scanner = self.scanner
         self.segments.append(("native", scanner.flush()))
@@ -181,13 +191,70 @@ class _Reader:
 def _whole(path: Path, head: bytes, blocks: Iterator[bytes]) -> Streamed:
     """msgspec decodes the whole document (what the scanner cannot stream)."""
     from tracetui.trace.decode import decode_whole
+    from tracetui.trace.frames import assign_lanes, lane_numbers
 
     data = head + b"".join(blocks)
     decoded = decode_whole(data, path)
+    lane_of, lanes = lane_numbers()
+    assign_lanes(decoded.chunks, lane_of)
     args = ArgsWriter()
     args.add(decoded.args_bytes)
     args.finish(None)
-    return Streamed(decoded.form, [], [], args, decoded.truncated, list(decoded.repairs), whole=decoded)
+    return Streamed(
+        decoded.form, [], lanes, [], args, decoded.truncated, list(decoded.repairs), whole=decoded
+    )
+
+
+class Ahead(Iterator[bytes]):
+    """The items of an iterator, produced by a thread up to :data:`AHEAD` items ahead of the
+    consumer (reading and inflating release the GIL: they overlap the scan). Its exceptions are
+    raised here, in order."""
+
+    def __init__(self, items: Iterator[bytes]) -> None:
+        self._queue: queue.Queue[tuple[bytes | None, BaseException | None]] = queue.Queue(AHEAD)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._produce, args=(items,), name="tracetui-read", daemon=True
+        )
+        self._thread.start()
+
+    def _produce(self, items: Iterator[bytes]) -> None:
+        try:
+            for item in items:
+                if not self._put((item, None)):
+                    return
+            self._put((None, None))
+        except BaseException as exc:  # handed to the consumer
+            self._put((None, exc))
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    def _put(self, entry: tuple[bytes | None, BaseException | None]) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def __next__(self) -> bytes:
+        if self._stop.is_set():
+            raise StopIteration
+        item, error = self._queue.get()
+        if error is not None:
+            self._stop.set()
+            raise error
+        if item is None:
+            self._stop.set()
+            raise StopIteration
+        return item
+
+    def close(self) -> None:
+        """Stop the producer (it finishes the item in hand)."""
+        self._stop.set()
 
 
 def _recut(blocks: Iterator[bytes], size: int) -> Iterator[bytes]:
@@ -210,7 +277,7 @@ def finish(streamed: Streamed) -> Decoded:
     from tracetui.trace.decode import decode_value
     from tracetui.trace.fields import TABLE_NAMES
     from tracetui.trace.frames import chunk_tables
-    from tracetui.trace.native import tables_of
+    from tracetui.trace.native import lanes_of, tables_of
 
     parts: dict[str, list[pl.DataFrame]] = {name: [] for name in TABLE_NAMES}
     whole = streamed.whole
@@ -240,6 +307,7 @@ def finish(streamed: Streamed) -> Decoded:
         top,
         streamed.form,
         ArgsBlocks.of(streamed.args),
+        lanes_of(streamed.lanes),
         top_keys,
         streamed.truncated,
         streamed.repairs,
