@@ -84,17 +84,30 @@ def show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> No
     callback=show_version,
     help="Show the version and the trace reader, and exit.",
 )
-def cli() -> None:
+@click.option(
+    "--max-inflate",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="RATIO",
+    help="Refuse gzip data that inflates to more than 256 MB plus RATIO times its size (default 100; "
+    "0: no cap; also TRACETUI_MAX_INFLATE).",
+)
+def cli(max_inflate: float | None) -> None:
     """tracetui: a terminal explorer for PyTorch profiler traces.
 
     Which CPU op launched which GPU kernel, which ops launched none, and where the
     time went. Guess first, then look.
     """
+    if max_inflate is not None:
+        os.environ["TRACETUI_MAX_INFLATE"] = f"{max_inflate:g}"
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; every error the user can cause is one line on stderr."""
     args = sys.argv[1:] if argv is None else argv
+    # polars' allocator (jemalloc) hands freed memory back to the system at once rather than
+    # ~10 s later: the memory a big trace's load holds at its peak is what is live then
+    os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
     try:
         code = cli.main(args=args, prog_name="tracetui", standalone_mode=False)
     except TraceError as exc:

@@ -1290,10 +1290,8 @@ static int run(Scan *s, int final, int64_t probe_events) {
         s->short_input = 0;
         skip_ws(s);
         int at_end = s->p >= s->end;
-        if (at_end && s->state != D_END) {
-            s->p = mark;
+        if (at_end && s->state != D_END) /* whitespace between units is consumed */
             return final ? R_TRUNCATED : R_MORE;
-        }
         int rc = 0;
         switch (s->state) {
         case D_START:

@@ -38,9 +38,6 @@ def decode_region(part: bytes, closed: bool, path: Path, offset: int) -> Part:
     """Decode a part of the events array the native scanner could not read (``part``: events, or
     what is left of them, comma-separated; ``closed``: it ends at an event's closing brace, else
     at the end of the input). ``offset``: where it starts in the JSON (for messages)."""
-    head = part.lstrip()[:1]
-    if head and (head < b" " or head >= b"\x80"):
-        raise TraceError(path, f"not a trace: binary data at byte {offset}, not JSON")
     data = b"[" + part + (b"]" if closed else b"")
     try:
         return _decode_with_msgspec(data, path)

@@ -136,6 +136,8 @@ def chunk_tables(chunks: Sequence[Chunk], offset: int = 0) -> dict[str, pl.DataF
     starts = [offset]
     for chunk in chunks[:-1]:
         starts.append(starts[-1] + chunk.size)
+    chunks = chunks or [Chunk(0, {t.name: ([], {f.name: [] for f in t.fields}) for t in SCAN_TABLES}, {})]
+    starts = starts[: len(chunks)]
     out = {}
     for table in SCAN_TABLES:
         ids: list[int] = []
@@ -144,7 +146,7 @@ def chunk_tables(chunks: Sequence[Chunk], offset: int = 0) -> dict[str, pl.DataF
             ids.extend([i + start for i in rows] if start else rows)
         columns = [pl.Series("id", ids, dtype=pl.UInt32)]
         if table.lanes:
-            lanes = _concat([chunk.lanes[table.name] for chunk in chunks])
+            lanes = _concat([chunk.lanes.get(table.name, []) for chunk in chunks])
             columns.append(pl.Series("lane", lanes, dtype=pl.UInt32))
         for spec in table.fields:
             values = _concat([chunk.tables[table.name][1][spec.name] for chunk in chunks])

@@ -145,6 +145,10 @@ class _Reader:
         from tracetui.trace.frames import assign_lanes
 
         start = self.offset
+        first = self.buffer.lstrip()[:1]
+        if first and (first < b" " or first >= b"\x80"):  # not JSON outside a string: stop here
+            at = start + len(self.buffer) - len(self.buffer.lstrip())
+            raise TraceError(self.path, f"not a trace: binary data at byte {at}, not JSON")
         end, closed = self.resync()
         part = self.buffer[:end]
         decoded = decode_region(part, closed, self.path, start)
