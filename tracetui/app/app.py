@@ -54,7 +54,7 @@ class TracetuiApp(IdleCollection):
 
     def on_load_progress(self, message: LoadProgress) -> None:
         if isinstance(self.screen, LoadingScreen):
-            self.screen.show_stage(message.stage)
+            self.screen.show_stage(message.stage, message.fraction)
 
     def on_load_failed(self, message: LoadFailed) -> None:
         self.switch_screen(ErrorScreen(message.line, message.code))
@@ -124,7 +124,7 @@ class TraceApp(TracetuiApp):
             from tracetui.trace import load
             from tracetui.views.tree import TreeModel
 
-            trace = load(self.path, progress=progress)
+            trace = load(self.path, progress=progress, fraction=self._reading)
             progress("building the tree")
             model = TreeModel(trace)
             model.hottest_path()  # decodes the hot chain's kernel names off the UI thread
@@ -143,6 +143,9 @@ class TraceApp(TracetuiApp):
             self.post_message(load_failed(exc))
         else:
             self.post_message(TraceLoaded(trace, model, checks))
+
+    def _reading(self, fraction: float) -> None:
+        self.post_message(LoadProgress("reading", fraction))
 
     def on_trace_loaded(self, message: TraceLoaded) -> None:
         from tracetui.app.screens.explorer import ExplorerScreen

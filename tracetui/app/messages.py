@@ -21,9 +21,10 @@ if TYPE_CHECKING:
 
 @dataclass
 class LoadProgress(Message):
-    """The loader started a stage (``reading``, ``decoding``, …)."""
+    """The loader started a stage (``reading``, ``decoding``, …), or is this far into it."""
 
     stage: str
+    fraction: float | None = None
 
 
 @dataclass

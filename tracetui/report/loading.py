@@ -32,7 +32,11 @@ def load_with_progress(path: str | Path) -> Trace:
     console = Console(stderr=True, markup=False, highlight=False)
     name = Path(path).name
     with console.status(Text(f"loading {name}"), spinner="dots") as status:
-        return load(path, progress=lambda stage: status.update(Text(f"loading {name}: {stage}")))
+        return load(
+            path,
+            progress=lambda stage: status.update(Text(f"loading {name}: {stage}")),
+            fraction=lambda done: status.update(Text(f"loading {name}: reading {round(100 * done)} %")),
+        )
 
 
 def _timed(path: str | Path) -> Trace:

@@ -16,22 +16,27 @@ if TYPE_CHECKING:
 __all__ = ["Trace", "load"]
 
 
-def load(path: str | Path, progress: Callable[[str], None] | None = None) -> Trace:
+def load(
+    path: str | Path,
+    progress: Callable[[str], None] | None = None,
+    fraction: Callable[[float], None] | None = None,
+) -> Trace:
     """Load a trace file or ``tensorboard_trace_handler`` directory.
 
     Raises :class:`tracetui.errors.TraceError` (one line) for input that is not a trace.
-    ``progress`` is called with the name of each stage as it starts. A trace loaded before
-    (unchanged) comes from the disk cache (:mod:`tracetui.trace.cache`); one whose load a
+    ``progress`` is called with the name of each stage as it starts, ``fraction`` with how much
+    of the ``reading`` stage is done (0 to 1; a file's bytes read, not a pipe's). A trace loaded
+    before (unchanged) comes from the disk cache (:mod:`tracetui.trace.cache`); one whose load a
     command started early (:mod:`tracetui.trace.prefetch`) is waited for.
     """
     from tracetui.trace import prefetch
 
-    prefetched = prefetch.take(path, progress)
+    prefetched = prefetch.take(path, progress, fraction)
     if prefetched is not None:
         return prefetched
     from tracetui.trace.loader import load_now
 
-    return load_now(path, progress)
+    return load_now(path, progress, fraction=fraction)
 
 
 def __getattr__(name: str) -> Any:

@@ -24,7 +24,7 @@ from tracetui.trace.frames import build_tables
 from tracetui.trace.links import ANOMALY_SCHEMA
 from tracetui.trace.model import TableSink, Trace
 from tracetui.trace.nesting import nest
-from tracetui.trace.source import Source, locate, open_source
+from tracetui.trace.source import Source, locate, open_source, read_fraction
 
 Progress = Callable[[str], None]
 
@@ -33,6 +33,7 @@ def load_now(
     path: str | Path,
     progress: Progress | None = None,
     read: tuple[Source, stream.Streamed] | None = None,
+    fraction: Callable[[float], None] | None = None,
 ) -> Trace:
     """:func:`tracetui.trace.load`, here and now; ``read``: the file already read and scanned (by
     :mod:`prefetch`)."""
@@ -40,7 +41,7 @@ def load_now(
     with _gc_paused():
         if read is None:
             say("reading")
-            read = read_trace(path)
+            read = read_trace(path, fraction)
             if isinstance(read, Trace):
                 return read
         source, streamed = read
@@ -53,7 +54,9 @@ def load_now(
     return trace
 
 
-def read_trace(path: str | Path) -> tuple[Source, stream.Streamed] | Trace:
+def read_trace(
+    path: str | Path, fraction: Callable[[float], None] | None = None
+) -> tuple[Source, stream.Streamed] | Trace:
     """The cached trace of ``path``, or its file read and scanned (no polars needed)."""
     target = locate(path)[0]
     source, blocks = open_source(path)
@@ -61,7 +64,7 @@ def read_trace(path: str | Path) -> tuple[Source, stream.Streamed] | Trace:
         cached = cache.lookup(target, Deferred(partial(_args_of_file, target)), _sink(target))
         if cached is not None:
             return cached
-    return source, stream.read(source.path, blocks)
+    return source, stream.read(source.path, blocks, on_block=read_fraction(source, fraction))
 
 
 def build(

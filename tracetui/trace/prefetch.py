@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tracetui.trace import cache, stream
-from tracetui.trace.source import Source, open_source
+from tracetui.trace.source import Source, open_source, read_fraction
 
 if TYPE_CHECKING:
     from tracetui.trace.model import Trace
@@ -32,6 +32,8 @@ class _Job:
         self.lock = threading.Lock()
         self.stages: list[str] = []
         self.listener: Progress | None = None
+        self.done: float | None = None  # the reading stage's last fraction
+        self.fraction_listener: Callable[[float], None] | None = None
         self.trace: Trace | None = None
         self.error: BaseException | None = None
         self.thread: threading.Thread | None = None
@@ -43,13 +45,24 @@ class _Job:
         if listener is not None:
             listener(stage)
 
-    def listen(self, progress: Progress | None) -> None:
+    def fraction(self, done: float) -> None:
+        with self.lock:
+            self.done = done
+            listener = self.fraction_listener
+        if listener is not None:
+            listener(done)
+
+    def listen(self, progress: Progress | None, fraction: Callable[[float], None] | None = None) -> None:
         with self.lock:
             seen = list(self.stages)
+            done = self.done
             self.listener = progress
+            self.fraction_listener = fraction
         if progress is not None:
             for stage in seen:
                 progress(stage)
+        if fraction is not None and done is not None and seen and seen[-1] == "reading":
+            fraction(done)
 
 
 _pending: dict[str, _Job] = {}
@@ -66,13 +79,16 @@ def start(path: str | Path) -> None:
     job.thread.start()
 
 
-def take(path: str | Path, progress: Progress | None = None) -> Trace | None:
+def take(
+    path: str | Path, progress: Progress | None = None, fraction: Callable[[float], None] | None = None
+) -> Trace | None:
     """The trace loaded in the background for ``path`` (None if none was started). Raises what
-    the load raised. ``progress`` hears every stage, the earlier ones at once."""
+    the load raised. ``progress`` hears every stage, the earlier ones at once; ``fraction`` how
+    much of the reading is done."""
     job = _pending.pop(str(path), None)
     if job is None or job.thread is None:
         return None
-    job.listen(progress)
+    job.listen(progress, fraction)
     job.thread.join()
     job.listen(None)
     if job.error is not None:
@@ -85,9 +101,8 @@ def _run(path: str | Path, job: _Job) -> None:
         read: tuple[Source, stream.Streamed] | None = None
         source, blocks = open_source(path)
         if not (source.regular and cache.has_entry(source.path)):
-            job.say("reading")
-            read = source, stream.read(source.path, blocks)  # inflate and scan without the GIL,
-            # before polars is imported
+            job.say("reading")  # inflate and scan without the GIL, before polars is imported
+            read = source, stream.read(source.path, blocks, on_block=read_fraction(source, job.fraction))
         from tracetui.trace.loader import load_now
 
         job.trace = load_now(path, job.say, read)

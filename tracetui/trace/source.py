@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import stat
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -119,6 +119,29 @@ def open_source(path: str | Path) -> tuple[Source, Iterator[bytes]]:
     target, siblings = locate(path)
     source = Source(target, is_regular(target), siblings)
     return source, _blocks(source)
+
+
+def read_fraction(source: Source, report: Callable[[float], None] | None) -> Callable[[], None] | None:
+    """A callback that tells ``report`` how much of ``source``'s file was read (None: nothing to
+    tell, for a pipe)."""
+    if report is None or not source.regular:
+        return None
+    try:
+        size = source.path.stat().st_size
+    except OSError:
+        return None
+    if not size:
+        return None
+    told = -1
+
+    def tell() -> None:
+        nonlocal told
+        percent = min(100 * source.file_bytes // size, 100)
+        if percent != told:  # at most a hundred reports
+            told = percent
+            report(percent / 100)
+
+    return tell
 
 
 def _open(path: Path) -> BinaryIO:

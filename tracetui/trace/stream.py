@@ -18,7 +18,7 @@ from __future__ import annotations
 import queue
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,9 +52,12 @@ class Streamed:
     whole: Any = None  # the Decoded of the whole document, when msgspec read it whole
 
 
-def read(path: Path, blocks: Iterator[bytes], block_of: int = 0) -> Streamed:
-    """Read ``blocks`` (the JSON of ``path``). ``block_of``: for tests, re-cut the blocks into
-    pieces of this many bytes. Raises :class:`TraceError` for input that is not a trace."""
+def read(
+    path: Path, blocks: Iterator[bytes], block_of: int = 0, on_block: Callable[[], None] | None = None
+) -> Streamed:
+    """Read ``blocks`` (the JSON of ``path``); ``on_block`` is called as each is taken. ``block_of``:
+    for tests, re-cut the blocks into pieces of this many bytes. Raises :class:`TraceError` for
+    input that is not a trace."""
     if block_of:
         blocks = _recut(blocks, block_of)
     scanner = native.scanner()
@@ -62,14 +65,17 @@ def read(path: Path, blocks: Iterator[bytes], block_of: int = 0) -> Streamed:
         return _whole(path, b"", blocks)
     ahead = Ahead(blocks)  # the next blocks are read and inflated while this one is scanned
     try:
-        return _Reader(path, ahead, scanner).run()
+        return _Reader(path, ahead, scanner, on_block).run()
     finally:
         ahead.close()
 
 
 class _Reader:
-    def __init__(self, path: Path, blocks: Iterator[bytes], scanner: Any) -> None:
+    def __init__(
+        self, path: Path, blocks: Iterator[bytes], scanner: Any, on_block: Callable[[], None] | None
+    ) -> None:
         self.path = path
+        self.on_block = on_block
         self.blocks = blocks
         self.scanner = scanner
         self.buffer = b""
@@ -86,6 +92,8 @@ class _Reader:
         if self.final:
             return False
         block = next(self.blocks, None)
+        if self.on_block is not None:
+            self.on_block()
         if block is None:
             self.final = True
             return False

@@ -1,4 +1,5 @@
-"""The screen shown while the trace loads: its name and the loader's stages as they start."""
+"""The screen shown while the trace loads: its name, the loader's stages as they start, and how far
+the reading is (a file's bytes read)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, ProgressBar, Static
 
 STAGES = ("reading", "decoding", "tabulating", "nesting", "linking", "counting", "building the tree")
+# Share of the bar per stage: reading a big trace takes about half the time.
+WEIGHTS = {"reading": 5}
 
 
 class LoadingScreen(Screen[None]):
@@ -38,7 +41,7 @@ class LoadingScreen(Screen[None]):
                     Content.assemble("Loading ", (self.label, "bold $text-accent")), id="loading-title"
                 )
             with Center():
-                yield ProgressBar(total=len(STAGES), show_eta=False, id="loading-bar")
+                yield ProgressBar(total=_start(len(STAGES)), show_eta=False, id="loading-bar")
             with Center():
                 yield Static(Content(self.stage + " …"), id="loading-stage")
         yield Footer()
@@ -46,11 +49,20 @@ class LoadingScreen(Screen[None]):
     def on_mount(self) -> None:
         self.show_stage(self.stage)
 
-    def show_stage(self, stage: str) -> None:
-        """Advance the bar to ``stage`` (stages the loader adds later still show their name)."""
+    def show_stage(self, stage: str, fraction: float | None = None) -> None:
+        """Advance the bar to ``stage``, ``fraction`` of the way through it when told (stages the
+        loader adds later still show their name)."""
         self.stage = stage
+        text = stage if fraction is None else f"{stage} {round(100 * fraction)} %"
         for label in self.query("#loading-stage").results(Static):
-            label.update(Content(stage + " …"))
+            label.update(Content(text + " …"))
         if stage in STAGES:
+            index = STAGES.index(stage)
+            done = _start(index) + (fraction or 0.0) * WEIGHTS.get(stage, 1)
             for bar in self.query(ProgressBar).results(ProgressBar):
-                bar.update(progress=STAGES.index(stage))
+                bar.update(progress=done)
+
+
+def _start(index: int) -> float:
+    """Where stage ``index`` starts on the bar."""
+    return float(sum(WEIGHTS.get(stage, 1) for stage in STAGES[:index]))

@@ -1,0 +1,232 @@
+"""Benchmark: big traces. Time and peak memory to the summary and to the explorer's tree, cold and on a
+reopen (from the trace cache), the cache entry's size, and the floor: the time to only inflate and to
+only inflate and scan the same file.
+
+    python benchmarks/bench_scale.py [--source TRACE] [--sizes 90M,1G,3G,8G] [--runs N]
+                                     [--workdir DIR] [--plain] [--keys N] [--keep]
+
+Each size is made from ``--source`` (default: the 90 MB transformer trace) by
+``benchmarks/make_big_trace.py`` (its steps replicated; gzip level 1, or ``--plain`` JSON) into
+``--workdir`` (default ``/work/tmp/core``; multi-GB files: delete them after, or without ``--keep``
+they are deleted when the size is done). Every measurement is a fresh process; wall time and peak RSS
+come from ``os.wait4``; each figure is the median of ``--runs``, the modes taking turns run by run.
+
+* summary cold: ``tracetui summary TRACE`` with the trace cache off;
+* tree cold: ``tracetui open`` headless (160x50) until the first frame that shows tree rows;
+* reopen: the same two from the trace cache (primed by one run, in a private directory);
+* floor: inflate only (the reader's blocks, nothing kept) and inflate + scan (the native scanner's
+  tables, no model), each in one process;
+* ``--keys N``: for the largest size, keys through the explorer (``bench_app.py``'s child: expand,
+  move, open a table, find next), N presses each, cold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from installed import compile_tracetui
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_SOURCE = HERE.parents[1] / "shared" / "traces" / "transformer_train_long.json.gz"
+ALLOCATOR = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0"}  # as the tracetui CLI sets it
+
+FLOOR_CHILD = """
+import sys, time
+from tracetui.trace.source import open_source
+from tracetui.trace import native
+mode, path = sys.argv[1], sys.argv[2]
+start = time.perf_counter()
+src, blocks = open_source(path)
+if mode == "inflate":
+    for block in blocks:
+        pass
+else:
+    scanner, rest = native.scanner(), b""
+    for block in blocks:
+        rest = rest + block if rest else block
+        status, used, why = scanner.feed(rest, False)
+        rest = rest[used:]
+        scanner.take_args()
+    scanner.feed(rest, True)
+    scanner.flush()
+print(time.perf_counter() - start)
+"""
+
+TREE_CHILD = """
+import asyncio, os, sys, time
+sys.path.insert(0, sys.argv[2])
+from bench_app import Frames
+async def main(trace):
+    from tracetui.trace import prefetch
+    prefetch.start(trace)
+    from tracetui.app.app import TraceApp
+    app = TraceApp(trace, freeze_gc=True)
+    frames = Frames(app)
+    def rows():
+        if type(app.screen).__name__ != "ExplorerScreen":
+            return 0
+        trees = app.screen.query("DispatchTree")
+        return trees.first().row_count if trees else 0
+    shown = frames.first_frame(lambda: rows() > 0)
+    async with app.run_test(size=(160, 50)):
+        await asyncio.wait_for(shown, 600)
+    os._exit(0)
+from pathlib import Path
+asyncio.run(main(Path(sys.argv[1])))
+"""
+
+
+def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (MB, of exactly this child: wait4 on its pid) and stdout of one run."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out = proc.stdout.read() if proc.stdout else b""
+    err = proc.stderr.read() if proc.stderr else b""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}\n{err.decode()[-2000:]}")
+    return wall, usage.ru_maxrss / 1024, out.decode()
+
+
+def parse_size(text: str) -> int:
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip().upper().rstrip("B")
+    return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
+
+
+def make(source: Path, size: str, workdir: Path, plain: bool) -> Path:
+    suffix = ".json" if plain else ".json.gz"
+    out = workdir / f"scale_{size}{suffix}"
+    if not out.exists():
+        if parse_size(size) <= 100 << 20 and not plain and source.name.endswith(".gz"):
+            shutil.copy(source, out)  # the source itself
+        else:
+            subprocess.run(
+                [sys.executable, str(HERE / "make_big_trace.py"), str(source), str(out), "--size", size],
+                check=True,
+            )
+    return out
+
+
+def json_size(path: Path) -> tuple[int, int]:
+    """Bytes of JSON and events of a trace (one scan)."""
+    code = (
+        "import sys; from tracetui.trace.source import open_source; from tracetui.trace import stream\n"
+        "src, blocks = open_source(sys.argv[1]); s = stream.read(src.path, blocks)\n"
+        "print(src.json_bytes, s.args.events)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
+    json_bytes, events = out.stdout.split()
+    return int(json_bytes), int(events)
+
+
+def median(samples: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(s[0] for s in samples), max(s[1] for s in samples)
+
+
+def measure(trace: Path, runs: int) -> dict[str, Any]:
+    cold = dict(os.environ, TRACETUI_NO_CACHE="1", **ALLOCATOR)
+    cold.pop("TRACETUI_CACHE_DIR", None)
+    summary = [sys.executable, "-m", "tracetui", "summary", str(trace)]
+    tree = [sys.executable, "-c", TREE_CHILD, str(trace), str(HERE)]
+    samples: dict[str, list[tuple[float, float]]] = {}
+    with tempfile.TemporaryDirectory(dir=trace.parent, prefix=".bench-cache-") as cache_dir:
+        warm = {k: v for k, v in cold.items() if k != "TRACETUI_NO_CACHE"}
+        warm["TRACETUI_CACHE_DIR"] = cache_dir
+        run_measured(summary, warm)  # primes the cache (the entry is complete when it exits)
+        entry = sum(p.stat().st_size for p in Path(cache_dir).rglob("*") if p.is_file())
+        for _ in range(runs):  # the modes take turns: a slow spell hits each alike
+            for mode, cmd, env in (
+                ("summary cold", summary, cold),
+                ("tree cold", tree, cold),
+                ("summary reopen", summary, warm),
+                ("tree reopen", tree, warm),
+            ):
+                wall, rss, _ = run_measured(cmd, env)
+                samples.setdefault(mode, []).append((wall, rss))
+        for mode in ("inflate", "inflate + scan"):
+            for _ in range(runs):
+                _, _, out = run_measured(
+                    [sys.executable, "-c", FLOOR_CHILD, mode.split()[-1], str(trace)], cold
+                )
+                samples.setdefault(mode, []).append((float(out), 0.0))
+    result = {mode: median(values) for mode, values in samples.items()}
+    result["entry"] = entry
+    return result
+
+
+def keys(trace: Path, presses: int) -> str:
+    env = dict(os.environ, TRACETUI_NO_CACHE="1", **ALLOCATOR)
+    done = subprocess.run(
+        [sys.executable, str(HERE / "bench_app.py"), "--child", str(trace), "--presses", str(presses)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    marks = json.loads(done.stdout.strip().splitlines()[-1])
+    lines = [f"keys at {trace.name} ({marks['rows']:,} rows at start; key → frame, median / max):"]
+    for label, values in marks["frame_times"].items():
+        lines.append(f"  {label:<20} {statistics.median(values):7.1f} ms {max(values):7.1f} ms")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
+    parser.add_argument("--sizes", default="90M,1G,3G,8G")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--workdir", type=Path, default=Path("/work/tmp/core"))
+    parser.add_argument("--plain", action="store_true", help="plain JSON instead of gzip")
+    parser.add_argument("--keys", type=int, default=0, help="presses per key at the largest size")
+    parser.add_argument("--keep", action="store_true", help="keep the generated traces")
+    args = parser.parse_args()
+    compile_tracetui()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    load = os.getloadavg()[0]
+    print(f"{os.cpu_count()} CPUs, load average {load:.1f} at the start; {args.runs} runs each, medians\n")
+    header = (
+        "| JSON / events | summary cold | tree cold | summary reopen | tree reopen | peak RSS cold "
+        "(summary / tree) | RSS reopen (summary / tree) | cache entry | inflate | inflate+scan |"
+    )
+    print(header)
+    print("|" + " --- |" * (header.count("|") - 1))
+    sizes = args.sizes.split(",")
+    for size in sizes:
+        trace = make(args.source, size, args.workdir, args.plain)
+        json_bytes, events = json_size(trace)
+        r = measure(trace, args.runs)
+        gb, ratio = json_bytes / 1e9, 2**20 / json_bytes
+        print(
+            f"| {gb:.2f} GB / {events / 1e6:.2f}M "
+            f"| {r['summary cold'][0]:.2f} s | {r['tree cold'][0]:.2f} s "
+            f"| {r['summary reopen'][0]:.2f} s | {r['tree reopen'][0]:.2f} s "
+            f"| {r['summary cold'][1]:.0f} / {r['tree cold'][1]:.0f} MB "
+            f"({r['summary cold'][1] * ratio:.2f}x / {r['tree cold'][1] * ratio:.2f}x) "
+            f"| {r['summary reopen'][1]:.0f} / {r['tree reopen'][1]:.0f} MB "
+            f"| {r['entry'] / 2**20:.0f} MB ({r['entry'] / json_bytes:.2f}x) "
+            f"| {r['inflate'][0]:.2f} s | {r['inflate + scan'][0]:.2f} s |",
+            flush=True,
+        )
+        if args.keys and size == sizes[-1]:
+            print("\n" + keys(trace, args.keys))
+        if not args.keep and trace.stat().st_size > 100 << 20:
+            trace.unlink()
+    print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
+
+
+if __name__ == "__main__":
+    main()
