@@ -8,7 +8,6 @@ The model does no I/O: the loader builds it and hands it what it may need later,
 from __future__ import annotations
 
 import threading
-from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -159,15 +158,11 @@ class Trace:
                 self._parents[key] = cached
         return cached
 
-    @cached_property
-    def _ids(self) -> list[int]:
-        return self.events["id"].to_list()
-
     def row(self, event_id: int) -> int:
         """Row of an event id (a file position) in ``events``; KeyError if it is not an X event."""
-        ids = self._ids
-        row = bisect_left(ids, event_id)
-        if row >= len(ids) or ids[row] != event_id:
+        ids = self.events["id"]
+        row: int = ids.search_sorted(event_id)  # type: ignore[assignment]
+        if not 0 <= event_id < 1 << 32 or row >= len(ids) or ids[row] != event_id:
             raise KeyError(event_id)
         return row
 
@@ -248,8 +243,14 @@ class Trace:
 
 
 def _visible_parents(events: pl.DataFrame, hide_python: bool) -> pl.DataFrame:
-    tree = events.select("id", "parent", "track", "pos", "cat").filter(pl.col("pos").is_not_null())
-    tree = tree.sort("track", "pos")
+    tree = events.lazy().filter(pl.col("pos").is_not_null()).select("id", "parent", "track", "pos", "cat")
+    tree = tree.collect()
+    # positions are a preorder of all the tracks, one after another: placing each row at its
+    # position orders them (no sort)
+    order = pl.zeros(len(tree), pl.UInt32, eager=True).scatter(
+        tree["pos"], pl.int_range(len(tree), dtype=pl.UInt32, eager=True)
+    )
+    tree = tree[order]
     if not hide_python:
         return tree.select("id", "parent")
     from tracetui.trace.nesting import ancestor_ids

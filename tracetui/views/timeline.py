@@ -96,15 +96,18 @@ def lane_label(thread_name: str | None, pid: str, tid: str, kind: str) -> str:
 
 def lanes(trace: Trace, window: Window) -> list[Lane]:
     """CPU lanes (ops, runtime calls) then GPU lanes (kernels, memcpys, memsets) busy in the window."""
-    events = trace.events.filter(
-        (pl.col("start_ns") < window.end_ns)
-        & (pl.col("end_ns") > window.start_ns)
-        & pl.col("cat").is_in([*CPU_WORK, *GPU_WORK])
+    events = (  # only the window's rows, and only the columns drawn
+        trace.events.lazy()
+        .filter(
+            (pl.col("start_ns") < window.end_ns)
+            & (pl.col("end_ns") > window.start_ns)
+            & pl.col("cat").is_in([*CPU_WORK, *GPU_WORK])
+        )
+        .select("id", "pid", "tid", "cat", "start_ns", "end_ns")
+        .collect()
     )
     tracks = trace.tracks.select("track", "pid", "tid", "thread_name", "kind")
-    located = events.select("id", "pid", "tid", "cat", "start_ns", "end_ns").join(
-        tracks, on=["pid", "tid"], how="inner"
-    )
+    located = events.join(tracks, on=["pid", "tid"], how="inner")
     located = located.filter(
         ((pl.col("kind") == "cpu") & pl.col("cat").is_in(CPU_WORK))
         | ((pl.col("kind") == "gpu") & pl.col("cat").is_in(GPU_WORK))

@@ -18,7 +18,6 @@ Node keys are event ids (``int``) or tuples for the synthetic nodes:
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 
-from tracetui.trace.align import rows_of
+from tracetui.trace.align import lookup, rows_of
 from tracetui.trace.categories import GPU_KIND, GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.links import is_step
 
@@ -64,7 +63,6 @@ _EVENT_COLUMNS = (
     "end_ns",
     "launch_id",
 )
-_SLIM_COLUMNS = (*_EVENT_COLUMNS, "kind")
 
 
 @dataclass(frozen=True)
@@ -143,9 +141,9 @@ class TreeModel:
         self._step_set = frozenset(self.step_ids)
         kind = pl.col("cat").replace_strict(EVENT_KINDS, default="cpu", return_dtype=KIND)
         step = pl.col("id").is_in(pl.Series(self.step_ids, dtype=pl.UInt32).implode())
-        self._slim = events.select(  # row for row with trace.events
-            *_EVENT_COLUMNS, pl.when(step).then(pl.lit("step", KIND)).otherwise(kind).alias("kind")
-        )
+        # row for row with trace.events, one byte each; a node's other values are read from the
+        # events when it is shown (nothing else is copied per event)
+        self._kinds = events.select(pl.when(step).then(pl.lit("step", KIND)).otherwise(kind)).to_series()
 
         kept_cpu, kept_gpu = self._kept(trace, self.options)
         tree = trace.visible_parents(self.options.hide_python)
@@ -153,17 +151,15 @@ class TreeModel:
             tree = tree.join(kept_cpu, on="id", how="semi", maintain_order="left")
         tree = tree.with_columns(events.select("track", "step_id")[rows_of(events, tree["id"])])
         self._visible_ids = tree["id"]
-        # Sorted key lists searched with bisect: O(log n) per question without polars call overhead.
+        # Sorted keys searched in O(log n) per question (columns, not Python lists: a 10M-event
+        # trace keeps 8 bytes per node here, not ~70)
         by_id = tree.select("id", "parent").sort("id")
-        self._parent_ids: list[int] = by_id["id"].to_list()
-        self._parent_of: list[int | None] = by_id["parent"].to_list()
+        self._parents = _Index(by_id["id"], by_id["parent"])
         nested = tree.filter(pl.col("parent").is_not_null() & ~pl.col("id").is_in(self.step_ids))
         nested = nested.sort("parent", maintain_order=True)
-        self._child_parent: list[int] = nested["parent"].to_list()
-        self._child_id: list[int] = nested["id"].to_list()
+        self._children = _Index(nested["parent"], nested["id"])
         gpu = kept_gpu.filter(pl.col("launch_id").is_not_null()).sort("launch_id", "start_ns", "id")
-        self._gpu_launch: list[int] = gpu["launch_id"].to_list()
-        self._gpu_id: list[int] = gpu["id"].to_list()
+        self._launched = _Index(gpu["launch_id"], gpu["id"])
         self._gpu_ids = gpu["id"]
         orphans = trace.orphans.join(kept_gpu.select("id"), on="id", how="semi").sort("start_ns", "id")
         self._orphans: list[int] = orphans["id"].to_list()
@@ -183,6 +179,7 @@ class TreeModel:
                 self._step_threads.setdefault(key[1], []).append(key)
         visible_steps = tree.filter(pl.col("id").is_in(self.step_ids))["id"].to_list()
         self._visible_steps = frozenset(visible_steps)
+        del tree, roots, nested, by_id, gpu
         tops: list[NodeKey] = []
         if self.step_ids:
             tops += [s for s in self.step_ids if self._step_shown(s)]
@@ -202,6 +199,10 @@ class TreeModel:
     def _kept(trace: Trace, options: TreeOptions) -> tuple[pl.DataFrame, pl.DataFrame]:
         """``(id)`` of the CPU events and ``(id, launch_id, start_ns)`` of the GPU rows to show."""
         events = trace.events
+        if not (options.kernels_only or options.name_filter):  # every CPU event, the GPU work they launched
+            gpu = trace.gpu.select("id", "launch_id", "start_ns")
+            shown = lookup(events, gpu["launch_id"], "pos")["pos"].is_not_null() | gpu["launch_id"].is_null()
+            return events.lazy().filter(pl.col("pos").is_not_null()).select("id").collect(), gpu.filter(shown)
         cpu = events.select("id", "pos", "end_pos", "gpu_events", "name").filter(pl.col("pos").is_not_null())
         gpu = trace.gpu.select("id", "launch_id", "start_ns", "name")
         if options.kernels_only:
@@ -241,8 +242,8 @@ class TreeModel:
         """Children in display order: CPU children (time order), then launched GPU work, then threads."""
         if isinstance(key, int):
             kids: list[NodeKey] = []
-            kids += self._slice(self._child_parent, self._child_id, key)
-            kids += self._slice(self._gpu_launch, self._gpu_id, key)
+            kids += self._children.of(key)
+            kids += self._launched.of(key)
             kids += self._step_threads.get(key, [])
             return kids
         if key == OUTSIDE:
@@ -254,25 +255,13 @@ class TreeModel:
     def has_children(self, key: NodeKey) -> bool:
         """Whether ``key`` has children (cheap: no list is built)."""
         if isinstance(key, int):
-            return (
-                self._count(self._child_parent, key) > 0
-                or self._count(self._gpu_launch, key) > 0
-                or bool(self._step_threads.get(key))
-            )
+            return self._children.has(key) or self._launched.has(key) or bool(self._step_threads.get(key))
         return True
-
-    @staticmethod
-    def _slice(parents: list[int], ids: list[int], key: int) -> list[int]:
-        return ids[bisect_left(parents, key) : bisect_right(parents, key)]
-
-    @staticmethod
-    def _count(parents: list[int], key: int) -> int:
-        return bisect_right(parents, key) - bisect_left(parents, key)
 
     @property
     def kinds(self) -> pl.Series:
         """Every event's node kind (``step``, ``op``, ``kernel``, …), row for row with ``trace.events``."""
-        return self._slim["kind"]
+        return self._kinds
 
     def row(self, event_id: int) -> int:
         """Row of an event id in ``trace.events`` (KeyError if it is not an X event)."""
@@ -280,14 +269,10 @@ class TreeModel:
 
     def parent_of(self, event_id: int) -> int | None:
         """The visible parent event of a CPU event (``None`` for roots and hidden events)."""
-        row = bisect_left(self._parent_ids, event_id)
-        if row >= len(self._parent_ids) or self._parent_ids[row] != event_id:
-            return None
-        return self._parent_of[row]
+        return self._parents.one(event_id)
 
     def _visible(self, event_id: int) -> bool:
-        row = bisect_left(self._parent_ids, event_id)
-        return row < len(self._parent_ids) and self._parent_ids[row] == event_id
+        return self._parents.has(event_id)
 
     def path_to(self, event_id: int) -> list[NodeKey] | None:
         """Keys from a top-level node down to the event, or ``None`` if it is hidden or filtered out."""
@@ -295,12 +280,12 @@ class TreeModel:
             row = self.row(event_id)
         except KeyError:
             return None
-        slim = self._slim
-        if slim["cat"][row] in GPU_KIND:
-            launch = slim["launch_id"][row]
+        events = self.trace.events
+        if events["cat"][row] in GPU_KIND:
+            launch = events["launch_id"][row]
             if launch is None:
                 return [ORPHANS, event_id] if event_id in self._orphan_set else None
-            if event_id not in self._slice(self._gpu_launch, self._gpu_id, launch):
+            if event_id not in self._launched.of(launch):
                 return None
             above = self.path_to(launch)
             return None if above is None else [*above, event_id]
@@ -318,7 +303,7 @@ class TreeModel:
         if current in self._step_set:
             return chain if current in self._tops else None
         root_row = self.row(current)
-        step_id, track = slim["step_id"][root_row], slim["track"][root_row]
+        step_id, track = events["step_id"][root_row], events["track"][root_row]
         if not self.step_ids:
             return [("thread", None, track), *chain]
         if step_id is None:
@@ -349,7 +334,11 @@ class TreeModel:
         cached = self._node_cache.get(key)
         if cached is None:
             if isinstance(key, int):
-                cached = self._event_node(key, self._slim.row(self.row(key), named=True))
+                row = self.row(key)
+                values = dict(
+                    zip(_EVENT_COLUMNS, self.trace.events.select(_EVENT_COLUMNS).row(row), strict=True)
+                )
+                cached = self._event_node(key, values | {"kind": self._kinds[row]})
             else:
                 cached = self._synthetic_node(key)
             if len(self._node_cache) > 50_000:
@@ -463,9 +452,11 @@ class TreeModel:
         if key in self._step_set:
             return key
         row = self.row(key)
-        step = self._slim["step_id"][row]
-        if step is None and self._slim["launch_id"][row] is not None:
-            step = self._slim["step_id"][self.row(self._slim["launch_id"][row])]
+        events = self.trace.events
+        step = events["step_id"][row]
+        launch = events["launch_id"][row]
+        if step is None and launch is not None:
+            step = events["step_id"][self.row(launch)]
         return step
 
     # ---- navigation helpers ------------------------------------------------------------------
@@ -639,6 +630,31 @@ def _subtree_hits(cpu: pl.DataFrame, hit: pl.Expr) -> tuple[pl.DataFrame, pl.Dat
     return below, covered
 
 
+class _Index:
+    """Values by a sorted key (two aligned columns): one key's values in O(log n)."""
+
+    def __init__(self, keys: pl.Series, values: pl.Series) -> None:
+        self._keys, self._values = keys, values
+
+    def _span(self, key: int) -> tuple[int, int]:
+        keys = self._keys
+        return keys.search_sorted(key, "left"), keys.search_sorted(key, "right")  # type: ignore[return-value]
+
+    def of(self, key: int) -> list[Any]:
+        """The values of ``key``, in order."""
+        low, high = self._span(key)
+        return self._values.slice(low, high - low).to_list() if high > low else []
+
+    def has(self, key: int) -> bool:
+        low, high = self._span(key)
+        return high > low
+
+    def one(self, key: int) -> Any:
+        """The (first) value of ``key``, or None."""
+        low, high = self._span(key)
+        return self._values[low] if high > low else None
+
+
 def _grouped_roots(roots: pl.DataFrame, by_step: bool) -> list[tuple[tuple[int | None, int], list[int]]]:
     """Root ids grouped by (step or ``None``, track), each group in preorder."""
     step = pl.col("step_id") if by_step else pl.lit(None, pl.UInt32).alias("step_id")
@@ -656,9 +672,9 @@ def _sum_stats(
 ) -> dict[SyntheticKey, tuple[float, float, int, int]]:
     """Per thread node: summed (CPU µs, GPU µs, kernels, GPU events) of its roots."""
     step = pl.col("step_id") if by_step else pl.lit(None, pl.UInt32).alias("step_id")
+    columns = ("track", "step_id", "dur", "gpu_us", "kernels", "gpu_events")
     stats = (
-        roots.select("id")
-        .join(events.select("id", "track", "step_id", "dur", "gpu_us", "kernels", "gpu_events"), on="id")
+        events.select(columns)[rows_of(events, roots["id"])]
         .with_columns(step)
         .group_by("step_id", "track")
         .agg(
