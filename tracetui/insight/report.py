@@ -38,10 +38,13 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
         "id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes"
     )
     names = kernel_name_columns(gpu["name"]).select("name", *KERNEL_FIELDS, "notes")
-    ops = (
-        trace.events.select(pl.col("id").alias("launch_op_id"), pl.col("name").alias("op"))
-        .join(trace.launch_shapes.rename({"id": "launch_op_id"}), on="launch_op_id")
-        .drop("input_strides")
+    shapes = trace.launch_shapes
+    ops = shapes.select(
+        pl.col("id").alias("launch_op_id"),
+        trace.lookup(shapes["id"], "name")["name"].alias("op"),
+        "input_dims",
+        "input_type",
+        "concrete_inputs",
     )
     rows = gpu.join(names, on="name", how="left").join(ops, on="launch_op_id", how="left")
     costs = op_cost_columns(rows, name="op")

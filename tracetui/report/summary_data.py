@@ -220,20 +220,9 @@ def _finite(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _anomaly_records(trace: Trace) -> list[dict[str, Any]]:
-    names = trace.events.select(pl.col("id"), pl.col("name"))
-    rows = (
-        trace.anomalies.head(ORPHAN_LIMIT)
-        .join(
-            names.rename({"id": "event_id", "name": "event"}),
-            on="event_id",
-            how="left",
-            maintain_order="left",
-        )
-        .join(
-            names.rename({"id": "other_id", "name": "other"}),
-            on="other_id",
-            how="left",
-            maintain_order="left",
-        )
+    head = trace.anomalies.head(ORPHAN_LIMIT)
+    rows = head.with_columns(
+        trace.lookup(head["event_id"], "name")["name"].alias("event"),
+        trace.lookup(head["other_id"], "name")["name"].alias("other"),
     )
     return _records(rows, ["kind", "event_id", "event", "other_id", "other"])

@@ -36,7 +36,8 @@ def rows_of(frame: pl.DataFrame, ids: pl.Series, on: str = "id") -> pl.Series:
 def attach(frame: pl.DataFrame, part: pl.DataFrame, on: str = "id") -> pl.DataFrame:
     """``frame`` with ``part``'s other columns placed on the rows whose ``on`` matches.
 
-    Other rows get null, or keep their value when ``frame`` already has the column.
+    Other rows get null, or keep their value when ``frame`` already has the column. Each new
+    column is made in one gather through the part row of every frame row.
     """
     if part.is_empty():
         missing = {
@@ -44,17 +45,17 @@ def attach(frame: pl.DataFrame, part: pl.DataFrame, on: str = "id") -> pl.DataFr
         }
         return frame.with_columns(**missing)
     rows = rows_of(frame, part[on], on)
+    inverse = pl.repeat(None, len(frame), dtype=pl.UInt32, eager=True).scatter(
+        rows, pl.int_range(len(part), dtype=pl.UInt32, eager=True)
+    )
     new: dict[str, pl.Series] = {}
     for name in part.columns:
         if name == on:
             continue
-        column = part[name]
-        base = (
-            frame[name]
-            if name in frame.columns
-            else pl.repeat(None, len(frame), dtype=column.dtype, eager=True)
-        )
-        new[name] = base.cast(column.dtype).scatter(rows, column)
+        column = part[name].gather(inverse)
+        if name in frame.columns:
+            column = frame[name].cast(column.dtype).zip_with(inverse.is_null(), column)
+        new[name] = column
     return frame.with_columns(**new)
 
 

@@ -19,6 +19,7 @@ import polars as pl
 
 from tracetui.safetext import clean_value
 from tracetui.trace import stats
+from tracetui.trace.align import lookup
 from tracetui.trace.args import NO_ARGS, RawArgs
 from tracetui.trace.categories import GPU_KIND, GPU_WORK
 from tracetui.trace.layout import empty_table
@@ -165,6 +166,11 @@ class Trace:
         if not 0 <= event_id < 1 << 32 or row >= len(ids) or ids[row] != event_id:
             raise KeyError(event_id)
         return row
+
+    def lookup(self, ids: pl.Series, *columns: str) -> pl.DataFrame:
+        """``columns`` of the events whose id is each of ``ids`` (null where none): what a left
+        join on ``events`` gives, without hashing the whole events table."""
+        return lookup(self.events, ids, *columns)
 
     def event(self, event_id: int) -> dict[str, Any]:
         """One event's row as a dict, with the args of its group (null where it has none)."""
