@@ -83,7 +83,7 @@ def build(
     tree, overlaps = nest(events.select("id", "cat", "start_ns", "end_ns", thread))
     events = attach(events, tree.drop("parent_pos"))
     say("linking")
-    marks = events.select(links.is_op().alias("op"), links.is_annotation().alias("annotation"))
+    marks = events.select(links.is_op().alias("op"), _annotation_mark(events))
     events = attach(events, links.cpu_ancestors(tree.with_columns(marks[rows_of(events, tree["id"])])))
     tree = tree.select("id", "end_pos", "parent_pos")
     del marks
@@ -120,6 +120,14 @@ def build(
         **{name: tables.args[name] for name in ("gpu_args", "call_args", "op_args", "python_args")},
         recorded_shapes=tables.args["shapes"],
     )
+
+
+def _annotation_mark(events: pl.DataFrame) -> pl.Series:
+    """Whether each event is an annotation (:func:`links.is_annotation`), its name tested on the
+    user annotations only."""
+    rows = (events["cat"] == "user_annotation").arg_true()
+    found = events[rows].select(links.is_annotation()).to_series()
+    return pl.repeat(False, len(events), eager=True).scatter(rows, found).alias("annotation")
 
 
 def _sink(path: Path) -> TableSink:

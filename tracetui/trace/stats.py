@@ -168,20 +168,26 @@ def runtime_table(events: pl.DataFrame) -> pl.DataFrame:
 
 
 def span_instances(events: pl.DataFrame, which: pl.Expr) -> pl.DataFrame:
-    """Per annotation/step instance: CPU time, GPU work launched below, GPU busy time."""
-    spans = events.filter(which).select(
-        "id",
-        "name",
-        "start_ns",
-        "end_ns",
-        "dur",
-        "pos",
-        "end_pos",
-        "gpu_us",
-        "gpu_events",
-        "kernels",
-        "memcpys",
-        "memsets",
+    """Per annotation/step instance: CPU time, GPU work launched below, GPU busy time.
+
+    ``which`` picks user annotations (the names are tested on those rows only)."""
+    spans = (
+        _annotations(events)
+        .filter(which)
+        .select(
+            "id",
+            "name",
+            "start_ns",
+            "end_ns",
+            "dur",
+            "pos",
+            "end_pos",
+            "gpu_us",
+            "gpu_events",
+            "kernels",
+            "memcpys",
+            "memsets",
+        )
     )
     return (
         spans.join(_busy_time(events, spans), on="id", how="left")
@@ -270,9 +276,19 @@ def annotation_instances(events: pl.DataFrame) -> pl.DataFrame:
     return span_instances(events, is_annotation())
 
 
+def _annotations(events: pl.DataFrame) -> pl.DataFrame:
+    """The user annotations (few rows): name patterns are tested on these, not on every event."""
+    return events.filter(pl.col("cat") == "user_annotation")
+
+
 def step_instances(events: pl.DataFrame) -> pl.DataFrame:
     """Per ``ProfilerStep#N``: GPU work launched during the step by any thread."""
-    work = events.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("step_id").is_not_null())
+    work = (
+        events.lazy()
+        .filter(pl.col("cat").is_in(GPU_WORK) & pl.col("step_id").is_not_null())
+        .select("step_id", "cat", "start_ns", "end_ns")
+        .collect()
+    )
     counts = work.group_by("step_id").agg(
         sum_us().alias("gpu_us"),
         pl.len().alias("gpu_events"),
@@ -281,7 +297,7 @@ def step_instances(events: pl.DataFrame) -> pl.DataFrame:
         (pl.col("cat") == "gpu_memset").sum().alias("memsets"),
     )
     busy = union_length(work.select("step_id", "start_ns", "end_ns"), "step_id")
-    steps = events.filter(is_step()).select("id", "name", "start_ns", "end_ns", "dur")
+    steps = _annotations(events).filter(is_step()).select("id", "name", "start_ns", "end_ns", "dur")
     return (
         steps.join(counts, left_on="id", right_on="step_id", how="left")
         .join(busy, left_on="id", right_on="step_id", how="left")
