@@ -78,3 +78,14 @@ def test_generated_intervals_nest_alike_on_both_paths(rows: list[tuple[int, int,
 @needs_native
 def test_nulls_take_the_polars_path() -> None:
     assert native.nest(pl.Series([0, 0], dtype=pl.Int64), pl.Series([5, None], dtype=pl.Int64)) is None
+
+
+@given(st.lists(st.tuples(st.integers(-2, 12), st.integers(-1000, 1000)), max_size=60), st.integers(0, 10))
+def test_sum_at_adds_values_at_positions_on_both_paths(pairs: list[tuple[int, int]], size: int) -> None:
+    index = pl.Series([i for i, _ in pairs], dtype=pl.Int64)
+    values = pl.Series([v for _, v in pairs], dtype=pl.Int64)
+    expected = [sum(v for i, v in pairs if i == at) for at in range(size)]
+    assert native.sum_at(index, values, size).to_list() == expected
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(native, "_scan", None)
+        assert native.sum_at(index, values, size).to_list() == expected

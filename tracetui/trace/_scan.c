@@ -50,8 +50,9 @@
  * are copied in). A Scanner is used by one thread at a time (its calls hold a lock).
  *
  * nest(track, end) nests intervals already sorted by (track, start, end descending, ...) in
- * one stack pass, and marked_ancestor(parent, marked) finds each row's nearest marked
- * ancestor in one preorder pass: see their comments. Not JSON, but the same column export.
+ * one stack pass, marked_ancestor(parent, marked) finds each row's nearest marked ancestor in
+ * one preorder pass, and sum_at(index, values, size) adds values at positions: see their
+ * comments. Not JSON, but the same column export.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h> /* first: it defines _GNU_SOURCE, which declares strtod_l on glibc */
@@ -2324,10 +2325,47 @@ static PyObject *marked_ancestor(PyObject *module, PyObject *args) {
     return int64_column(near, n);
 }
 
+/* sum_at(index, values, size): out[index[i]] += values[i] for every i with 0 <= index[i] < size
+ * (others skipped), out starting at zero; both int64 without nulls, of one length. Returns the
+ * int64 column of `size` values, or None when a column does not qualify. A scatter-add in one
+ * pass (the children's total of each node, the work launched at each position). */
+static PyObject *sum_at(PyObject *module, PyObject *args) {
+    (void)module;
+    PyObject *index_obj, *values_obj;
+    Py_ssize_t size;
+    if (!PyArg_ParseTuple(args, "OOn", &index_obj, &values_obj, &size)) return NULL;
+    if (size < 0) {
+        PyErr_SetString(PyExc_ValueError, "negative size");
+        return NULL;
+    }
+    PyObject *pair = PyTuple_Pack(2, index_obj, values_obj);
+    if (!pair) return NULL;
+    int64_t *index, *values, n;
+    int got = read_int64_pair(pair, &index, &values, &n);
+    Py_DECREF(pair);
+    if (got <= 0) {
+        if (got < 0) return NULL;
+        Py_RETURN_NONE;
+    }
+    int64_t *out = calloc((size_t)(size ? size : 1), sizeof(int64_t));
+    if (!out) {
+        free(index), free(values);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (int64_t i = 0; i < n; i++)
+        if (index[i] >= 0 && index[i] < size) out[index[i]] += values[i];
+    Py_END_ALLOW_THREADS
+    free(index);
+    free(values);
+    return int64_column(out, size);
+}
+
 static PyMethodDef methods[] = {
     {"pick", pick, METH_VARARGS, "pick(buffer, starts, ends, fields) -> (columns, maybe_unsafe) | reason"},
     {"nest", nest, METH_VARARGS, "nest(track, end) -> (parent, depth, end, previous sibling) | None"},
     {"marked_ancestor", marked_ancestor, METH_VARARGS, "marked_ancestor(parent, marked) -> nearest | None"},
+    {"sum_at", sum_at, METH_VARARGS, "sum_at(index, values, size) -> sums | None"},
     {NULL, NULL, 0, NULL},
 };
 

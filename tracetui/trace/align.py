@@ -1,7 +1,7 @@
 """Put columns computed for some events onto the events frame without a join.
 
 A left join copies every column of a wide frame; here the frame keeps its columns and only
-the new ones are built: one ``search_sorted`` to find the rows, one ``scatter`` per column.
+the new ones are built: the rows found once (:class:`Rows`), one gather per column.
 """
 
 from __future__ import annotations
@@ -9,54 +9,75 @@ from __future__ import annotations
 import polars as pl
 
 
-def rows_of(frame: pl.DataFrame, ids: pl.Series, on: str = "id") -> pl.Series:
-    """Row positions in ``frame`` (sorted by a unique ``on``) of ``ids``, which must be present.
+class Rows:
+    """Where each id of a frame is (its ``on`` column sorted and unique): found once, for the many
+    columns a build puts on the same frame (the frame may gain columns meanwhile, not rows).
 
     Event ids are dense small integers: an inverse table (id -> row) answers with one gather;
     other keys take a binary search.
     """
-    keys = frame[on]
-    if not len(ids):
-        return pl.Series(on, [], dtype=pl.UInt32)
-    if keys.dtype.is_unsigned_integer() and ids.dtype.is_unsigned_integer():
-        top, wanted = keys.max(), ids.max()
-        if isinstance(top, int) and isinstance(wanted, int) and top < 4 * len(keys) + 4096:
-            inverse = pl.repeat(None, top + 1, dtype=pl.UInt32, eager=True)
-            inverse = inverse.scatter(keys, pl.int_range(len(keys), dtype=pl.UInt32, eager=True))
-            rows = inverse.gather(ids.clip(0, top))
-            if wanted > top or rows.null_count():
-                raise ValueError(f"attach: some {on} values are not in the frame")
+
+    def __init__(self, frame: pl.DataFrame, on: str = "id") -> None:
+        self.on = on
+        self.keys = frame[on]
+        self.inverse: pl.Series | None = None
+        top = self.keys.max() if len(self.keys) else None
+        if self.keys.dtype.is_unsigned_integer() and isinstance(top, int) and top < 4 * len(self.keys) + 4096:
+            self.inverse = pl.repeat(None, top + 1, dtype=pl.UInt32, eager=True).scatter(
+                self.keys, pl.int_range(len(self.keys), dtype=pl.UInt32, eager=True)
+            )
+
+    def of(self, ids: pl.Series) -> pl.Series:
+        """Row positions of ``ids``, which must be present."""
+        if not len(ids):
+            return pl.Series(self.on, [], dtype=pl.UInt32)
+        inverse = self.inverse
+        if inverse is not None and ids.dtype.is_unsigned_integer():
+            wanted = ids.max()
+            rows = inverse.gather(ids.clip(0, len(inverse) - 1))
+            if not isinstance(wanted, int) or wanted >= len(inverse) or rows.null_count():
+                raise ValueError(f"attach: some {self.on} values are not in the frame")
             return rows
-    rows = keys.search_sorted(ids)
-    if not keys.gather(rows.clip(0, max(len(frame) - 1, 0))).equals(ids, check_names=False):
-        raise ValueError(f"attach: some {on} values are not in the frame")
-    return rows
+        keys = self.keys
+        rows = keys.search_sorted(ids)
+        if not keys.gather(rows.clip(0, max(len(keys) - 1, 0))).equals(ids, check_names=False):
+            raise ValueError(f"attach: some {self.on} values are not in the frame")
+        return rows
+
+    def attach(self, frame: pl.DataFrame, part: pl.DataFrame) -> pl.DataFrame:
+        """``frame`` with ``part``'s other columns placed on the rows whose ``on`` matches.
+
+        Other rows get null, or keep their value when ``frame`` already has the column. Each
+        new column is made in one gather through the part row of every frame row.
+        """
+        on = self.on
+        if part.is_empty():
+            missing = {
+                c: pl.lit(None, part.schema[c]) for c in part.columns if c != on and c not in frame.columns
+            }
+            return frame.with_columns(**missing)
+        inverse = pl.repeat(None, len(frame), dtype=pl.UInt32, eager=True).scatter(
+            self.of(part[on]), pl.int_range(len(part), dtype=pl.UInt32, eager=True)
+        )
+        new: dict[str, pl.Series] = {}
+        for name in part.columns:
+            if name == on:
+                continue
+            column = part[name].gather(inverse)
+            if name in frame.columns:
+                column = frame[name].cast(column.dtype).zip_with(inverse.is_null(), column)
+            new[name] = column
+        return frame.with_columns(**new)
+
+
+def rows_of(frame: pl.DataFrame, ids: pl.Series, on: str = "id") -> pl.Series:
+    """Row positions in ``frame`` (sorted by a unique ``on``) of ``ids``, which must be present."""
+    return Rows(frame, on).of(ids)
 
 
 def attach(frame: pl.DataFrame, part: pl.DataFrame, on: str = "id") -> pl.DataFrame:
-    """``frame`` with ``part``'s other columns placed on the rows whose ``on`` matches.
-
-    Other rows get null, or keep their value when ``frame`` already has the column. Each new
-    column is made in one gather through the part row of every frame row.
-    """
-    if part.is_empty():
-        missing = {
-            c: pl.lit(None, part.schema[c]) for c in part.columns if c != on and c not in frame.columns
-        }
-        return frame.with_columns(**missing)
-    rows = rows_of(frame, part[on], on)
-    inverse = pl.repeat(None, len(frame), dtype=pl.UInt32, eager=True).scatter(
-        rows, pl.int_range(len(part), dtype=pl.UInt32, eager=True)
-    )
-    new: dict[str, pl.Series] = {}
-    for name in part.columns:
-        if name == on:
-            continue
-        column = part[name].gather(inverse)
-        if name in frame.columns:
-            column = frame[name].cast(column.dtype).zip_with(inverse.is_null(), column)
-        new[name] = column
-    return frame.with_columns(**new)
+    """:meth:`Rows.attach` for one part."""
+    return Rows(frame, on).attach(frame, part)
 
 
 def lookup(frame: pl.DataFrame, ids: pl.Series, *columns: str, on: str = "id") -> pl.DataFrame:

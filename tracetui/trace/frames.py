@@ -222,7 +222,10 @@ def build_tables(scanned: dict[str, pl.DataFrame]) -> Tables:
     )
 
     def base(name: str) -> pl.DataFrame:
-        frame = scanned[name].with_columns(pl.col("cat").fill_null(""), pl.col("name").fill_null(""))
+        frame = scanned[name]
+        nulls = [c for c in ("cat", "name") if frame[c].null_count()]  # rare: no copy otherwise
+        if nulls:
+            frame = frame.with_columns(pl.col(nulls).fill_null(""))
         return frame.with_columns(pl.col("cat").replace(LEGACY_CATEGORIES)) if legacy else frame
 
     events = base("x").select(

@@ -20,6 +20,7 @@ import re
 
 import polars as pl
 
+from tracetui.trace.align import lookup
 from tracetui.trace.categories import GPU_KIND, LAUNCH_CALLS
 from tracetui.trace.nesting import ancestor_ids
 
@@ -68,31 +69,28 @@ def cpu_ancestors(tree: pl.DataFrame) -> pl.DataFrame:
 
 def steps_by_time(events: pl.DataFrame) -> pl.DataFrame:
     """``(id, step_id)`` for CPU events that start inside a ``ProfilerStep#N`` of their process
-    (``process``: a number per pid)."""
+    (``process``: a number per pid): the last step of the process that starts at or before the
+    event, if it has not ended (a binary search per event in its process's few steps)."""
     steps = (
         events.filter(pl.col("cat") == "user_annotation")
-        .filter(is_step() & pl.col("start_ns").is_not_null())
-        .select(
-            "process",
-            pl.col("start_ns").alias("step_start"),
-            pl.col("end_ns").alias("step_end"),
-            pl.col("id").alias("step_id"),
-        )
-        .sort("step_start")
+        .filter(is_step() & pl.col("start_ns").is_not_null() & pl.col("process").is_not_null())
+        .select("process", pl.col("start_ns").alias("step_start"), pl.col("end_ns").alias("step_end"), "id")
+        .sort("step_start", "id")
     )
-    cpu = events.lazy().filter(pl.col("pos").is_not_null()).select("id", "process", "start_ns")
-    cpu = cpu.sort("start_ns").collect()
-    if steps.is_empty() or cpu.is_empty():
-        return pl.DataFrame(schema={"id": pl.UInt32, "step_id": pl.UInt32})
-    matched = cpu.join_asof(
-        steps,
-        left_on="start_ns",
-        right_on="step_start",
-        by="process",
-        strategy="backward",
-        check_sortedness=False,
-    )
-    return matched.filter(pl.col("start_ns") <= pl.col("step_end")).select("id", "step_id")
+    empty = pl.DataFrame(schema={"id": pl.UInt32, "step_id": pl.UInt32})
+    if steps.is_empty():
+        return empty
+    cpu = events.lazy().filter(pl.col("pos").is_not_null()).select("id", "process", "start_ns").collect()
+    found = []
+    for (process,), own in steps.group_by("process"):
+        rows = cpu.filter(pl.col("process") == process)
+        at = own["step_start"].search_sorted(rows["start_ns"], side="right").cast(pl.Int64) - 1
+        inside = at >= 0
+        rows, at = rows.filter(inside), at.filter(inside)
+        step = own.select(pl.col("id").alias("step_id"), "step_end")[at]
+        matched = rows.hstack(step).filter(pl.col("start_ns") <= pl.col("step_end"))
+        found.append(matched.select("id", "step_id"))
+    return pl.concat(found) if found else empty
 
 
 def launches(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -121,10 +119,10 @@ def launches(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def external_id_mismatches(events: pl.DataFrame) -> pl.DataFrame:
     """Launch calls whose ``External id`` disagrees with the op that encloses them (≥ 2.4)."""
-    launching = events.filter(pl.col("launch_id").is_not_null()).select("launch_id").unique()
-    calls = events.join(launching, left_on="id", right_on="launch_id").select("id", "external_id", "op_id")
-    ops = events.select(pl.col("id").alias("op_id"), pl.col("external_id").alias("op_external_id"))
-    checked = calls.join(ops, on="op_id", how="left").filter(
+    launching = events["launch_id"].drop_nulls().unique().sort()
+    calls = lookup(events, launching, "id", "external_id", "op_id")
+    ops = lookup(events, calls["op_id"], "external_id").rename({"external_id": "op_external_id"})
+    checked = calls.hstack(ops).filter(
         pl.col("external_id").is_not_null()
         & (pl.col("op_external_id").is_null() | (pl.col("external_id") != pl.col("op_external_id")))
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from tracetui.trace import cache, links, stats, stream
-from tracetui.trace.align import attach, rows_of
+from tracetui.trace.align import Rows
 from tracetui.trace.args import Deferred, RawArgs
 from tracetui.trace.categories import GPU_LANE
 from tracetui.trace.decoded import Decoded
@@ -79,21 +79,22 @@ def build(
     lane_rows = events["lane"]
     thread = lanes["track"].gather(lane_rows).alias("track")  # every row's (pid, tid) track
     process = lanes["process"].gather(lane_rows).alias("process")
+    rows = Rows(events)  # every column below goes on these rows
     say("nesting")
     tree, overlaps = nest(events.select("id", "cat", "start_ns", "end_ns", thread))
-    events = attach(events, tree.drop("parent_pos"))
+    events = rows.attach(events, tree.drop("parent_pos"))
     say("linking")
     marks = events.select(links.is_op().alias("op"), _annotation_mark(events))
-    events = attach(events, links.cpu_ancestors(tree.with_columns(marks[rows_of(events, tree["id"])])))
+    events = rows.attach(events, links.cpu_ancestors(tree.with_columns(marks[rows.of(tree["id"])])))
     tree = tree.select("id", "end_pos", "parent_pos")
     del marks
-    events = attach(events, links.steps_by_time(events.with_columns(process)))
+    events = rows.attach(events, links.steps_by_time(events.with_columns(process)))
     launch, duplicates = links.launches(events)
-    events = _with_launch_columns(events, launch)
+    events = _with_launch_columns(events, launch, rows)
     flows = _flows_ns(tables.flows).with_columns(lanes["track"].gather(tables.flows["lane"]).alias("track"))
-    events = attach(events, links.forward_links(events, tables.args["op_args"], flows))
+    events = rows.attach(events, links.forward_links(events, tables.args["op_args"], flows))
     say("counting")
-    events = attach(events, stats.node_stats(events, tree)).drop("lane")
+    events = rows.attach(events, stats.node_stats(events, tree)).drop("lane")
     del tree
     anomalies = [overlaps, duplicates]
     if "baseTimeNanoseconds" in decoded.top:
@@ -215,12 +216,13 @@ def _tracks(
     return tracks, of_lanes
 
 
-def _with_launch_columns(events: pl.DataFrame, launch: pl.DataFrame) -> pl.DataFrame:
+def _with_launch_columns(events: pl.DataFrame, launch: pl.DataFrame, rows: Rows) -> pl.DataFrame:
     """GPU rows get launch_id and, from their call, the launching op, annotation and step."""
     linked = launch.filter(pl.col("launch_id").is_not_null())
-    calls = events.select("op_id", "annotation_id", "step_id")[rows_of(events, linked["launch_id"])]
+    calls = events.select("op_id", "annotation_id", "step_id")[rows.of(linked["launch_id"])]
     from_call = linked.with_columns(calls.rename({"op_id": "launch_op_id"}))
-    return attach(events, launch.select("id", "launch_id")).pipe(attach, from_call.drop("launch_id"))
+    events = rows.attach(events, launch.select("id", "launch_id"))
+    return rows.attach(events, from_call.drop("launch_id"))
 
 
 def _missing_times(events: pl.DataFrame) -> pl.DataFrame:

@@ -137,3 +137,21 @@ def marked_ancestor(parent: pl.Series, marked: pl.Series) -> pl.Series | None:
         return None
     result = _scan.marked_ancestor(parent.cast(pl.Int64), marked.cast(pl.Int64))
     return None if result is None else pl.Series(result)
+
+
+def sum_at(index: pl.Series, values: pl.Series, size: int) -> pl.Series:
+    """Per position 0..size-1, the sum of ``values`` whose ``index`` is it (a scatter-add): one
+    C pass, or a polars group-by without the extension or with nulls."""
+    import polars as pl
+
+    if _scan is not None:
+        result = _scan.sum_at(index.cast(pl.Int64), values.cast(pl.Int64), size)
+        if result is not None:
+            return pl.Series(result)
+    sums = (
+        pl.DataFrame({"at": index.cast(pl.Int64), "value": values.cast(pl.Int64)})
+        .filter(pl.col("at").is_between(0, size - 1))
+        .group_by("at")
+        .agg(pl.col("value").sum())
+    )
+    return pl.zeros(size, pl.Int64, eager=True).scatter(sums["at"], sums["value"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from tracetui.trace import native
 from tracetui.trace.align import lookup, rows_of
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.links import is_annotation, is_step
@@ -36,13 +37,7 @@ def node_stats(events: pl.DataFrame, tree: pl.DataFrame) -> pl.DataFrame:
     rows = rows_of(events, tree["id"])
     dur = (events["end_ns"].gather(rows) - events["start_ns"].gather(rows)).alias("dur")
     count = len(tree)
-    kids = (
-        pl.DataFrame([tree["parent_pos"].alias("at"), dur])
-        .filter(pl.col("at") >= 0)
-        .group_by("at")
-        .agg(pl.col("dur").sum())
-    )
-    children = pl.zeros(count, pl.Int64, eager=True).scatter(kids["at"], kids["dur"])
+    children = native.sum_at(tree["parent_pos"], dur, count)  # each node's children's total
     work = (
         events.lazy()
         .filter(pl.col("cat").is_in(GPU_WORK) & pl.col("launch_id").is_not_null())
@@ -64,7 +59,7 @@ def node_stats(events: pl.DataFrame, tree: pl.DataFrame) -> pl.DataFrame:
     end = tree["end_pos"]
     inclusive = {}
     for name in ("gpu_events", "kernels", "memcpys", "memsets", "gpu_ns"):
-        spread = pl.zeros(count + 1, pl.Int64, eager=True).scatter(own["at"], own[name].cast(pl.Int64))
+        spread = native.sum_at(own["at"], own[name], count + 1)
         before = spread.cum_sum() - spread  # exclusive prefix sums; the extra row is the total
         inclusive[name] = before.gather(end) - before.slice(0, count)
     return pl.DataFrame(
