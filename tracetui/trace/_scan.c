@@ -1337,7 +1337,7 @@ static int run(Scan *s, int final, int64_t probe_events) {
                     rc = fail(s, "traceEvents is not an array");
                     break;
                 }
-                if ((rc = add_top(s, a, b - a, NULL, 0)) < 0) break;
+                if (!s->dry && (rc = add_top(s, a, b - a, NULL, 0)) < 0) break;
                 s->found_events = 1;
                 s->p++;
                 s->state = D_EV_FIRST;
@@ -1350,7 +1350,7 @@ static int run(Scan *s, int final, int64_t probe_events) {
                     rc = short_input(s);
                     break;
                 }
-                if ((rc = add_top(s, a, b - a, va, vb - va)) < 0) break;
+                if (!s->dry && (rc = add_top(s, a, b - a, va, vb - va)) < 0) break;
                 s->state = D_OBJ_NEXT;
             }
             break;

@@ -32,6 +32,8 @@ def decode_whole(data: bytes, path: Path) -> Part:
         return _decode_with_msgspec(data, path)
     except RecursionError:  # msgspec (and the repairs' json module) stop at ~1,000 levels
         raise TraceError(path, "JSON nested too deeply to read (a value over 1,000 levels deep)") from None
+    except msgspec.MsgspecError as exc:  # a repair technique gave up on this input
+        raise TraceError(path, f"invalid JSON that could not be repaired ({exc})") from None
 
 
 def decode_region(part: bytes, closed: bool, path: Path, offset: int) -> Part:
@@ -43,7 +45,7 @@ def decode_region(part: bytes, closed: bool, path: Path, offset: int) -> Part:
         return _decode_with_msgspec(data, path)
     except RecursionError:
         raise TraceError(path, "JSON nested too deeply to read (a value over 1,000 levels deep)") from None
-    except TraceError:
+    except (TraceError, msgspec.MsgspecError):
         if b"\x00" in part:
             raise TraceError(path, f"not a trace: binary data from byte {offset}, not JSON") from None
         return Part([], [], [f"skipped unreadable data at bytes {offset}-{offset + len(part)}"])
