@@ -141,7 +141,8 @@ def test_pairing_matches_a_replay(history: list[tuple[int, int]], cut_start: boo
     frame = pl.DataFrame(
         {
             "id": list(range(len(history))),
-            "device": ["cuda:0"] * len(history),
+            "device_type": [1] * len(history),
+            "device_id": [0] * len(history),
             "addr": [a for a, _ in history],
             "bytes": [b for _, b in history],
             "order": list(range(len(history))),

@@ -1,10 +1,11 @@
 """Each allocation paired with its free: the same device, address and size, next in time.
 
 The caching allocator hands an address out again once it is freed, so the events of one
-(device, address, size) in time order alternate allocation, free, allocation, … . One sort and
-one shift pair them: an allocation's free is the next event of its group when that is a free.
-A free with no allocation before it freed memory allocated before the trace; an allocation with
-no free after it is still alive at the end.
+(device, address, size) in time order alternate allocation, free, allocation, … . One window
+shift over that group, on the events in time order, pairs them (no sort of the groups, no
+loop): an allocation's free is the next event of its group when that is a free, and that free's
+allocation is then known too. A free with no allocation before it freed memory allocated before
+the trace; an allocation with no free after it is still alive at the end.
 """
 
 from __future__ import annotations
@@ -12,38 +13,43 @@ from __future__ import annotations
 import polars as pl
 
 PAIR_SCHEMA = {"id": pl.UInt32, "pair_id": pl.UInt32, "pair_order": pl.UInt32, "pair_ns": pl.Int64}
-_GROUP = ("device", "addr", "size")
+_GROUP = ("device_type", "device_id", "addr", "size")
 
 
 def pair_events(events: pl.DataFrame) -> pl.DataFrame:
     """``(id, pair_id, pair_order, pair_ns)`` for every paired event of ``events`` (``id``,
-    ``device``, ``addr``, ``bytes`` signed, ``kind`` alloc/free, ``order`` in time, ``ts_ns``):
-    an allocation's free, a free's allocation."""
+    ``device_type``, ``device_id``, ``addr``, ``bytes`` signed, ``kind`` alloc/free, ``order``
+    in time, ``ts_ns``): an allocation's free, a free's allocation."""
     rows = (
         events.filter(pl.col("kind").is_in(["alloc", "free"]) & pl.col("addr").is_not_null())
-        .select("id", "device", "addr", pl.col("bytes").abs().alias("size"), "kind", "order", "ts_ns")
-        .sort(*_GROUP, "order")
+        .select(
+            "id",
+            pl.col("device_type", "device_id").fill_null(-2),
+            "addr",
+            pl.col("bytes").abs().alias("size"),
+            "kind",
+            "order",
+            "ts_ns",
+        )
+        .sort("order")
     )
-    same_next = pl.all_horizontal(pl.col(c) == pl.col(c).shift(-1) for c in _GROUP)
-    same_prev = pl.all_horizontal(pl.col(c) == pl.col(c).shift(1) for c in _GROUP)
-    freed = same_next & (pl.col("kind") == "alloc") & (pl.col("kind").shift(-1) == "free")
-    allocated = same_prev & (pl.col("kind") == "free") & (pl.col("kind").shift(1) == "alloc")
-    paired = rows.select(
-        "id",
-        pl.when(freed)
-        .then(pl.col("id").shift(-1))
-        .when(allocated)
-        .then(pl.col("id").shift(1))
-        .alias("pair_id"),
-        pl.when(freed)
-        .then(pl.col("order").shift(-1))
-        .when(allocated)
-        .then(pl.col("order").shift(1))
-        .alias("pair_order"),
-        pl.when(freed)
-        .then(pl.col("ts_ns").shift(-1))
-        .when(allocated)
-        .then(pl.col("ts_ns").shift(1))
-        .alias("pair_ns"),
+    after = pl.struct("kind", "id", "order", "ts_ns").shift(-1).over(_GROUP).alias("after")
+    forward = (
+        rows.with_columns(after)
+        .filter((pl.col("kind") == "alloc") & (pl.col("after").struct.field("kind") == "free"))
+        .select(
+            "id",
+            "order",
+            "ts_ns",
+            pl.col("after").struct.field("id").alias("pair_id"),
+            pl.col("after").struct.field("order").alias("pair_order"),
+            pl.col("after").struct.field("ts_ns").alias("pair_ns"),
+        )
     )
-    return paired.filter(pl.col("pair_id").is_not_null()).cast(PAIR_SCHEMA)  # type: ignore[arg-type]
+    backward = forward.select(
+        pl.col("pair_id").alias("id"),
+        pl.col("id").alias("pair_id"),
+        pl.col("order").alias("pair_order"),
+        pl.col("ts_ns").alias("pair_ns"),
+    )
+    return pl.concat([forward.drop("order", "ts_ns"), backward]).cast(PAIR_SCHEMA)  # type: ignore[arg-type]
