@@ -62,7 +62,9 @@ def export_command(trace: Path, table: str, fmt: str, output: Path | None) -> No
 
     The kernels table has one row per GPU event: name, ts, dur, device, stream, correlation,
     runtime, launch_op, launch_op_id, annotation, step, the decoded kernel name (family, kind,
-    arch, tile, stages, layout, fused_ops) and the roofline reading.
+    arch, tile, stages, layout, fused_ops) and the roofline reading. The memory table has one
+    row per allocation or free (profile_memory): device, address, bytes, the allocated and
+    reserved totals after it, its op, annotation, step and python frame, and its pair.
     """
     prefetch.start(trace)
     from tracetui.report.export import export_table, write_table

@@ -34,6 +34,8 @@ PEAK_FIELDS = (
     "frame",
 )
 GROUPED_SCHEMA = {"bytes": pl.Int64, "count": pl.UInt32}
+NO_OP = "(no enclosing op)"  # how every surface shows a null op: no cpu_op held the instant
+# (an allocator thread, or python code between ops)
 
 
 @dataclass(frozen=True)
@@ -94,9 +96,11 @@ class Memory:
     def device(self, name: str) -> DeviceMemory | None:
         return next((d for d in self.devices if d.device == name), None)
 
-    def largest(self, limit: int = 10) -> pl.DataFrame:
-        """The largest single allocations (memory-table rows), biggest first."""
+    def largest(self, limit: int = 10, device: str | None = None) -> pl.DataFrame:
+        """The largest single allocations (memory-table rows; of one device if given), biggest first."""
         allocs = self.events.filter(pl.col("kind") == "alloc")
+        if device is not None:
+            allocs = allocs.filter(pl.col("device") == device)
         return allocs.sort(["bytes", "order"], descending=[True, False]).head(limit)
 
     def below(self, track: int, pos: int, end_pos: int) -> pl.DataFrame:
@@ -177,13 +181,15 @@ def _trend(steps: pl.DataFrame) -> tuple[bool, str]:
     if grew == n - 1:
         per = fmt.size(growth / (n - 1))
         return True, (
-            f"leak suspect: the level at the end of every step is higher than the step before "
+            f"leak suspect: every step ends higher than the one before "
             f"({fmt.size(ends[0])} → {fmt.size(ends[-1])} over {n} steps, +{per} per step)"
         )
     low, high = min(ends), max(ends)
+    if low == high:
+        return False, f"steady: every step ends at {fmt.size(low)} ({n} steps)"
     return False, (
-        f"steady: the end-of-step level stays within {fmt.size(low)}–{fmt.size(high)} over {n} steps "
-        f"(higher than the step before in {grew} of {n - 1})"
+        f"steady: steps end within {fmt.size(low)}–{fmt.size(high)}, "
+        f"higher than the step before in {grew} of {n - 1}"
     )
 
 
