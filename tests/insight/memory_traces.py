@@ -56,20 +56,21 @@ def mem(
 class Allocator:
     """Writes memory events whose totals add up: ``alloc``/``free`` return the event."""
 
-    def __init__(self, start: int = 0, device: tuple[int, int] = CUDA) -> None:
+    def __init__(self, start: int = 0, device: tuple[int, int] = CUDA, reserved: int = 8 << 20) -> None:
         self.total = start
         self.device = device
+        self.reserved = reserved
         self.sizes: dict[int, int] = {}
 
     def alloc(self, ts: float, addr: int, size: int, tid: int = TID) -> dict[str, Any]:
         self.total += size
         self.sizes[addr] = size
-        return mem(ts, addr, size, self.total, tid=tid, device=self.device)
+        return mem(ts, addr, size, self.total, self.reserved, tid=tid, device=self.device)
 
     def free(self, ts: float, addr: int, size: int | None = None, tid: int = TID) -> dict[str, Any]:
         size = self.sizes.pop(addr) if size is None else size
         self.total -= size
-        return mem(ts, addr, -size, self.total, tid=tid, device=self.device)
+        return mem(ts, addr, -size, self.total, self.reserved, tid=tid, device=self.device)
 
 
 def write(path: Path, events: list[dict[str, Any]]) -> Path:
@@ -81,7 +82,7 @@ def write(path: Path, events: list[dict[str, Any]]) -> Path:
 def reuse_trace(path: Path) -> Path:
     """Address 0x1000 allocated, freed and allocated again (the caching allocator's reuse), a
     second block, a block allocated before the trace freed in it, one never freed."""
-    a = Allocator(start=4096)  # 4 KiB allocated before the trace
+    a = Allocator(start=4096, reserved=8192)  # 4 KiB allocated before the trace
     events = [
         step(1, 0, 100),
         op("aten::empty", 1, 4),

@@ -113,9 +113,9 @@ def memory_table(memory: Memory, t0_ns: int) -> TableSpec:
         time_ms=(pl.col("ts_ns") - t0_ns) / 1_000_000,
         op_shown=pl.col("op").fill_null(NO_OP),
         fate=pl.when(pl.col("kind") == "alloc")
-        .then(pl.when(pl.col("alive_at_end")).then(pl.lit("alive at the end")).otherwise(pl.lit("freed")))
+        .then(pl.when(pl.col("alive_at_end")).then(pl.lit("alive at end")).otherwise(pl.lit("freed")))
         .when(pl.col("kind") == "free")
-        .then(pl.when(pl.col("pair_id").is_null()).then(pl.lit("allocated before")).otherwise(pl.lit("")))
+        .then(pl.when(pl.col("pair_id").is_null()).then(pl.lit("before trace")).otherwise(pl.lit("")))
         .otherwise(pl.lit("")),
     )
     return TableSpec(
@@ -128,10 +128,10 @@ def memory_table(memory: Memory, t0_ns: int) -> TableSpec:
             Column("bytes", "bytes", 11, fmt=_signed_size),
             Column("allocated", "allocated", 10, fmt=fmt.size),
             Column("reserved", "reserved", 10, fmt=fmt.size),
-            Column("op_shown", "op", 28, "left"),
+            Column("op_shown", "op", 26, "left"),
             Column("lifetime_us", "lifetime", 10, fmt=fmt.duration),
-            Column("fate", "fate", 16, "left"),
-            Column("annotation", "annotation", 16, "left"),
+            Column("fate", "fate", 12, "left"),
+            Column("annotation", "annotation", 14, "left"),
             Column("step", "step", 15, "left"),
             Column("frame", "python frame", 0, "left"),
         ],
