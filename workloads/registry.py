@@ -74,6 +74,13 @@ WORKLOADS: dict[str, Workload] = {
             summary='GeGLU MLP: down(gelu(gate(x), approximate="tanh") * up(x))',
             kernels=KERNELS,
         ),
+        Workload(
+            name="transformer-block",
+            label="transformer_block_fwd",
+            module="workloads.transformer_block",
+            defaults={"batch": 32, "seq": 512, "dim": 1024, "hidden": 4096},
+            summary="pre-norm block: x + attn(ln(x)) (causal SDPA, dim/64 heads), then + mlp(ln(x))",
+        ),
     )
 }
 

@@ -38,10 +38,11 @@ def _op(name: str | None) -> Text:
 
 def _device(device: dict[str, Any]) -> list[RenderableType]:
     head = Text(f"Memory on {device['device']}", style="bold")
+    reserved = device["peak_reserved_bytes"]
     head.append(
-        f": peak {fmt.size(device['peak_allocated_bytes'])} allocated "
-        f"({fmt.size(device['peak_reserved_bytes'])} reserved at most), "
-        f"{fmt.size(device['end_allocated_bytes'])} at the end; "
+        f": peak {fmt.size(device['peak_allocated_bytes'])} allocated"
+        + (f" ({fmt.size(reserved)} reserved at most)" if reserved else "")
+        + f", {fmt.size(device['end_allocated_bytes'])} at the end; "
         f"{fmt.count(device['allocations'])} allocations, {fmt.count(device['frees'])} frees"
     )
     where = Text("  the peak: ", style="dim")
