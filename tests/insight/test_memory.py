@@ -14,6 +14,7 @@ from tests.insight import memory_traces as mt
 from tests.insight.memory_replay import read, replay
 from tracetui.insight.memory import memory_of
 from tracetui.insight.memory.pairing import pair_events
+from tracetui.insight.memory.table import SCHEMA
 from tracetui.trace import load
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -110,9 +111,10 @@ def test_a_growing_end_of_step_level_is_a_leak_suspect(tmp_path: Path) -> None:
     assert steady.steps.select("start", "peak", "end").row(0) == (1 << 20, (1 << 20) + 4096, 1 << 20)
 
 
-def test_a_trace_without_memory_events_has_no_devices() -> None:
+def test_a_trace_without_memory_events_has_no_devices(fixture_memory) -> None:  # type: ignore[no-untyped-def]
     memory = memory_of(load(FIXTURES / "mlp_eager.json.gz"))
     assert not memory.present and memory.devices == () and memory.ops.is_empty()
+    assert memory.events.schema == fixture_memory.events.schema == pl.Schema(SCHEMA)
 
 
 # ---- pairing: any valid allocator history ---------------------------------------------------------

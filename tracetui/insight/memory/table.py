@@ -50,37 +50,37 @@ DEVICE_TYPES = {
     19: "mtia",
     20: "privateuseone",
 }
-COLUMNS = (
-    "order",
-    "id",
-    "ts",
-    "ts_ns",
-    "device",
-    "device_type",
-    "device_id",
-    "addr",
-    "bytes",
-    "kind",
-    "allocated",
-    "reserved",
-    "pid",
-    "tid",
-    "op_id",
-    "op",
-    "annotation_id",
-    "annotation",
-    "step_id",
-    "step",
-    "frame_id",
-    "frame",
-    "pair_id",
-    "lifetime_us",
-    "alive_at_end",
-    "pair_order",
-    "track",
-    "enclosing_id",
-    "enclosing_pos",
-)
+SCHEMA: dict[str, pl.DataType] = {
+    "order": pl.UInt32(),
+    "id": pl.UInt32(),
+    "ts": pl.Float64(),
+    "ts_ns": pl.Int64(),
+    "device": pl.String(),
+    "device_type": pl.Int64(),
+    "device_id": pl.Int64(),
+    "addr": pl.Int64(),
+    "bytes": pl.Int64(),
+    "kind": pl.String(),
+    "allocated": pl.Int64(),
+    "reserved": pl.Int64(),
+    "pid": pl.String(),
+    "tid": pl.String(),
+    "op_id": pl.UInt32(),
+    "op": pl.String(),
+    "annotation_id": pl.UInt32(),
+    "annotation": pl.String(),
+    "step_id": pl.UInt32(),
+    "step": pl.String(),
+    "frame_id": pl.UInt32(),
+    "frame": pl.String(),
+    "pair_id": pl.UInt32(),
+    "lifetime_us": pl.Float64(),
+    "alive_at_end": pl.Boolean(),
+    "pair_order": pl.UInt32(),
+    "track": pl.Int32(),
+    "enclosing_id": pl.UInt32(),
+    "enclosing_pos": pl.Int64(),
+}
 
 
 def device_label() -> pl.Expr:
@@ -126,6 +126,8 @@ def memory_events(trace: Trace) -> pl.DataFrame:
         .sort("ts_ns", "id", nulls_last=True)
         .with_row_index("order")
     )
+    if rows.is_empty():
+        return pl.DataFrame(schema=SCHEMA)
     rows = rows.join(enclosing(trace, rows), on="id", how="left", maintain_order="left")
     steps = steps_at(trace.events, rows.select("id", "pid", pl.col("ts_ns").alias("start_ns")))
     rows = rows.join(steps, on="id", how="left", maintain_order="left")
@@ -142,4 +144,4 @@ def memory_events(trace: Trace) -> pl.DataFrame:
         lifetime_us=pl.when(pl.col("kind") == "alloc").then((pl.col("pair_ns") - pl.col("ts_ns")) / 1000),
         alive_at_end=pl.when(pl.col("kind") == "alloc").then(pl.col("pair_id").is_null()),
     )
-    return rows.select(COLUMNS)
+    return rows.select(pl.col(name).cast(dtype) for name, dtype in SCHEMA.items())
