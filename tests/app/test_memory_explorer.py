@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import polars as pl
 from click.testing import CliRunner
 from textual.widgets import Static
 
@@ -131,3 +132,31 @@ async def test_a_trace_without_memory_events_shows_none() -> None:
         await pilot.press("7")
         await settle(pilot)
         assert isinstance(app.screen, TablesScreen) and app.screen.tables["memory"].frame.height == 0
+
+
+async def test_one_peak_on_every_surface() -> None:
+    """The one-number rule: the summary (text and --json), the export, the Memory table, the
+    timeline's lane and m all show the peak memory_of computes."""
+    runner = CliRunner()
+    device = summary_peak(MEMORY)
+    peak = device["peak_allocated_bytes"]
+    assert isinstance(peak, int)
+    text = runner.invoke(cli, ["summary", str(MEMORY)], catch_exceptions=False).output
+    assert f"peak {fmt.size(peak)} allocated" in text
+    exported = runner.invoke(cli, ["export", str(MEMORY), "--table", "memory"], catch_exceptions=False).output
+    assert pl.read_csv(exported.encode())["allocated"].max() == peak
+    app = TraceApp(MEMORY)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        timeline = app.screen.query_one(Timeline)
+        assert max(timeline.memory[0].levels) == peak and timeline.memory[0].peak_ns is not None
+        await pilot.press("7")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TablesScreen)
+        table = screen.tables["memory"].frame
+        assert table["allocated"].max() == peak
+        assert table.filter(table["allocated"] == peak)["id"][0] == device["peak_event_id"]
+        await pilot.press("escape", "m")
+        await settle(pilot)
+        assert any(f"Memory peak on cuda:0: {fmt.size(peak)}" in str(n.message) for n in app._notifications)
