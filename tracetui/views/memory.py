@@ -72,7 +72,13 @@ def memory_lanes(memory: Memory) -> list[MemoryLane]:
     when the allocator reserves (the CPU's does not)."""
     result: list[MemoryLane] = []
     for device in memory.devices:
-        rows = memory.events.filter((pl.col("device") == device.device) & pl.col("allocated").is_not_null())
+        rows = memory.events.filter(
+            (pl.col("device") == device.device)
+            & pl.col("allocated").is_not_null()
+            & pl.col("ts_ns").is_not_null()
+        )
+        if rows.is_empty():
+            continue
         times = rows["ts_ns"].to_list()
         first = rows.row(0, named=True)
         start = first["allocated"] - (first["bytes"] or 0)
