@@ -61,6 +61,8 @@ def test_summary_text_names_the_peak_and_its_ops() -> None:
     assert "step ProfilerStep#2, op aten::mm" in out
     assert "Alive at the peak of cuda:0" in out and "(allocated before the trace)" in out
     assert "steady: every step ends at 97.6 MiB (2 steps)" in out
+    assert "alive at the peak by step: ProfilerStep#2 2.0 MiB (4 blocks)" in out
+    assert "Memory by op (of 16, by bytes allocated)" in out
 
 
 def test_no_enclosing_op_reads_as_such_everywhere(tmp_path: Path) -> None:

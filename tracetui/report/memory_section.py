@@ -59,6 +59,13 @@ def _device(device: dict[str, Any]) -> list[RenderableType]:
     before = device["before_trace_at_peak_bytes"]
     if alive or before:
         parts.append(_alive(device, alive, before))
+        for label, key, name in (
+            ("by step", "alive_at_peak_by_step", "step"),
+            ("by annotation", "alive_at_peak_by_annotation", "annotation"),
+        ):
+            parts.append(_grouped(label, device[key], name))
+    if device["ops"]:
+        parts.append(_ops(device["ops"]))
     steps = _steps(device["steps"])
     if steps is not None:
         parts.append(steps)
@@ -98,6 +105,45 @@ def _alive(device: dict[str, Any], alive: list[dict[str, Any]], before: int) -> 
         )
     header = [("allocating op", "name"), *nums("bytes", "blocks", "of peak")]
     return table(f"Alive at the peak of {device['device']}, by allocating op", header, rows)
+
+
+def _grouped(label: str, groups: list[dict[str, Any]], key: str) -> Text:
+    """``  alive at the peak by step: ProfilerStep#2 3.0 MiB (4 blocks), …`` (none: outside any)."""
+    line = Text(f"  alive at the peak {label}: ", style="dim")
+    for n, group in enumerate(groups[:TOP]):
+        if n:
+            line.append(", ", style="dim")
+        if group[key] is None:
+            line.append(f"(no {key})", style="dim")
+        else:
+            line.append(group[key])
+        blocks = "block" if group["count"] == 1 else "blocks"
+        line.append(f" {fmt.size(group['bytes'])} ({fmt.count(group['count'])} {blocks})")
+    if len(groups) > TOP:
+        line.append(f", … {len(groups) - TOP} more", style="dim")
+    return line
+
+
+def _ops(ops: list[dict[str, Any]]) -> RenderableType:
+    """Per op name: allocated, freed, net, alive at the peak and at the end (by bytes allocated)."""
+    ranked = sorted(ops, key=lambda o: (-o["allocated_bytes"], o["op"] is None, o["op"] or ""))
+    rows: list[list[Cell]] = [
+        [
+            _op(o["op"]),
+            fmt.size(o["allocated_bytes"]),
+            fmt.count(o["allocs"]),
+            fmt.size(o["freed_bytes"]),
+            fmt.size(o["net_bytes"]),
+            fmt.size(o["at_peak_bytes"]),
+            fmt.size(o["at_end_bytes"]),
+        ]
+        for o in ranked[:TOP]
+    ]
+    header = [
+        ("op", "name"),
+        *nums("allocated", "blocks", "freed", "net", "at peak", "at end"),
+    ]
+    return table(f"Memory by op (of {len(ops)}, by bytes allocated)", header, rows)
 
 
 def _steps(steps: list[dict[str, Any]]) -> RenderableType | None:
