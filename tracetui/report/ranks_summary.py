@@ -1,0 +1,185 @@
+"""``tracetui summary`` of a distributed run: the readable report (rich) over :func:`ranks_data`.
+
+The run (ranks, their sources and what is missing or duplicated), the Ranks table, the straggler
+verdict, the collectives that cost the most waiting, the kernels that differ most between ranks,
+the slowest rank per step, then the single-trace report of the chosen rank. Trace text is
+``Text``, never markup.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group
+from rich.rule import Rule
+from rich.text import Text
+
+from tracetui.ranks.collectives import pretty
+from tracetui.report.formatting import Cell, count, nums, pct, table, us
+from tracetui.report.summary import summary_renderable
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+TOP = 10
+MAX_STEPS = 8
+
+
+def ranks_renderable(data: dict[str, Any]) -> RenderableType:
+    """The whole report of a run as one rich renderable."""
+    run = data["distributed"]
+    parts: list[RenderableType] = [_header(data), _ranks(data)]
+    verdict = Text("Stragglers: ", style="bold")
+    verdict.append(run["verdict"])
+    parts.append(verdict)
+    parts += [t for t in (_collectives(data), _kernels(run), _steps(run)) if t is not None]
+    parts.append(Rule(Text(f"rank {run['rank']}: {_file_of(run, run['rank'])}"), align="left"))
+    parts.append(summary_renderable(data))
+    return Group(*parts)
+
+
+def _file_of(run: dict[str, Any], rank: int) -> str:
+    return next((f["file"].rsplit("/", 1)[-1] for f in run["files"] if f["rank"] == rank), "?")
+
+
+def _header(data: dict[str, Any]) -> Text:
+    run = data["distributed"]
+    text = Text()
+    text.append(f"{len(run['files'])} ranks", style="bold")
+    text.append(" from ")
+    text.append(run["label"])
+    text.append(f"; rank from {' and '.join(run['rank_sources'])}", style="dim")
+    if run["world_size"] is not None:
+        text.append(f", world size {run['world_size']}", style="dim")
+    if run["backend"]:
+        text.append(", backend ", style="dim")
+        text.append(run["backend"], style="dim")
+    warn = "yellow"
+    if run["missing"]:
+        text.append(f"\nmissing: rank {', '.join(map(str, run['missing']))} (no trace)", style=warn)
+    for dup in run["duplicates"]:
+        text.append(f"\nanother run of rank {dup['rank']} not used (the newest is): ", style="dim")
+        text.append(dup["file"].rsplit("/", 1)[-1], style="dim")
+    for item in run["skipped"]:
+        text.append("\nskipped ", style="dim")
+        text.append(f"{item['file'].rsplit('/', 1)[-1]}: {item['why']}", style="dim")
+    for item in run["failed"]:
+        text.append(f"\nrank {item['rank']} not loaded: ", style=warn)
+        text.append(item["error"], style=warn)
+    for note in run["notes"]:
+        text.append("\nnote: ", style=warn)
+        text.append(note)
+    return text
+
+
+def _ranks(data: dict[str, Any]) -> RenderableType:
+    last = {s["rank"]: s["last_count"] for s in data["stragglers"]}
+    slowest: dict[int, int] = {}
+    for step in data["distributed"]["steps"]:
+        slowest[step["slowest_rank"]] = slowest.get(step["slowest_rank"], 0) + 1
+    rows: list[list[Cell]] = []
+    for r in data["ranks"]:
+        parts = [r[k] for k in ("compute_us", "comm_us", "memory_us", "idle_us")]
+        window = sum(p or 0.0 for p in parts)
+        rows.append(
+            [
+                str(r["rank"]),
+                Text((r["device"] or "").split(" (")[0]),
+                str(r["steps"]),
+                us(r["step_us_median"]),
+                us(r["gpu_busy_us"]),
+                *(_share(p, window) for p in parts),
+                pct(r["overlap_pct"]),
+                us(r["host_comm_us"]),
+                str(slowest.get(r["rank"], 0)),
+                str(last.get(r["rank"], 0)),
+            ]
+        )
+    header = [
+        ("rank", "num"),
+        ("device", "text"),
+        *nums("steps", "step", "GPU busy", "comp", "comm", "mem", "idle"),
+        *nums("overlap", "host comm", "slow", "last"),
+    ]
+    legend = Text(
+        "step: median step time; comp/comm/mem/idle: compute, communication, memcpy/memset and idle share "
+        "of the steps' GPU time; overlap: collective time spent computing too; slow: steps where the rank "
+        "was the slowest; last: collectives it arrived at last",
+        style="dim",
+    )
+    return Group(table("Ranks", header, rows), legend)
+
+
+def _share(value: float | None, window: float) -> str:
+    return pct(100.0 * value / window) if window and value is not None else "-"
+
+
+def _collectives(data: dict[str, Any]) -> RenderableType | None:
+    rows_in = sorted(data["collectives"], key=lambda c: (-(c["wait_us"] or 0.0), c["group"], c["seq"]))
+    if not rows_in:
+        return None
+    rows: list[list[Cell]] = [
+        [
+            Text(c["group"]),
+            str(c["seq"]),
+            pretty(c["name"]),
+            _size(c["bytes"]),
+            str(c["ranks"]),
+            us(c["arrival_skew_us"]),
+            str(c["last_rank"]),
+            us(c["wait_us"]),
+        ]
+        for c in rows_in[:TOP]
+    ]
+    header = [
+        ("group", "text"),
+        *nums("seq"),
+        ("collective", "text"),
+        *nums("size", "ranks", "skew", "last", "wait"),
+    ]
+    return table(f"Collectives (of {len(rows_in)}, by the time the others waited)", header, rows)
+
+
+def _kernels(run: dict[str, Any]) -> RenderableType | None:
+    kernels = run["kernels"]
+    if not kernels:
+        return None
+    rows: list[list[Cell]] = []
+    for k in kernels[:TOP]:
+        calls = count(k["calls_min"])
+        if k["calls_min"] != k["calls_max"]:
+            calls = f"{k['calls_min']}–{k['calls_max']}"
+        rows.append(
+            [
+                Text(k["name"]),
+                str(k["ranks"]),
+                calls,
+                us(k["time_min_us"]),
+                us(k["time_median_us"]),
+                us(k["time_max_us"]),
+                str(k["max_rank"]),
+            ]
+        )
+    header = [("kernel", "name"), *nums("ranks", "calls", "min", "median", "max", "max on")]
+    return table(f"GPU work across ranks (of {len(kernels)} names, by median time per rank)", header, rows)
+
+
+def _steps(run: dict[str, Any]) -> Text | None:
+    steps = run["steps"]
+    if not steps:
+        return None
+    text = Text("Slowest rank per step: ", style="bold")
+    shown = steps[:MAX_STEPS]
+    text.append(", ".join(f"#{s['step']} rank {s['slowest_rank']} ({us(s['slowest_us'])})" for s in shown))
+    if len(steps) > len(shown):
+        text.append(f", … ({len(steps)} steps)")
+    return text
+
+
+def _size(value: int | None) -> str:
+    if value is None:
+        return "-"
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if value >= scale:
+            return f"{value / scale:.1f} {unit}"
+    return f"{value} B"
