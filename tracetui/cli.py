@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "capture": "tracetui.capture.command:capture_command",
     "diff": "tracetui.compare.command:diff_command",
     "check": "tracetui.compare.command:check_command",
+    "convert": "tracetui.ranks.command:convert_command",
 }
 
 EPILOG = """\b
@@ -62,6 +63,7 @@ SHORT_HELP = {
     "capture": "Profile a built-in workload and write a trace.",
     "diff": "Compare two traces: kernels, dispatch chains, time.",
     "check": "Check a trace against an expectations file (exit 1 on failure).",
+    "convert": "Write the ranks of a distributed run as a Parquet dataset (local or Ray).",
 }
 
 

@@ -15,7 +15,13 @@ TRACE = click.Path(path_type=Path)
 
 @click.command("diff")
 @click.argument("trace_a", metavar="A", type=TRACE)
-@click.argument("trace_b", metavar="B", type=TRACE)
+@click.argument("trace_b", metavar="B", type=TRACE, required=False)
+@click.option(
+    "--ranks",
+    metavar="R1,R2",
+    default=None,
+    help="A is a distributed run (a directory of rank traces, or a dataset): compare its ranks R1 and R2.",
+)
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the comparison as JSON (schema tracetui.diff/1)."
 )
@@ -25,8 +31,10 @@ TRACE = click.Path(path_type=Path)
     help="Print the report, also on a terminal (where the default is the comparison screen).",
 )
 @click.pass_context
-def diff_command(ctx: click.Context, trace_a: Path, trace_b: Path, as_json: bool, report: bool) -> None:
-    """Compare trace A (before) with trace B (after), per call.
+def diff_command(
+    ctx: click.Context, trace_a: Path, trace_b: Path | None, ranks: str | None, as_json: bool, report: bool
+) -> None:
+    """Compare trace A (before) with trace B (after), per call; or two ranks of a run (--ranks).
 
     Annotations are paired by name and steps by position. For each: GPU events per call,
     kernels with byte-identical names in both, kernels only in A or only in B (and which fused
@@ -36,6 +44,7 @@ def diff_command(ctx: click.Context, trace_a: Path, trace_b: Path, as_json: bool
     On a terminal, opens the comparison screen (the two trees side by side); the report is printed
     when stdout is not a terminal, or with --report.
     """
+    trace_a, trace_b = _pair(trace_a, trace_b, ranks)
     if not as_json and not report and on_terminal():
         from tracetui.app.command import open_diff
 
@@ -53,6 +62,24 @@ def diff_command(ctx: click.Context, trace_a: Path, trace_b: Path, as_json: bool
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return
     Console(markup=False, highlight=False).print(diff_renderable(data))
+
+
+def _pair(trace_a: Path, trace_b: Path | None, ranks: str | None) -> tuple[Path, Path]:
+    """The two traces to compare: A and B, or the two ranks of run A named by ``--ranks``."""
+    if ranks is None:
+        if trace_b is None:
+            raise click.UsageError("missing trace B (or give one run and --ranks R1,R2)")
+        return trace_a, trace_b
+    if trace_b is not None:
+        raise click.UsageError("--ranks compares two ranks of one run: give the run only, not B")
+    try:
+        first, second = (int(part) for part in ranks.split(","))
+    except ValueError:
+        raise click.BadParameter("expected two rank numbers, e.g. 0,3", param_hint="--ranks") from None
+    from tracetui.ranks.run import rank_paths, resolve
+
+    path_a, path_b = rank_paths(resolve([trace_a]), [first, second])
+    return path_a, path_b
 
 
 def on_terminal() -> bool:

@@ -159,6 +159,20 @@ def discover(inputs: Sequence[str | Path]) -> RankSet | None:
     return _one_per_rank(entries, skipped, label, directory)
 
 
+def single_entry(path: Path) -> RankFile:
+    """One trace (a file, or the newest trace of a directory) as a rank: ``distributedInfo``'s, else 0."""
+    from tracetui.trace.source import locate
+
+    target, _ = locate(path)
+    header = read_header(target)
+    if header.form not in ("object", "array"):
+        raise TraceError(target, "not a trace (no traceEvents)")
+    rank = _info_rank(header)
+    return _entry(
+        target, header, header.distributed, rank or 0, FROM_INFO if rank is not None else FROM_ORDER
+    )
+
+
 def _expand(inputs: Sequence[str | Path]) -> tuple[list[Path], bool, str]:
     """Trace files named by ``inputs`` (sorted, each once), whether they came from one directory,
     and a label for messages."""

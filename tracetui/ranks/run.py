@@ -131,3 +131,35 @@ def convert(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return facts
+
+
+def rank_paths(target: Target, ranks: Sequence[int]) -> list[Path]:
+    """The trace files of ``ranks`` of a run (a rank set, or a dataset whose traces still exist)."""
+    if isinstance(target, RankSet):
+        return [target.file(rank).path for rank in ranks]
+    if not is_dataset(target):
+        raise TraceError(
+            target, "--ranks needs the traces of several ranks (a directory, files or a dataset)"
+        )
+    files = {r["rank"]: Path(r["file"]) for r in dataset.read_manifest(target)["ranks"]}
+    paths = []
+    for rank in ranks:
+        if rank not in files:
+            raise TraceError(target, f"no rank {rank} in the dataset; ranks: {', '.join(map(str, files))}")
+        if not files[rank].is_file():
+            raise TraceError(files[rank], f"rank {rank}'s trace is no longer there")
+        paths.append(files[rank])
+    return paths
+
+
+def as_rank_set(inputs: Sequence[str | Path]) -> RankSet:
+    """The ranks ``inputs`` name; one trace is a run of one rank (``distributedInfo``'s, else 0)."""
+    target = resolve(inputs)
+    if isinstance(target, RankSet):
+        return target
+    if is_dataset(target):
+        raise TraceError(target, "is already a dataset")
+    from tracetui.ranks.discover import single_entry
+
+    entry = single_entry(target)
+    return RankSet(ranks=(entry,), world_size=entry.world_size, backend=entry.backend, label=str(target))

@@ -74,40 +74,35 @@ def _header(data: dict[str, Any]) -> Text:
 
 def _ranks(data: dict[str, Any]) -> RenderableType:
     last = {s["rank"]: s["last_count"] for s in data["stragglers"]}
-    slowest: dict[int, int] = {}
-    for step in data["distributed"]["steps"]:
-        slowest[step["slowest_rank"]] = slowest.get(step["slowest_rank"], 0) + 1
+    ranks = data["ranks"]
+    devices = {(r["device"] or "").split(" (")[0] for r in ranks}
+    steps = {r["steps"] for r in ranks}
     rows: list[list[Cell]] = []
-    for r in data["ranks"]:
+    for r in ranks:
         parts = [r[k] for k in ("compute_us", "comm_us", "memory_us", "idle_us")]
         window = sum(p or 0.0 for p in parts)
-        rows.append(
-            [
-                str(r["rank"]),
-                Text((r["device"] or "").split(" (")[0]),
-                str(r["steps"]),
-                us(r["step_us_median"]),
-                us(r["gpu_busy_us"]),
-                *(_share(p, window) for p in parts),
-                pct(r["overlap_pct"]),
-                us(r["host_comm_us"]),
-                str(slowest.get(r["rank"], 0)),
-                str(last.get(r["rank"], 0)),
-            ]
-        )
-    header = [
-        ("rank", "num"),
-        ("device", "text"),
-        *nums("steps", "step", "GPU busy", "comp", "comm", "mem", "idle"),
-        *nums("overlap", "host comm", "slow", "last"),
-    ]
+        row: list[Cell] = [str(r["rank"])]
+        row += [Text((r["device"] or "").split(" (")[0])] if len(devices) > 1 else []
+        row += [str(r["steps"])] if len(steps) > 1 else []
+        row += [us(r["step_us_median"]), us(r["gpu_busy_us"]), *(_share(p, window) for p in parts)]
+        row += [pct(r["overlap_pct"]), us(r["host_comm_us"])]
+        rows.append([*row, str(last.get(r["rank"], 0))])
+    header = [("rank", "num")]
+    header += [("device", "text")] if len(devices) > 1 else []
+    header += [("steps", "num")] if len(steps) > 1 else []
+    header += nums("step", "busy", "comp", "comm", "mem", "idle", "overlap", "host", "last")
+    title = "Ranks"
+    if len(devices) == 1 and ranks:
+        title += f", each on {ranks[0]['device']}"
+    if len(steps) == 1 and ranks:
+        title += f", {ranks[0]['steps']} steps each"
     legend = Text(
-        "step: median step time; comp/comm/mem/idle: compute, communication, memcpy/memset and idle share "
-        "of the steps' GPU time; overlap: collective time spent computing too; slow: steps where the rank "
-        "was the slowest; last: collectives it arrived at last",
+        "step: median step time; busy: GPU busy (whole trace); comp/comm/mem/idle: compute, "
+        "communication, memcpy/memset and idle share of the steps' GPU time; overlap: collective time "
+        "spent computing too; host: CPU time in collectives; last: collectives it arrived at last",
         style="dim",
     )
-    return Group(table("Ranks", header, rows), legend)
+    return Group(table(title, header, rows), legend)
 
 
 def _share(value: float | None, window: float) -> str:
