@@ -16,8 +16,10 @@ over ranks of last arrival − own arrival).
 
 **Clocks.** Ranks on different hosts have different clocks. A synchronising collective cannot end on
 one rank before another rank has started it; when most collectives of a rank do (beyond
-:data:`CLOCK_TOLERANCE_NS`), its clock is off by the median difference of its collective end times
-to the other ranks', and arrivals are corrected by that offset (and the summary says so).
+:data:`CLOCK_TOLERANCE_NS`), its clock is off, by the median difference of its collective end times
+to the others' (measured against the largest group of ranks whose offsets lie within
+:data:`CLOCK_GAP_NS` of each other), and its arrivals are corrected by that offset (the summary
+says so).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from tracetui.ranks.collectives import pretty
 
 US = 1000.0
 CLOCK_TOLERANCE_NS = 50_000  # 50 µs: a collective "ends before another rank started it" beyond this
+CLOCK_GAP_NS = 1_000_000  # clocks whose offsets are within 1 ms of each other agree
 STRAGGLER_SHARE = 0.5  # a straggler arrives last at more than this share of the collectives
 SIGNATURE = ("name", "in_nelems", "out_nelems", "dtype")
 
@@ -87,9 +90,10 @@ def analyse(
 
 
 def slowest_by_step(steps: pl.LazyFrame) -> pl.DataFrame:
-    """Per step number present on every rank that has it: slowest and fastest rank, by step time."""
+    """Per step number found on two or more ranks: the slowest and fastest rank, by step time."""
     return (
         steps.filter(pl.col("step").is_not_null() & pl.col("cpu_us").is_not_null())
+        .filter(pl.len().over("step") >= 2)
         .sort("step", "cpu_us", "rank", descending=[False, True, False])
         .group_by("step", maintain_order=True)
         .agg(
@@ -113,7 +117,8 @@ def _keyed(instances: pl.DataFrame) -> pl.DataFrame:
 
 
 def clock_offsets(keyed: pl.DataFrame) -> tuple[pl.DataFrame, bool]:
-    """Per rank, the clock offset (µs) from collective end times, and whether clocks need it."""
+    """Per rank, its clock's offset (µs) from the others' (0 for the ranks that agree), and whether
+    the clocks disagree at all (see the module doc)."""
     shared = keyed.filter(pl.col("rank").n_unique().over("key") >= 2)
     if shared.is_empty():
         return pl.DataFrame(schema={"rank": pl.Int64, "offset_us": pl.Float64}), False
@@ -121,16 +126,33 @@ def clock_offsets(keyed: pl.DataFrame) -> tuple[pl.DataFrame, bool]:
         impossible=pl.col("end_ns") < pl.col("start_ns").max().over("key") - CLOCK_TOLERANCE_NS,
         from_median=pl.col("end_ns") - pl.col("end_ns").median().over("key"),
     )
-    per_rank = checked.group_by("rank").agg(
-        pl.col("impossible").mean().alias("impossible"),
-        pl.col("from_median").median().alias("offset_ns"),
+    per_rank = (
+        checked.group_by("rank")
+        .agg(
+            (pl.col("impossible").mean() > 0.5).alias("impossible"),
+            pl.col("from_median").median().alias("offset_ns"),
+        )
+        .sort("rank")
     )
-    reference = per_rank.sort("rank")["offset_ns"][0]
-    offsets = per_rank.select("rank", ((pl.col("offset_ns") - reference) / US).alias("offset_us")).sort(
-        "rank"
+    disagree = bool(per_rank["impossible"].any())
+    if not disagree:
+        return per_rank.select("rank", pl.lit(0.0).alias("offset_us")), False
+    # clocks that agree form a cluster of offsets (no gap wider than CLOCK_GAP_NS); the biggest
+    # cluster (the one with the lowest rank, on a tie) is the reference
+    clusters = per_rank.sort("offset_ns").with_columns(
+        cluster=(pl.col("offset_ns").diff().fill_null(0) > CLOCK_GAP_NS).cum_sum()
     )
-    needed = bool((per_rank["impossible"] > 0.5).any())
-    return offsets, needed
+    sizes = clusters.group_by("cluster").agg(pl.len(), pl.col("rank").min().alias("first"))
+    reference = sizes.sort(["len", "first"], descending=[True, False])["cluster"][0]
+    base = clusters.filter(pl.col("cluster") == reference)["offset_ns"].median()
+    offsets = clusters.sort("rank").select(
+        "rank",
+        pl.when(pl.col("cluster") != reference)
+        .then((pl.col("offset_ns") - base) / US)
+        .otherwise(0.0)
+        .alias("offset_us"),
+    )
+    return offsets, disagree
 
 
 def _arrivals(keyed: pl.DataFrame, offsets: pl.DataFrame | None) -> pl.DataFrame:
@@ -290,7 +312,7 @@ def _notes(ranks: pl.DataFrame, aligned: pl.DataFrame, offsets: pl.DataFrame, co
     """Plain sentences about what the alignment could not do cleanly."""
     notes: list[str] = []
     if corrected:
-        shifted = offsets.filter(pl.col("offset_us").abs() >= 1.0)
+        shifted = offsets.filter(pl.col("offset_us") != 0.0)
         listed = ", ".join(f"rank {r} {o / US:+.3f} ms" for r, o in shifted.iter_rows())
         notes.append(
             "clocks disagree (collectives end on some ranks before others start them); "

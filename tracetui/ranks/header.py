@@ -82,21 +82,26 @@ def _plain(handle: BinaryIO) -> Iterator[bytes]:
 
 
 def _inflated(handle: BinaryIO) -> Iterator[bytes]:
-    """The decompressed stream, chunk by chunk, across gzip members; stops quietly where it is cut
-    or corrupt (what could be inflated is what there is)."""
+    """The decompressed stream, at most :data:`CHUNK` bytes at a time (however well it compresses),
+    across gzip members; stops quietly where it is cut or corrupt (what could be inflated is what
+    there is)."""
     inflater = _inflate_lib.decompressobj(wbits=31)
-    while compressed := handle.read(CHUNK):
-        while compressed:
-            try:
-                out = inflater.decompress(compressed)
-            except (zlib.error, _inflate_lib.error, OSError):
+    pending = b""
+    while True:
+        if not pending:
+            pending = handle.read(CHUNK)
+            if not pending:
                 return
-            if out:
-                yield out
-            if not inflater.eof:
-                break
-            compressed = inflater.unused_data.lstrip(b"\x00")
-            if compressed and not compressed.startswith(GZIP_MAGIC):
+        try:
+            out = inflater.decompress(pending, CHUNK)
+        except (zlib.error, _inflate_lib.error, OSError):
+            return
+        pending = inflater.unconsumed_tail
+        if out:
+            yield out
+        if inflater.eof:
+            pending = (inflater.unused_data + pending).lstrip(b"\x00")
+            if pending and not pending.startswith(GZIP_MAGIC):
                 return  # trailing garbage after the last member
             inflater = _inflate_lib.decompressobj(wbits=31)
 
