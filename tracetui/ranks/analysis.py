@@ -79,7 +79,9 @@ def analyse(
         ranks=table,
         steps=step_table,
         collectives=aligned.drop("key"),
-        arrivals=arrivals.drop("key", "last_ns").sort("group", "seq", "rank"),
+        arrivals=arrivals.select(
+            "group", "seq", "rank", pl.exclude("group", "seq", "rank", "key", "last_ns")
+        ).sort("group", "seq", "rank"),
         stragglers=stragglers,
         kernels=kernel_spread(kernels, rank_rows["rank"]),
         clock_offsets=offsets,

@@ -186,11 +186,16 @@ def _ray_jobs(jobs: Sequence[Job], address: str | None) -> Iterator[RankResult]:
         import ray
     except ImportError:
         raise TraceError(None, "--engine ray needs Ray: pip install 'tracetui[ray]'") from None
-    if not ray.is_initialized():
+    started = not ray.is_initialized()
+    if started:
         ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
-    env = {k: v for k, v in os.environ.items() if k.startswith(("TRACETUI_", "POLARS_"))}
-    task = ray.remote(num_cpus=1, max_retries=1)(run_job)
-    pending = [task.remote(Job(job.entry, job.summary, job.dataset, env)) for job in jobs]
-    while pending:
-        done, pending = ray.wait(pending, num_returns=1)
-        yield from ray.get(done)
+    try:
+        env = {k: v for k, v in os.environ.items() if k.startswith(("TRACETUI_", "POLARS_"))}
+        task = ray.remote(num_cpus=1, max_retries=1)(run_job)
+        pending = [task.remote(Job(job.entry, job.summary, job.dataset, env)) for job in jobs]
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield from ray.get(done)
+    finally:
+        if started:  # a local Ray we started stops with us (the CLI leaves through os._exit)
+            ray.shutdown()
