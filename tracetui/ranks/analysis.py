@@ -270,7 +270,7 @@ def verdict(aligned: pl.DataFrame, stragglers: pl.DataFrame, n_ranks: int) -> st
         spread = ", ".join(str(r) for r in stragglers["rank"].to_list())
         return (
             f"no clear straggler: the last arrival at the {total} {what} is spread over rank {spread} "
-            f"(rank {top['rank']} most often, {top['last_count']} times)"
+            f"(rank {top['rank']} most often: {top['last_count']} of {total})"
         )
     others = max(1, n_ranks - 1)
     per_step = top["others_wait_us_per_step"] / others
