@@ -104,9 +104,30 @@ def run_jobs(
     if count <= 1 or small:
         yield from (run_job(job) for job in jobs)
         return
-    with ProcessPoolExecutor(max_workers=count, mp_context=get_context("spawn")) as pool:
+    yield from _with_processes(jobs, count)
+
+
+def _with_processes(jobs: Sequence[Job], count: int) -> Iterator[RankResult]:
+    """``count`` workers: this process and ``count - 1`` spawned ones. The pool takes the jobs from
+    the front; this process takes from the back each job the pool has not started yet, so no core
+    waits and one interpreter fewer is started."""
+    with ProcessPoolExecutor(max_workers=count - 1, mp_context=get_context("spawn")) as pool:
         futures = [pool.submit(run_job, job) for job in jobs]
-        for future in as_completed(futures):
+        reported: set[int] = set()
+
+        def finished() -> Iterator[RankResult]:
+            for i, future in enumerate(futures):
+                if i not in reported and future.done() and not future.cancelled():
+                    reported.add(i)
+                    yield future.result()
+
+        for i in reversed(range(len(jobs))):
+            if futures[i].cancel():  # not started by the pool: run it here
+                reported.add(i)
+                yield run_job(jobs[i])
+            yield from finished()
+        rest = [f for i, f in enumerate(futures) if i not in reported and not f.cancelled()]
+        for future in as_completed(rest):
             yield future.result()
 
 

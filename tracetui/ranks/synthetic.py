@@ -125,15 +125,22 @@ def add_step(doc: Doc) -> Doc:
 
 
 def with_collectives(doc: Doc, delay_ns: int = 0, device: int = 0, longest_delay_ns: int = 0) -> Doc:
-    """``doc`` (a single-GPU trace) with one NCCL all-reduce per step, as a DDP rank would have: a
-    ``cudaLaunchKernel`` 200 µs before the step's end on its thread and the kernel on its own
-    stream, with the collective args NCCL kernels carry. The kernel starts ``delay_ns`` late (this
-    rank arrives late) and ends when the latest rank's (``longest_delay_ns``) has run 150 µs."""
-    events = list(doc["traceEvents"])
+    """``doc`` (a single-GPU trace) with one NCCL all-reduce per step (:func:`collective_events`)."""
+    added = collective_events(steps(doc), delay_ns, device, longest_delay_ns)
+    return {**doc, "traceEvents": [*doc["traceEvents"], *added]}
+
+
+def collective_events(
+    step_spans: list[Doc], delay_ns: int = 0, device: int = 0, longest_delay_ns: int = 0
+) -> list[Doc]:
+    """One NCCL all-reduce per step, as a DDP rank would have: a ``cudaLaunchKernel`` 200 µs before
+    the step's end on its thread and the kernel on its own stream, with the collective args NCCL
+    kernels carry. The kernel starts ``delay_ns`` late (this rank arrives late) and ends when the
+    latest rank's (``longest_delay_ns``) has run 150 µs."""
+    events: list[Doc] = []
     correlation = 9 * ID_OFFSET
-    for step in steps(doc):
-        end = _ns(step["ts"]) + _ns(step["dur"])
-        launch_at = end - 200_000
+    for step in step_spans:
+        launch_at = _ns(step["ts"]) + _ns(step["dur"]) - 200_000
         correlation += 1
         args = {"correlation": correlation, "External id": correlation}
         events.append(
@@ -170,7 +177,7 @@ def with_collectives(doc: Doc, delay_ns: int = 0, device: int = 0, longest_delay
                 },
             }
         )
-    return {**doc, "traceEvents": events}
+    return events
 
 
 def rank_set(
@@ -181,18 +188,51 @@ def rank_set(
     delay_ns: int = 3_000_000,
 ) -> list[Path]:
     """``ranks`` traces made from one single-GPU trace, one per rank, with an NCCL all-reduce per
-    step; ``straggler`` reaches every all-reduce ``delay_ns`` late. Written as
+    step; ``straggler`` reaches every all-reduce ``delay_ns`` late. The source's text is kept as it
+    is (its size and layout: what loading costs), with ``distributedInfo`` first, as PyTorch writes
+    it, and the collectives added at the end of its events. Written as
     ``OUT/rank<N>.<n>.pt.trace.json.gz``."""
-    base = read(source)
+    from tracetui.trace import native
+
+    raw = Path(source).read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    scanned = native.scan_raw(raw)
+    if isinstance(scanned, str) or scanned[0] != "object":
+        raise ValueError(f"{source}: not a trace the native scanner reads ({scanned})")
+    start, end = scanned[2]
+    head, body, tail = raw[:start].lstrip(), raw[start : end - 1].rstrip(), raw[end - 1 :]
+    if b'"distributedInfo"' in head or not head.startswith(b"{"):
+        raise ValueError(f"{source}: already a rank's trace")
+    step_spans = steps(read(source))
+    late = delay_ns if straggler is not None else 0
     paths = []
     for rank in range(ranks):
-        late = delay_ns if straggler is not None else 0
-        doc = with_collectives(base, delay_ns if rank == straggler else 0, rank, late)
-        doc = set_rank(doc, rank, ranks, "nccl")
-        doc["distributedInfo"]["pg_config"] = [
-            {"pg_name": "0", "pg_desc": "default_pg", "pg_size": ranks, "ranks": list(range(ranks))}
-        ]
-        paths.append(write(doc, Path(out) / f"rank{rank}.{1_000 + rank}.pt.trace.json.gz"))
+        info = {
+            "backend": "nccl",
+            "rank": rank,
+            "world_size": ranks,
+            "pg_count": 1,
+            "pg_config": [
+                {"pg_name": "0", "pg_desc": "default_pg", "pg_size": ranks, "ranks": list(range(ranks))}
+            ],
+        }
+        added = collective_events(step_spans, delay_ns if rank == straggler else 0, 0, late)
+        text = b"".join(
+            [
+                b'{"distributedInfo": ',
+                msgspec.json.encode(info),
+                b", ",
+                head[1:],
+                body,
+                *(b",\n" + msgspec.json.encode(event) for event in added),
+                tail,
+            ]
+        )
+        path = Path(out) / f"rank{rank}.{1_000 + rank}.pt.trace.json.gz"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(_gzip.compress(text, 1))
+        paths.append(path)
     return paths
 
 
