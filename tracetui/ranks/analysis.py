@@ -43,6 +43,7 @@ class Analysis:
 
     ranks: pl.DataFrame  # one row per rank: the Ranks table
     steps: pl.DataFrame  # per step number: the slowest and fastest rank
+    rank_steps: pl.DataFrame  # per rank and step: its window and GPU-time breakdown
     collectives: pl.DataFrame  # one row per aligned collective
     arrivals: pl.DataFrame  # one row per (collective, rank): arrival and wait
     stragglers: pl.DataFrame  # ranks that arrived last, most often first
@@ -58,7 +59,8 @@ def analyse(
 ) -> Analysis:
     """The cross-rank analysis of the per-rank tables (each with a ``rank`` column)."""
     rank_rows = ranks.sort("rank").collect()
-    step_table = slowest_by_step(steps)
+    rank_steps = steps.sort("rank", "window").collect()
+    step_table = slowest_by_step(rank_steps.lazy())
     instances = collectives.filter(pl.col("aligned")).collect()
     keyed = _keyed(instances)
     offsets, corrected = clock_offsets(keyed)
@@ -78,6 +80,7 @@ def analyse(
     return Analysis(
         ranks=table,
         steps=step_table,
+        rank_steps=rank_steps,
         collectives=aligned.drop("key"),
         arrivals=arrivals.select(
             "group", "seq", "rank", pl.exclude("group", "seq", "rank", "key", "last_ns")

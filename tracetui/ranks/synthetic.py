@@ -12,15 +12,17 @@ import argparse
 import copy
 import gzip
 import os
+import types
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+_gzip: types.ModuleType
 try:
     from isal import igzip as _gzip
 except ImportError:  # pragma: no cover - isal is a declared dependency
-    _gzip = gzip  # type: ignore[assignment]
+    _gzip = gzip
 
 Doc = dict[str, Any]
 ID_OFFSET = 10_000_000  # added to correlation / External id / flow ids of copied events
