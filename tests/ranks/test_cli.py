@@ -172,3 +172,15 @@ def test_cli_stays_thin() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_file_names_are_data(tmp_path: Path) -> None:
+    """A rank file named like a terminal escape and a spreadsheet formula stays harmless."""
+    for rank, path in enumerate(rank_files(NCCL2)):
+        name = "=HYPERLINK(1)\x1b]52;c;x\x07_rank0.json.gz" if rank == 0 else path.name
+        (tmp_path / name).write_bytes(path.read_bytes())
+    text = invoke("summary", str(tmp_path)).output
+    assert "\x1b" not in text and "\x07" not in text and "\ufffd]52;c;x\ufffd_rank0.json.gz" in text
+    csv = invoke("export", str(tmp_path), "--table", "ranks").output
+    row = next(line for line in csv.splitlines() if "HYPERLINK" in line)
+    assert ",'=HYPERLINK(1)" in row and "\x1b" not in row

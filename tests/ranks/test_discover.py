@@ -142,3 +142,24 @@ def test_file_of_a_missing_rank() -> None:
 def test_rank_list() -> None:
     assert rank_list([0, 1, 2, 3, 5, 7, 8, 9]) == "0-3, 5, 7-9"
     assert rank_list([]) == ""
+
+
+def test_an_unreadable_file_is_skipped_with_its_reason(tmp_path: Path) -> None:
+    for path in rank_files(NCCL2):
+        shutil.copy(path, tmp_path / path.name)
+    (tmp_path / "empty.json").write_bytes(b"")
+    found = discover([tmp_path])
+    assert found is not None and len(found.ranks) == 2
+    assert [(p.name, why) for p, why in found.skipped] == [("empty.json", "not a trace (no traceEvents)")]
+    locked = tmp_path / "locked.json"
+    locked.write_text("{}")
+    locked.chmod(0)
+    try:
+        if os.access(locked, os.R_OK):  # root reads anything: nothing to test
+            return
+        found = discover([tmp_path])
+        assert found is not None and any(
+            p.name == "locked.json" and "cannot read" in why for p, why in found.skipped
+        )
+    finally:
+        locked.chmod(0o644)

@@ -131,3 +131,28 @@ def test_gloo_collectives_are_the_gloo_spans() -> None:
     assert rows["start_ns"].to_list() == sorted(ref.span(e)[0] for e in raw)
     assert set(rows["kind"]) == {"host"} and set(rows["name"]) == {"allreduce"}
     assert set(rows["dtype"]) == {"float"} and set(rows["in_nelems"]) == {4194304, 4199424}
+
+
+def test_a_trace_without_steps_is_one_window(tmp_path: Path) -> None:
+    """No ProfilerStep: the window is the whole trace, and the breakdown still adds up to it."""
+    from tracetui.ranks import synthetic
+
+    doc = synthetic.read(rank_files(NCCL2)[1])
+    doc["traceEvents"] = [
+        e for e in doc["traceEvents"] if not str(e.get("name", "")).startswith("ProfilerStep#")
+    ]
+    path = synthetic.write(doc, tmp_path / "rank1.json.gz")
+    rank_set = discover([tmp_path / "rank1.json.gz", rank_files(NCCL2)[0]])
+    assert rank_set is not None
+    tables = rank_tables(tracetui.load(path), rank_set.file(1))
+    events = [e for e in ref.raw_events(path) if e.get("ph") == "X"]
+    span = (min(ref.span(e)[0] for e in events), max(ref.span(e)[1] for e in events))
+    row = tables.steps.row(0, named=True)
+    assert tables.steps.height == 1 and row["step"] is None
+    assert (row["window_start_ns"], row["window_end_ns"]) == span
+    parts = row["compute_us"] + row["comm_us"] + row["memory_us"] + row["idle_us"]
+    assert parts == pytest.approx(row["window_us"], abs=1e-6)
+    paint = ref.painted(_classes(ref.raw_events(path), gloo=False), span)
+    assert row["comm_us"] * 1000 == pytest.approx(paint[ref.COMM], abs=1e-3)
+    assert tables.rank["steps"][0] == 0 and tables.rank["step_us_median"][0] is None
+    assert set(tables.collectives["step"]) == {None}  # aligned by sequence alone

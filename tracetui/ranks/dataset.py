@@ -23,6 +23,7 @@ import polars as pl
 
 from tracetui.errors import TraceError
 from tracetui.ranks.discover import DATASET_MANIFEST, RankSet
+from tracetui.safetext import clean
 
 if TYPE_CHECKING:
     from tracetui.ranks.tables import RankTables
@@ -68,9 +69,9 @@ def manifest(rank_set: RankSet, failed: dict[int, str]) -> dict[str, Any]:
             for r in rank_set.ranks
             if r.rank not in failed
         ],
-        "failed": [{"rank": rank, "error": error} for rank, error in sorted(failed.items())],
+        "failed": [{"rank": rank, "error": clean(error)} for rank, error in sorted(failed.items())],
         "duplicates": [{"rank": r.rank, "file": str(r.path)} for r in rank_set.duplicates],
-        "skipped": [{"file": str(p), "why": why} for p, why in rank_set.skipped],
+        "skipped": [{"file": str(p), "why": clean(why)} for p, why in rank_set.skipped],
         "missing": list(rank_set.missing),
         "notes": list(rank_set.notes),
         "tables": list(TABLE_NAMES),

@@ -144,11 +144,11 @@ def discover(inputs: Sequence[str | Path]) -> RankSet | None:
     if len(files) == 1 and from_one_directory:
         return None
     headers = _headers(files)
-    traces = [(path, header) for path, header in zip(files, headers, strict=True) if header is not None]
+    traces = [
+        (path, header) for path, header in zip(files, headers, strict=True) if isinstance(header, Header)
+    ]
     skipped = tuple(
-        (path, "not a trace (no traceEvents)")
-        for path, header in zip(files, headers, strict=True)
-        if header is None
+        (path, header) for path, header in zip(files, headers, strict=True) if isinstance(header, str)
     )
     if not traces:
         raise TraceError(label, "no trace among " + ", ".join(clean(p.name) for p in files[:5]))
@@ -199,12 +199,16 @@ def _expand(inputs: Sequence[str | Path]) -> tuple[list[Path], bool, str]:
     return unique, one_directory, clean(label)
 
 
-def _headers(files: Sequence[Path]) -> list[Header | None]:
-    """Each file's header (None: not a trace), read on a few threads (inflating releases the GIL)."""
+def _headers(files: Sequence[Path]) -> list[Header | str]:
+    """Each file's header, or why it is not a trace; read on a few threads (inflating releases the
+    GIL)."""
 
-    def one(path: Path) -> Header | None:
-        header = read_header(path)
-        return header if header.form in ("object", "array") else None
+    def one(path: Path) -> Header | str:
+        try:
+            header = read_header(path)
+        except TraceError as exc:
+            return exc.problem
+        return header if header.form in ("object", "array") else "not a trace (no traceEvents)"
 
     if len(files) < 4:
         return [one(p) for p in files]

@@ -34,6 +34,7 @@ from tracetui.ranks.collectives import (
     outermost_c10d,
     rank_collectives,
 )
+from tracetui.safetext import clean
 from tracetui.trace.categories import GPU_WORK
 from tracetui.trace.stats import union_length
 
@@ -97,8 +98,8 @@ def rank_tables(trace: Trace, entry: RankFile) -> RankTables:
     comm_ns = steps["comm_all_us"].sum()
     row = {
         "rank": entry.rank,
-        "file": entry.path.name,
-        "path": str(entry.path),
+        "file": clean(entry.path.name),
+        "path": clean(str(entry.path)),
         "source": entry.source,
         "device": device_label(trace),
         "backend": entry.backend,
@@ -128,7 +129,7 @@ def device_label(trace: Trace) -> str:
     if not used:
         return "CPU"
     names = {d.get("id"): d.get("name") for d in trace.devices}
-    kinds = sorted({str(names[d]) for d in used if names.get(d)})
+    kinds = sorted({clean(str(names[d])) for d in used if names.get(d)})
     return f"GPU {', '.join(map(str, used))}" + (f" ({', '.join(kinds)})" if kinds else "")
 
 

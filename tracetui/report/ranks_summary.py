@@ -17,6 +17,7 @@ from rich.text import Text
 from tracetui.ranks.collectives import pretty
 from tracetui.report.formatting import Cell, count, nums, pct, table, us
 from tracetui.report.summary import summary_renderable
+from tracetui.safetext import clean
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -39,7 +40,12 @@ def ranks_renderable(data: dict[str, Any]) -> RenderableType:
 
 
 def _file_of(run: dict[str, Any], rank: int) -> str:
-    return next((f["file"].rsplit("/", 1)[-1] for f in run["files"] if f["rank"] == rank), "?")
+    return next((_name(f["file"]) for f in run["files"] if f["rank"] == rank), "?")
+
+
+def _name(path: str) -> str:
+    """A file's name from a path in the report's data, safe to print."""
+    return clean(path.rsplit("/", 1)[-1])
 
 
 def _header(data: dict[str, Any]) -> Text:
@@ -47,28 +53,28 @@ def _header(data: dict[str, Any]) -> Text:
     text = Text()
     text.append(f"{len(run['files'])} ranks", style="bold")
     text.append(" from ")
-    text.append(run["label"])
+    text.append(clean(run["label"]))
     text.append(f"; rank from {' and '.join(run['rank_sources'])}", style="dim")
     if run["world_size"] is not None:
         text.append(f", world size {run['world_size']}", style="dim")
     if run["backend"]:
         text.append(", backend ", style="dim")
-        text.append(run["backend"], style="dim")
+        text.append(clean(run["backend"]), style="dim")
     warn = "yellow"
     if run["missing"]:
         text.append(f"\nmissing: rank {', '.join(map(str, run['missing']))} (no trace)", style=warn)
     for dup in run["duplicates"]:
         text.append(f"\nanother run of rank {dup['rank']} not used (the newest is): ", style="dim")
-        text.append(dup["file"].rsplit("/", 1)[-1], style="dim")
+        text.append(_name(dup["file"]), style="dim")
     for item in run["skipped"]:
         text.append("\nskipped ", style="dim")
-        text.append(f"{item['file'].rsplit('/', 1)[-1]}: {item['why']}", style="dim")
+        text.append(f"{_name(item['file'])}: {clean(item['why'])}", style="dim")
     for item in run["failed"]:
         text.append(f"\nrank {item['rank']} not loaded: ", style=warn)
-        text.append(item["error"], style=warn)
+        text.append(clean(item["error"]), style=warn)
     for note in run["notes"]:
         text.append("\nnote: ", style=warn)
-        text.append(note)
+        text.append(clean(note))
     return text
 
 

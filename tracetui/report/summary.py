@@ -15,6 +15,7 @@ from rich.text import Text
 
 from tracetui.report.formatting import Cell, count, ms, nums, pct, table, us
 from tracetui.report.summary_data import summary_data
+from tracetui.safetext import clean
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -52,7 +53,7 @@ def _header(data: dict[str, Any]) -> RenderableType:
     info = data["trace"]
     counts = data["counts"]
     lines = Text()
-    lines.append(info["name"], style="bold")
+    lines.append(clean(info["name"]), style="bold")  # a file name is data
     lines.append(f"  {info['format']}  {info['events']:,} events", style="dim")
     for device in info["devices"]:
         lines.append("\n")
