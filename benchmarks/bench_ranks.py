@@ -8,7 +8,8 @@ The rank set is made once (if DIR does not hold it) from one real single-GPU tra
 Each run is a fresh process; *cold* starts with an empty cache directory (every rank decoded, its
 trace cache entry written), *warm* is the next run on the same cache (the ranks' small tables
 and the first rank's summary read from the derived cache). Peak RSS is that of the whole process
-tree (the command and its worker processes, summed), sampled every 20 ms from /proc. Then cold
+tree (the command and its worker processes, summed), sampled every 20 ms from /proc; CPU is the
+user + system time of the command and its workers (what a busy machine cannot inflate). Then cold
 runs on the first 2, 4, … ranks give the cost of each added rank (least squares).
 Goals (issue 18, 8 ranks × 90 MB, 2 cores): cold ≤ 8 s, warm ≤ 2 s, peak RSS ≤ 2 GB.
 """
@@ -54,19 +55,23 @@ def tree_rss_kb(root: int) -> int:
     return total
 
 
-def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of the process tree of one command."""
+def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MB) of the process tree, and CPU seconds (user + system, the command
+    and the workers it waited for) of one command."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     peak = 0
-    while proc.poll() is None:
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
         peak = max(peak, tree_rss_kb(proc.pid))
         time.sleep(0.02)
     wall = time.perf_counter() - start
-    if proc.returncode != 0:
+    if os.waitstatus_to_exitcode(status) != 0:
         err = proc.stderr.read().decode() if proc.stderr else ""
         raise SystemExit(f"failed: {' '.join(cmd)}\n{err[-2000:]}")
-    return wall, peak / 1024
+    return wall, peak / 1024, usage.ru_utime + usage.ru_stime
 
 
 def summary_cmd(files: list[Path]) -> list[str]:
@@ -83,12 +88,15 @@ def cold_and_warm(files: list[Path], runs: int, base: dict[str, str]) -> tuple[l
     return cold, warm
 
 
-def show(label: str, samples: list[tuple[float, float]], goal_s: float) -> None:
+def show(label: str, samples: list[tuple[float, float, float]], goal_s: float) -> None:
     wall = statistics.median(s[0] for s in samples)
     rss = max(s[1] for s in samples)
+    cpu = statistics.median(s[2] for s in samples)
     spread = ", ".join(f"{s[0]:.2f}" for s in samples)
     met = "met" if wall <= goal_s and rss <= 2048 else "NOT met"
-    print(f"{label:<24} median {wall:5.2f} s (runs: {spread})  peak RSS {rss:5.0f} MB", end="")
+    print(
+        f"{label:<24} median {wall:5.2f} s (runs: {spread}), CPU {cpu:5.2f} s, peak RSS {rss:5.0f} MB", end=""
+    )
     print(f"   goal ≤ {goal_s} s, ≤ 2 GB: {met}")
 
 
