@@ -50,6 +50,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
             "gzipped": trace.gzipped,
             "truncated": trace.truncated,
             "repairs": trace.repairs,
+            "reader": trace.reader,
             "other_files": [str(p) for p in trace.siblings],
             "span_us": span_ns / 1000.0,
             "gpu_busy_us": gpu_work_union_us(trace),

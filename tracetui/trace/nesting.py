@@ -64,13 +64,13 @@ def _structure_of(
     cpu: pl.DataFrame, parent_pos: pl.Series, depth: pl.Series, end_pos: pl.Series, previous: pl.Series
 ) -> pl.DataFrame:
     """The tree columns from the native stack pass's positions (-1: none)."""
-    previous = pl.lit(previous)
+    prev = pl.lit(previous)
     return cpu.with_columns(
         parent_pos.alias("parent_pos"), depth.cast(pl.Int32).alias("depth"), end_pos.alias("end_pos")
     ).with_columns(
         parent=pl.when(pl.col("parent_pos") >= 0).then(pl.col("id").gather(pl.col("parent_pos").clip(0))),
-        prev_sibling=pl.when(previous >= 0).then(pl.col("id").gather(previous.clip(0))),
-        prev_sibling_end=pl.when(previous >= 0).then(pl.col("end_ns").gather(previous.clip(0))),
+        prev_sibling=pl.when(prev >= 0).then(pl.col("id").gather(prev.clip(0))),
+        prev_sibling_end=pl.when(prev >= 0).then(pl.col("end_ns").gather(prev.clip(0))),
     )
 
 
