@@ -52,13 +52,15 @@ def gloo_copy(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def gloo_report():  # type: ignore[no-untyped-def]
     """The analysis of the 4-rank set (loaded once, in this process)."""
-    from tracetui.ranks.run import report_for, resolve
+    from tracetui.ranks.discover import resolve
+    from tracetui.ranks.run import report_for
 
     return report_for(resolve([GLOO4]), rank=2)
 
 
 @pytest.fixture(scope="session")
 def nccl_report():  # type: ignore[no-untyped-def]
-    from tracetui.ranks.run import report_for, resolve
+    from tracetui.ranks.discover import resolve
+    from tracetui.ranks.run import report_for
 
     return report_for(resolve([NCCL2]))

@@ -13,7 +13,8 @@ import pytest
 from tests.ranks import reference as ref
 from tests.ranks.conftest import GLOO4, NCCL2, rank_files
 from tracetui.ranks import synthetic
-from tracetui.ranks.run import report_for, resolve
+from tracetui.ranks.discover import resolve
+from tracetui.ranks.run import report_for
 
 
 def _gloo_starts(directory: Path) -> dict[int, list[int]]:

@@ -167,7 +167,7 @@ def test_cli_stays_thin() -> None:
     """Probing a run reads no polars: discovery and the header reader are light."""
     code = (
         "import sys, tracetui.cli, tracetui.ranks.discover as d; "
-        f"d.discover([{str(GLOO4)!r}]); "
+        f"d.discover([{str(GLOO4)!r}]); d.resolve([{str(GLOO4)!r}]); d.is_run(d.resolve([{str(GLOO4)!r}])); "
         "print(sorted(m for m in ('polars', 'rich', 'textual', 'torch') if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -13,8 +13,8 @@ from polars.testing import assert_frame_equal
 from tests.ranks.conftest import GLOO4, NCCL2
 from tracetui.errors import TraceError
 from tracetui.ranks import dataset
-from tracetui.ranks.discover import DATASET_MANIFEST, discover
-from tracetui.ranks.run import as_rank_set, convert, rank_paths, report_for, resolve
+from tracetui.ranks.discover import DATASET_MANIFEST, discover, resolve
+from tracetui.ranks.run import as_rank_set, convert, rank_paths, report_for
 from tracetui.report.ranks_data import ranks_data
 
 SMALL = ("ranks", "steps", "collectives", "kernel_names")

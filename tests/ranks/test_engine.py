@@ -12,8 +12,8 @@ from polars.testing import assert_frame_equal
 
 from tests.ranks.conftest import GLOO4
 from tracetui.ranks import engine
-from tracetui.ranks.discover import discover
-from tracetui.ranks.run import report_for, resolve
+from tracetui.ranks.discover import discover, resolve
+from tracetui.ranks.run import report_for
 from tracetui.ranks.tables import TABLES
 from tracetui.trace import derived
 

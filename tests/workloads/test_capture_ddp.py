@@ -47,7 +47,8 @@ def test_traces_say_their_rank_and_hold_the_collectives(ddp_capture: Run) -> Non
 
 def test_the_run_aligns(ddp_capture: Run) -> None:
     pytest.importorskip("polars")
-    from tracetui.ranks.run import report_for, resolve
+    from tracetui.ranks.discover import resolve
+    from tracetui.ranks.run import report_for
 
     report = report_for(resolve([ddp_capture.cwd / "ddp_gloo_2ranks"]), summary=False)
     collectives = report.analysis.collectives

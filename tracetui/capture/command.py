@@ -233,7 +233,7 @@ def _capture_ranks(
         return
     from rich.console import Console
 
-    from tracetui.ranks.run import resolve
+    from tracetui.ranks.discover import resolve
     from tracetui.report.ranks_data import ranks_data
     from tracetui.report.ranks_summary import ranks_renderable
 

@@ -76,7 +76,8 @@ def _pair(trace_a: Path, trace_b: Path | None, ranks: str | None) -> tuple[Path,
         first, second = (int(part) for part in ranks.split(","))
     except ValueError:
         raise click.BadParameter("expected two rank numbers, e.g. 0,3", param_hint="--ranks") from None
-    from tracetui.ranks.run import rank_paths, resolve
+    from tracetui.ranks.discover import resolve
+    from tracetui.ranks.run import rank_paths
 
     path_a, path_b = rank_paths(resolve([trace_a]), [first, second])
     return path_a, path_b

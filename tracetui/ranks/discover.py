@@ -124,6 +124,26 @@ def rank_list(ranks: Sequence[RankFile | int]) -> str:
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
+Target = Path | RankSet  # one trace (a file, or a directory as today), or ranks; a dataset is a Path
+
+
+def resolve(inputs: Sequence[str | Path]) -> Target:
+    """What ``inputs`` name: a :class:`RankSet` of several ranks, or a Path (one trace, or a dataset)."""
+    if len(inputs) == 1 and is_dataset(inputs[0]):
+        return Path(inputs[0])
+    found = discover(inputs)
+    if found is None:
+        return Path(inputs[0])
+    if found.is_single:
+        return found.directory or found.ranks[0].path
+    return found
+
+
+def is_run(target: Target) -> bool:
+    """Whether ``target`` is several ranks (a rank set or a dataset)."""
+    return isinstance(target, RankSet) or is_dataset(target)
+
+
 def is_dataset(path: str | Path) -> bool:
     """Whether ``path`` is a dataset written by ``tracetui convert``."""
     return (Path(path) / DATASET_MANIFEST).is_file()

@@ -17,11 +17,9 @@ import polars as pl
 from tracetui.errors import TraceError
 from tracetui.ranks import dataset
 from tracetui.ranks.analysis import Analysis, analyse
-from tracetui.ranks.discover import RankSet, discover, is_dataset
+from tracetui.ranks.discover import RankSet, Target, is_dataset, resolve
 from tracetui.ranks.engine import Job, Progress, load_ranks, run_jobs
 from tracetui.ranks.tables import TABLES
-
-Target = Path | RankSet  # one trace (a file or a directory as today), or ranks; datasets are Paths
 
 
 @dataclass
@@ -32,23 +30,6 @@ class RunReport:
     analysis: Analysis
     rank: int  # the rank whose single-trace summary is ``summary``
     summary: dict[str, Any]
-
-
-def resolve(inputs: Sequence[str | Path]) -> Target:
-    """What ``inputs`` name: a :class:`RankSet` of several ranks, or a Path (one trace, or a dataset)."""
-    if len(inputs) == 1 and is_dataset(inputs[0]):
-        return Path(inputs[0])
-    found = discover(inputs)
-    if found is None:
-        return Path(inputs[0])
-    if found.is_single:
-        return found.directory or found.ranks[0].path
-    return found
-
-
-def is_run(target: Target) -> bool:
-    """Whether ``target`` is several ranks (a rank set or a dataset)."""
-    return isinstance(target, RankSet) or is_dataset(target)
 
 
 def report_for(

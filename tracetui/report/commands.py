@@ -18,7 +18,7 @@ from tracetui.report.names import FORMATS, RUN_TABLES, TABLES
 from tracetui.trace import prefetch
 
 if TYPE_CHECKING:
-    from tracetui.ranks.run import Target
+    from tracetui.ranks.discover import Target
 
 TRACE = click.Path(path_type=Path)
 RANK_HELP = "With several ranks: the rank whose single-trace report (or table) to show [default: the first]."
@@ -82,7 +82,7 @@ def _target(traces: tuple[Path, ...], rank: int | None) -> tuple[Path | None, Ta
         single: Path | None = traces[0]
         run: Target = traces[0]
     else:
-        from tracetui.ranks.run import is_run, resolve
+        from tracetui.ranks.discover import is_run, resolve
 
         run = resolve(traces)
         single = None if is_run(run) else run  # type: ignore[assignment]

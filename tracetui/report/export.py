@@ -13,7 +13,7 @@ from tracetui.errors import TraceError
 from tracetui.report.names import RUN_TABLES
 
 if TYPE_CHECKING:
-    from tracetui.ranks.run import Target
+    from tracetui.ranks.discover import Target
     from tracetui.trace import Trace
 
 
