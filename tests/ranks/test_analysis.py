@@ -179,7 +179,9 @@ def test_a_rank_with_an_extra_step_misaligns_nothing(derive: Callable) -> None: 
     assert lone["step"].to_list() == [5, 5] and set(lone["last_rank"]) == {3}
     assert analysis.collectives.filter(pl.col("ranks") == 4).height == 6
     assert analysis.verdict.startswith("rank 2 arrives last at 6 of 6")  # the lone ones do not count
-    assert any("fewer than all 4 ranks" in n for n in analysis.notes)
+    assert any(
+        "2 collective(s) were found on fewer ranks than their process group has" in n for n in analysis.notes
+    )
     assert 5 not in analysis.steps["step"].to_list()  # a step of one rank has no slowest rank
 
 
@@ -203,3 +205,22 @@ def test_no_collectives(tmp_path: Path) -> None:
     analysis = _report(tmp_path).analysis
     assert analysis.collectives.is_empty() and analysis.stragglers.is_empty()
     assert analysis.verdict == "no collective was found on two or more ranks: nothing to align"
+
+
+def test_subgroups_are_aligned_within_their_group(tmp_path: Path) -> None:
+    """Two data-parallel pairs of a 4-rank world: ranks 0-1 all-reduce in group 1, ranks 2-3 in
+    group 2; each collective is complete with its two ranks."""
+    for rank in range(4):
+        doc = synthetic.read(rank_files(NCCL2)[rank % 2])
+        group, members = ("1", "[0, 1]") if rank < 2 else ("2", "[2, 3]")
+        for event in doc["traceEvents"]:
+            if "Process Group Name" in event.get("args", {}):
+                event["args"] |= {"Process Group Name": group, "Process Group Ranks": members}
+        synthetic.write(synthetic.set_rank(doc, rank, 4), tmp_path / f"rank{rank}.json.gz")
+    analysis = _report(tmp_path).analysis
+    collectives = analysis.collectives
+    assert sorted(set(collectives["group"])) == ["1", "2"]
+    assert set(collectives["ranks"]) == {2} and set(collectives["group_size"]) == {2}
+    assert not any("fewer ranks" in n for n in analysis.notes)
+    by_group = {g: set(f["last_rank"]) for g, f in collectives.group_by("group")}
+    assert by_group == {("1",): {1}, ("2",): {3}}

@@ -114,6 +114,7 @@ def test_nccl_collectives_carry_their_args() -> None:
     assert aligned["in_nelems"].to_list() == [4195328, 4198400, 4195328, 4198400]
     assert aligned["bytes"].to_list() == [4 * n for n in aligned["in_nelems"]]
     assert aligned["group"].unique().to_list() == ["0"] and aligned["group_ranks"][0] == "[0, 1]"
+    assert aligned["group_size"].unique().to_list() == [2]
     assert aligned["step"].to_list() == [2, 2, 3, 3] and aligned["seq"].to_list() == [0, 1, 0, 1]
     assert tables.rank["unaligned_collectives"][0] == 1
 
@@ -131,6 +132,7 @@ def test_gloo_collectives_are_the_gloo_spans() -> None:
     assert rows["start_ns"].to_list() == sorted(ref.span(e)[0] for e in raw)
     assert set(rows["kind"]) == {"host"} and set(rows["name"]) == {"allreduce"}
     assert set(rows["dtype"]) == {"float"} and set(rows["in_nelems"]) == {4194304, 4199424}
+    assert set(rows["group"]) == {"0"} and set(rows["group_size"]) == {4}  # from pg_config
 
 
 def test_a_trace_without_steps_is_one_window(tmp_path: Path) -> None:

@@ -172,6 +172,7 @@ def _arrivals(keyed: pl.DataFrame, offsets: pl.DataFrame | None) -> pl.DataFrame
         *SIGNATURE,
         "bytes",
         "group",
+        "group_size",
         arrival.alias("arrival_ns"),
         (pl.col("end_ns") - pl.col("start_ns")).alias("dur_ns"),
     )
@@ -189,6 +190,7 @@ def aligned_collectives(arrivals: pl.DataFrame) -> pl.DataFrame:
                 "name": pl.String,
                 "bytes": pl.Int64,
                 "ranks": pl.UInt32,
+                "group_size": pl.Int64,
                 "first_ns": pl.Int64,
                 "last_ns": pl.Int64,
                 "arrival_skew_us": pl.Float64,
@@ -207,6 +209,7 @@ def aligned_collectives(arrivals: pl.DataFrame) -> pl.DataFrame:
             pl.col("name").mode().sort().first(),
             pl.col("bytes").max(),
             pl.col("rank").n_unique().cast(pl.UInt32).alias("ranks"),
+            pl.col("group_size").max(),
             pl.col("arrival_ns").min().alias("first_ns"),
             pl.col("arrival_ns").max().alias("last_ns"),
             pl.col("rank").first().alias("last_rank"),
@@ -226,6 +229,7 @@ def aligned_collectives(arrivals: pl.DataFrame) -> pl.DataFrame:
             "name",
             "bytes",
             "ranks",
+            "group_size",
             "first_ns",
             "last_ns",
             ((pl.col("last_ns") - pl.col("first_ns")) / US).alias("arrival_skew_us"),
@@ -330,9 +334,12 @@ def _notes(ranks: pl.DataFrame, aligned: pl.DataFrame, offsets: pl.DataFrame, co
             "trace) are counted as communication time but not aligned"
         )
     n = ranks.height
-    partial = aligned.filter(pl.col("ranks") < n)
+    partial = aligned.filter(pl.col("ranks") < pl.col("group_size").fill_null(n))
     if n and partial.height:
-        notes.append(f"{partial.height} collective(s) were found on fewer than all {n} ranks")
+        notes.append(
+            f"{partial.height} collective(s) were found on fewer ranks than their process group has "
+            "(a rank without the step, or missing)"
+        )
     if aligned.height and (mismatched := int(aligned["mismatch"].sum())):
         notes.append(
             f"{mismatched} aligned collective(s) differ between ranks in name, size or dtype: "

@@ -90,6 +90,7 @@ SCHEMA: dict[Any, Any] = {
     "dtype": pl.String,
     "bytes": pl.Int64,
     "group_ranks": pl.String,
+    "group_size": pl.Int64,  # ranks in the group: from its ranks arg, else distributedInfo's pg_config
     "aligned": pl.Boolean,
 }
 
@@ -137,7 +138,20 @@ def rank_collectives(trace: Trace, groups: tuple[ProcessGroup, ...] = ()) -> pl.
     )
     rows = rows.join(steps, on="step_id", how="left").drop("step_id").sort("start_ns", "id")
     seq = pl.int_range(pl.len(), dtype=pl.UInt32).over("group", "step", "aligned")
-    return rows.with_columns(seq=pl.when("aligned").then(seq)).select(list(SCHEMA)).cast(SCHEMA)
+    sizes = pl.DataFrame(
+        {"group": [g.name for g in groups], "config_size": [g.size or len(g.ranks) or None for g in groups]},
+        schema={"group": pl.String, "config_size": pl.Int64},
+    ).unique("group", keep="first")
+    listed = pl.col("group_ranks").str.count_matches(r"-?\d+").cast(pl.Int64)
+    return (
+        rows.join(sizes, on="group", how="left")
+        .with_columns(
+            seq=pl.when("aligned").then(seq),
+            group_size=pl.when(listed > 0).then(listed).otherwise(pl.col("config_size")),
+        )
+        .select(list(SCHEMA))
+        .cast(SCHEMA)
+    )
 
 
 def outermost_c10d(events: pl.DataFrame) -> pl.DataFrame:
