@@ -62,8 +62,8 @@ def test_arrival_skews_recomputed_by_hand_find_rank_2(gloo_report) -> None:  # t
     }
     total_ms = sum(e[3] for e in expected) / 1000
     assert gloo_report.analysis.verdict == (
-        f"rank 2 arrives last at 6 of 6 all-reduces; the other ranks wait {total_ms / 3 / 3:.1f} ms "
-        f"per step for it ({total_ms:.1f} ms of rank time in all)"
+        f"rank 2 arrives last at 6 of 6 all-reduces; the other ranks wait {total_ms / 3 / 3:.2f} ms "
+        f"per step for it ({total_ms:.2f} ms of rank time in all)"
     )
     assert not gloo_report.analysis.clocks_corrected and gloo_report.analysis.notes == []
 

@@ -56,7 +56,7 @@ def test_summary_of_a_directory_of_ranks() -> None:
     assert out.startswith(f"4 ranks from {GLOO4}; rank from distributedInfo, world size 4, backend gloo")
     assert "Ranks, each on GPU 0 (NVIDIA H200), 3 steps each" in out
     assert (
-        "Stragglers: rank 2 arrives last at 6 of 6 all-reduces; the other ranks wait 11.7 ms per step" in out
+        "Stragglers: rank 2 arrives last at 6 of 6 all-reduces; the other ranks wait 11.73 ms per step" in out
     )
     assert "Collectives (of 6, by the time the others waited)" in out
     assert "GPU work across ranks (of 25 names" in out

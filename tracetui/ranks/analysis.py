@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from tracetui import formatting as fmt
 from tracetui.ranks.collectives import pretty
 
 US = 1000.0
@@ -283,8 +284,8 @@ def verdict(aligned: pl.DataFrame, stragglers: pl.DataFrame, n_ranks: int) -> st
     per_step = top["others_wait_us_per_step"] / others
     return (
         f"rank {top['rank']} arrives last at {top['last_count']} of {total} {what}; "
-        f"the other ranks wait {per_step / US:.1f} ms per step for it "
-        f"({top['others_wait_us'] / US:.1f} ms of rank time in all)"
+        f"the other ranks wait {fmt.duration(per_step)} per step for it "
+        f"({fmt.duration(top['others_wait_us'])} of rank time in all)"
     )
 
 
@@ -322,7 +323,7 @@ def _notes(ranks: pl.DataFrame, aligned: pl.DataFrame, offsets: pl.DataFrame, co
     notes: list[str] = []
     if corrected:
         shifted = offsets.filter(pl.col("offset_us") != 0.0)
-        listed = ", ".join(f"rank {r} {o / US:+.3f} ms" for r, o in shifted.iter_rows())
+        listed = ", ".join(f"rank {r} {fmt.signed_duration(o)}" for r, o in shifted.iter_rows())
         notes.append(
             "clocks disagree (collectives end on some ranks before others start them); "
             f"arrivals corrected by the offsets from collective end times: {listed}"

@@ -1,4 +1,5 @@
-"""``tracetui convert``: a distributed run as a Parquet dataset (thin: resolve, convert, print)."""
+"""``tracetui convert`` (a distributed run as a Parquet dataset; thin: resolve, convert, print), and
+what ``tracetui diff --ranks`` needs to find its two traces."""
 
 from __future__ import annotations
 
@@ -72,3 +73,22 @@ def convert_command(
     for failed in facts["failed"]:
         out.print(Text(f"rank {failed['rank']} not converted: {failed['error']}", style="yellow"))
     out.print(Text(f"next: tracetui summary {shlex.quote(str(output))}", style="dim"))
+
+
+def diff_pair(trace_a: Path, trace_b: Path | None, ranks: str | None) -> tuple[Path, Path]:
+    """``tracetui diff``'s two traces: A and B, or the ranks ``R1,R2`` of run A (``--ranks``)."""
+    if ranks is None:
+        if trace_b is None:
+            raise click.UsageError("missing trace B (or give one run and --ranks R1,R2)")
+        return trace_a, trace_b
+    if trace_b is not None:
+        raise click.UsageError("--ranks compares two ranks of one run: give the run only, not B")
+    try:
+        first, second = (int(part) for part in ranks.split(","))
+    except ValueError:
+        raise click.BadParameter("expected two rank numbers, e.g. 0,3", param_hint="--ranks") from None
+    from tracetui.ranks.discover import resolve
+    from tracetui.ranks.run import rank_paths
+
+    path_a, path_b = rank_paths(resolve([trace_a]), [first, second])
+    return path_a, path_b

@@ -14,9 +14,10 @@ from rich.console import Group
 from rich.rule import Rule
 from rich.text import Text
 
+from tracetui import formatting as fmt
 from tracetui.ranks.collectives import pretty
-from tracetui.report.formatting import Cell, count, nums, pct, table, us
 from tracetui.report.summary import summary_renderable
+from tracetui.report.table import MISSING, Cell, nums, table
 from tracetui.safetext import clean
 
 if TYPE_CHECKING:
@@ -89,10 +90,10 @@ def _ranks(data: dict[str, Any]) -> RenderableType:
         window = sum(p or 0.0 for p in parts)
         row: list[Cell] = [str(r["rank"])]
         row += [Text((r["device"] or "").split(" (")[0])] if len(devices) > 1 else []
-        row += [str(r["steps"])] if len(steps) > 1 else []
+        row += [fmt.count(r["steps"])] if len(steps) > 1 else []
         row += [us(r["step_us_median"]), us(r["gpu_busy_us"]), *(_share(p, window) for p in parts)]
-        row += [pct(r["overlap_pct"]), us(r["host_comm_us"])]
-        rows.append([*row, str(last.get(r["rank"], 0))])
+        row += [fmt.percent(r["overlap_pct"]) or MISSING, us(r["host_comm_us"])]
+        rows.append([*row, fmt.count(last.get(r["rank"], 0))])
     header = [("rank", "num")]
     header += [("device", "text")] if len(devices) > 1 else []
     header += [("steps", "num")] if len(steps) > 1 else []
@@ -112,7 +113,12 @@ def _ranks(data: dict[str, Any]) -> RenderableType:
 
 
 def _share(value: float | None, window: float) -> str:
-    return pct(100.0 * value / window) if window and value is not None else "-"
+    return fmt.percent(100.0 * value / window) if window and value is not None else MISSING
+
+
+def us(value: float | None) -> str:
+    """A duration (µs) as every report writes it; ``-`` for none."""
+    return fmt.duration(value) or MISSING
 
 
 def _collectives(data: dict[str, Any]) -> RenderableType | None:
@@ -124,8 +130,8 @@ def _collectives(data: dict[str, Any]) -> RenderableType | None:
             Text(c["group"]),
             str(c["seq"]),
             pretty(c["name"]),
-            _size(c["bytes"]),
-            str(c["ranks"]),
+            fmt.size(c["bytes"]) or MISSING,
+            fmt.count(c["ranks"]),
             us(c["arrival_skew_us"]),
             str(c["last_rank"]),
             us(c["wait_us"]),
@@ -147,13 +153,13 @@ def _kernels(run: dict[str, Any]) -> RenderableType | None:
         return None
     rows: list[list[Cell]] = []
     for k in kernels[:TOP]:
-        calls = count(k["calls_min"])
+        calls = fmt.count(k["calls_min"])
         if k["calls_min"] != k["calls_max"]:
-            calls = f"{k['calls_min']}–{k['calls_max']}"
+            calls = f"{fmt.count(k['calls_min'])}–{fmt.count(k['calls_max'])}"
         rows.append(
             [
                 Text(k["name"]),
-                str(k["ranks"]),
+                fmt.count(k["ranks"]),
                 calls,
                 us(k["time_min_us"]),
                 us(k["time_median_us"]),
@@ -175,12 +181,3 @@ def _steps(run: dict[str, Any]) -> Text | None:
     if len(steps) > len(shown):
         text.append(f", … ({len(steps)} steps)")
     return text
-
-
-def _size(value: int | None) -> str:
-    if value is None:
-        return "-"
-    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if value >= scale:
-            return f"{value / scale:.1f} {unit}"
-    return f"{value} B"
