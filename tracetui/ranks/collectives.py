@@ -1,11 +1,12 @@
 """Which events are collectives, and their names, groups and sizes, on one rank.
 
-* NCCL/RCCL: the collective kernels (``ncclDevKernel_AllReduce_…``), on the GPU timeline. Their args
-  carry ``Collective name``, ``In msg nelems``, ``Out msg nelems``, ``dtype``, ``Process Group
+* NCCL: the collective kernels (``ncclDevKernel_AllReduce_…``, as
+  :mod:`tracetui.insight.kernel_names` decodes them), on the GPU timeline. Their args carry
+  ``Collective name``, ``In msg nelems``, ``Out msg nelems``, ``dtype``, ``Process Group
   Name``/``Ranks`` (and ``Seq``) when the launching op was ``record_param_comms`` (PyTorch ≥ 2.3);
-  otherwise the name says which collective it is. A kernel whose launch is not in the trace (enqueued
-  before profiling started) cannot be told apart from the one before or after it on another rank: it
-  is kept for the time breakdown but not aligned.
+  otherwise the name says which collective it is. A kernel whose launch is not in the trace
+  (enqueued before profiling started) cannot be told apart from the one before or after it on
+  another rank: it is kept for the time breakdown but not aligned.
 * gloo: the collectives are CPU work, ``gloo:all_reduce`` spans on gloo's threads (the copies made
   on the GPU for them, inside those spans or inside the ``c10d::*`` op, are communication too).
   Without them, the outermost ``c10d::*`` ops.
@@ -19,16 +20,15 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.ranks.discover import ProcessGroup
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
 
-COMM_KERNEL = r"^(?:void )?(?:nccl|rccl|msccl)"  # collective kernels of NCCL and its forks
 HOST_COLLECTIVE = r"^gloo:"  # gloo's collective spans (user annotations on its threads)
 FALLBACK_COLLECTIVE = r"^c10d::"  # the dispatcher's collective ops (every backend)
 COMM_ANNOTATION = r"^(?:gloo|nccl):"  # GPU copies made inside these spans are communication
-_KERNEL_COLLECTIVE = r"^(?:void )?(?:nccl|rccl|msccl)\w*?Kernel_([A-Za-z]+)"
 
 # dtype names in collective args -> bytes per element
 DTYPE_BYTES = {
@@ -121,11 +121,7 @@ def rank_collectives(trace: Trace, groups: tuple[ProcessGroup, ...] = ()) -> pl.
     """One row per collective on this rank (:data:`SCHEMA`), in start order."""
     events = trace.events
     steps = trace.steps.select(pl.col("id").alias("step_id"), "step")
-    kernels = events.filter(
-        (pl.col("cat") == "kernel")
-        & pl.col("name").str.contains(COMM_KERNEL)
-        & pl.col("start_ns").is_not_null()
-    )
+    kernels = comm_kernels(events).filter(pl.col("start_ns").is_not_null())
     host = events.filter((pl.col("cat") == "user_annotation") & pl.col("name").str.contains(HOST_COLLECTIVE))
     if kernels.is_empty() and host.is_empty():
         host = outermost_c10d(events)
@@ -154,6 +150,14 @@ def rank_collectives(trace: Trace, groups: tuple[ProcessGroup, ...] = ()) -> pl.
     )
 
 
+def comm_kernels(events: pl.DataFrame) -> pl.DataFrame:
+    """The collective kernels (those the kernel-name decoder reads as NCCL's), each with the
+    collective its name says (``kernel_collective``: ``AllReduce``, ``SendRecv``, …)."""
+    kernels = events.filter(pl.col("cat") == "kernel")
+    decoded = kernel_name_columns(kernels["name"].unique()).filter(pl.col("family") == "nccl")
+    return kernels.join(decoded.select("name", pl.col("collective").alias("kernel_collective")), on="name")
+
+
 def outermost_c10d(events: pl.DataFrame) -> pl.DataFrame:
     """``c10d::*`` ops that are not inside another one."""
     ops = events.filter((pl.col("cat") == "cpu_op") & pl.col("name").str.contains(FALLBACK_COLLECTIVE))
@@ -168,7 +172,6 @@ def _kernel_rows(trace: Trace, kernels: pl.DataFrame, fallback: str) -> pl.DataF
     """Collective kernels with the metadata of their args (or of their name)."""
     metas = [_kernel_meta(trace.event_args(i)) for i in kernels["id"].to_list()]
     meta = pl.DataFrame(metas, schema=_META_SCHEMA, orient="row")
-    from_name = pl.col("name").str.extract(_KERNEL_COLLECTIVE)
     return (
         kernels.select(
             "id",
@@ -177,7 +180,7 @@ def _kernel_rows(trace: Trace, kernels: pl.DataFrame, fallback: str) -> pl.DataF
             "end_ns",
             "step_id",
             pl.col("launch_id").is_not_null().alias("aligned"),
-            from_name.alias("kernel_collective"),
+            "kernel_collective",
         )
         .hstack(meta)
         .select(

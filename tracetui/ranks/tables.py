@@ -28,9 +28,9 @@ import polars as pl
 from tracetui.insight.report import gpu_work_union_us
 from tracetui.ranks.collectives import (
     COMM_ANNOTATION,
-    COMM_KERNEL,
     FALLBACK_COLLECTIVE,
     HOST_COLLECTIVE,
+    comm_kernels,
     outermost_c10d,
     rank_collectives,
 )
@@ -168,7 +168,7 @@ def classified_work(trace: Trace) -> pl.DataFrame:
     ).join(annotations, on="annotation_id", how="left")
     in_collective = work.join(_launched_inside_c10d(trace), on="id", how="semi")["id"]
     comm = (
-        ((pl.col("cat") == "kernel") & pl.col("name").str.contains(COMM_KERNEL))
+        pl.col("id").is_in(comm_kernels(events)["id"].implode())
         | pl.col("annotation").fill_null("").str.contains(COMM_ANNOTATION)
         | pl.col("id").is_in(in_collective.implode())
     )
