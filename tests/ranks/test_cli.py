@@ -120,14 +120,29 @@ def test_single_trace_commands_are_unchanged(tmp_path: Path) -> None:
     assert "--rank needs the traces of several ranks" in result.output
 
 
-@pytest.mark.parametrize("table", ["ranks", "collectives", "arrivals", "stragglers", "rank_kernels"])
+@pytest.mark.parametrize(
+    "table", ["ranks", "collectives", "arrivals", "stragglers", "rank_kernels", "kernel_spread"]
+)
 def test_export_run_tables(table: str) -> None:
     out = invoke("export", str(GLOO4), "--table", table).output
     header = out.splitlines()[0].split(",")
     lines = out.splitlines()[1:]
-    expected = {"ranks": 4, "collectives": 6, "arrivals": 24, "stragglers": 1, "rank_kernels": 25}
+    expected = {
+        "ranks": 4,
+        "collectives": 6,
+        "arrivals": 24,
+        "stragglers": 1,
+        "rank_kernels": 4 * 25,  # every rank runs the same 25 names
+        "kernel_spread": 25,
+    }
     assert len(lines) == expected[table]
-    first = {"ranks": "rank", "collectives": "group", "arrivals": "group", "stragglers": "rank"}
+    first = {
+        "ranks": "rank",
+        "collectives": "group",
+        "arrivals": "group",
+        "stragglers": "rank",
+        "rank_kernels": "rank",
+    }
     assert header[0] == first.get(table, "name")
 
 

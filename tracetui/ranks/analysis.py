@@ -49,6 +49,7 @@ class Analysis:
     arrivals: pl.DataFrame  # one row per (collective, rank): arrival and wait
     stragglers: pl.DataFrame  # ranks that arrived last, most often first
     kernels: pl.DataFrame  # per kernel name: calls and time across ranks (spread)
+    rank_kernels: pl.DataFrame  # per rank and kernel name: calls and time
     clock_offsets: pl.DataFrame  # rank, offset_us (applied when clocks_corrected)
     clocks_corrected: bool = False
     verdict: str = ""
@@ -88,6 +89,7 @@ def analyse(
         ).sort("group", "seq", "rank"),
         stragglers=stragglers,
         kernels=kernel_spread(kernels, rank_rows["rank"]),
+        rank_kernels=kernels.sort("rank", "total_us", "name", descending=[False, True, False]).collect(),
         clock_offsets=offsets,
         clocks_corrected=corrected,
         verdict=verdict(aligned, stragglers, rank_rows.height),

@@ -100,8 +100,8 @@ def _target(traces: tuple[Path, ...], rank: int | None) -> tuple[Path | None, Ta
     default="kernels",
     show_default=True,
     help="Which table: one row per event, per op name, per GPU event (kernels), …; for several ranks "
-    "also the Ranks table, the aligned collectives, each rank's arrivals, the stragglers and the "
-    "kernels across ranks.",
+    "also the Ranks table, the aligned collectives, each rank's arrivals, the stragglers, each "
+    "rank's calls and time per kernel name, and their spread across ranks.",
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="csv", show_default=True)
 @click.option(
@@ -121,8 +121,9 @@ def export_command(
     runtime, launch_op, launch_op_id, annotation, step, the decoded kernel name (family, kind,
     arch, tile, stages, layout, fused_ops) and the roofline reading.
 
-    For the ranks of a run, --table ranks, collectives, arrivals, stragglers or rank_kernels
-    writes a cross-rank table; the single-trace tables are those of --rank (default: the first).
+    For the ranks of a run, --table ranks, collectives, arrivals, stragglers, rank_kernels or
+    kernel_spread writes a cross-rank table; the single-trace tables are those of --rank (default:
+    the first).
     """
     output = None if output == Path("-") else output
     single, run = _target(traces, rank)

@@ -156,7 +156,8 @@ def run_table(target: Target, table: str, rank: int | None) -> tuple[pl.DataFram
             "collectives": analysis.collectives,
             "arrivals": analysis.arrivals,
             "stragglers": analysis.stragglers,
-            "rank_kernels": analysis.kernels,
+            "rank_kernels": analysis.rank_kernels,
+            "kernel_spread": analysis.kernels,
         }
         return frames[table], where
     if isinstance(target, RankSet):

@@ -2,5 +2,5 @@
 
 TABLES = ("events", "ops", "kernels", "annotations", "steps", "runtime", "anomalies")
 # Tables of a distributed run (several ranks): cross-rank, from tracetui.ranks.analysis.
-RUN_TABLES = ("ranks", "collectives", "arrivals", "stragglers", "rank_kernels")
+RUN_TABLES = ("ranks", "collectives", "arrivals", "stragglers", "rank_kernels", "kernel_spread")
 FORMATS = ("csv", "parquet", "json")
