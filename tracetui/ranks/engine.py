@@ -3,9 +3,10 @@
 Each rank goes through the normal single-trace :func:`tracetui.load` (and its cache) in a worker
 — a local process (both cores) or a Ray task — which computes the rank's small tables
 (:mod:`tracetui.ranks.tables`), and, when asked, the rank's single-trace summary or its partition of
-a Parquet dataset (:mod:`tracetui.ranks.dataset`). Only the small tables travel back, so the parent
-never holds the events of more than zero ranks. They are kept in the derived cache
-(:mod:`tracetui.trace.derived`): a warm run reads them without loading any trace.
+a Parquet dataset (:mod:`tracetui.ranks.dataset`). Only the small tables travel back: no process
+ever holds more than one rank's events (this one, working as one of the local workers, included).
+They are kept in the derived cache (:mod:`tracetui.trace.derived`): a warm run reads them without
+loading any trace.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from tracetui.ranks.discover import RankFile
 from tracetui.ranks.tables import TABLES, RankTables, rank_tables
 from tracetui.trace import derived
 
-ENGINES = ("local", "ray")
 IN_PROCESS_BYTES = 4 << 20  # below this much trace data in all, processes cost more than they save
 Progress = Callable[[int, int], None]  # (done, total)
 
