@@ -3,8 +3,9 @@
 Each rank goes through the normal single-trace :func:`tracetui.load` (and its cache) in a worker
 — a local process (both cores) or a Ray task — which computes the rank's small tables
 (:mod:`tracetui.ranks.tables`), and, when asked, the rank's single-trace summary or its partition of
-a Parquet dataset (:mod:`tracetui.ranks.dataset`). Only the small tables travel back: no process
-ever holds more than one rank's events (this one, working as one of the local workers, included).
+a Parquet dataset (:mod:`tracetui.ranks.dataset`). Only the small tables travel back: a process holds
+the events of the rank it loads (and of the previous one while its cache entry is still being
+written), this one included when it works as one of the local workers; never all ranks'.
 They are kept in the derived cache (:mod:`tracetui.trace.derived`): a warm run reads them without
 loading any trace.
 """
