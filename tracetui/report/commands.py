@@ -137,7 +137,8 @@ def export_command(
         loaded = load_with_progress(single)
         write_table(export_table(loaded, table), fmt, output, loaded.path)
         return
-    from tracetui.report.export import run_table, write_table
+    from tracetui.report.export import write_table
+    from tracetui.report.run_export import run_table
 
     frame, source = run_table(run, table, rank)
     write_table(frame, fmt, output, source)

@@ -1,4 +1,4 @@
-"""``tracetui export``: the model's tables (and a distributed run's) as csv, parquet or json."""
+"""``tracetui export``: the model's tables as csv, parquet or json."""
 
 from __future__ import annotations
 
@@ -10,10 +10,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tracetui.errors import TraceError
-from tracetui.report.names import RUN_TABLES
 
 if TYPE_CHECKING:
-    from tracetui.ranks.discover import Target
     from tracetui.trace import Trace
 
 
@@ -139,36 +137,3 @@ def _flatten_lists(frame: pl.DataFrame) -> pl.DataFrame:
     """CSV has no lists: join them with '; '."""
     lists = [name for name, dtype in frame.schema.items() if isinstance(dtype, pl.List)]
     return frame.with_columns(pl.col(c).list.join("; ") for c in lists)
-
-
-def run_table(target: Target, table: str, rank: int | None) -> tuple[pl.DataFrame, Path]:
-    """A table of a distributed run (a rank set or a dataset) and the path it came from: a
-    cross-rank table, or a single-trace table of ``rank`` (default: the first)."""
-    from tracetui.ranks import dataset
-    from tracetui.ranks.discover import RankSet
-    from tracetui.ranks.run import report_for
-
-    where = target.directory or Path(target.label) if isinstance(target, RankSet) else target
-    if table in RUN_TABLES:
-        analysis = report_for(target, rank, summary=False).analysis
-        frames = {
-            "ranks": analysis.ranks,
-            "collectives": analysis.collectives,
-            "arrivals": analysis.arrivals,
-            "stragglers": analysis.stragglers,
-            "rank_kernels": analysis.rank_kernels,
-            "kernel_spread": analysis.kernels,
-        }
-        return frames[table], where
-    if isinstance(target, RankSet):
-        from tracetui.report.loading import load_with_progress
-
-        entry = target.file(rank) if rank is not None else target.ranks[0]
-        loaded = load_with_progress(entry.path)
-        return export_table(loaded, table), loaded.path
-    if table not in dataset.BIG_TABLES:
-        raise TraceError(target, f"a dataset holds {', '.join(dataset.BIG_TABLES)} per rank, not {table}")
-    ranks = [r["rank"] for r in dataset.read_manifest(target)["ranks"]]
-    chosen = rank if rank is not None else (ranks[0] if ranks else 0)
-    frame = dataset.scan(target, table).filter(pl.col("rank") == chosen).drop("rank").collect()
-    return frame, target
