@@ -18,6 +18,7 @@ def test_workloads_and_labels() -> None:
         "linear": "linear_fwd",
         "mlp": "mlp_fwd",
         "transformer-block": "transformer_block_fwd",
+        "ddp": "ddp_step",
     }
 
 

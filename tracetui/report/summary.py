@@ -17,6 +17,7 @@ from tracetui import formatting as fmt
 from tracetui.report.memory_section import memory_renderable
 from tracetui.report.summary_data import summary_data
 from tracetui.report.table import MISSING, Cell, nums, table
+from tracetui.safetext import clean
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -56,7 +57,7 @@ def _header(data: dict[str, Any]) -> RenderableType:
     info = data["trace"]
     counts = data["counts"]
     lines = Text()
-    lines.append(info["name"], style="bold")
+    lines.append(clean(info["name"]), style="bold")  # a file name is data
     lines.append(f"  {info['format']}  {fmt.count(info['events'])} events", style="dim")
     for device in info["devices"]:
         lines.append("\n")

@@ -58,7 +58,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
             "tracetui_metadata": trace.metadata.get("tracetui"),
         },
         "counts": _counts(trace),
-        "steps": _records(
+        "steps": records(
             steps,
             [
                 "name",
@@ -77,7 +77,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
             ],
             rename={"dur": "cpu_us"},
         ),
-        "annotations": _records(
+        "annotations": records(
             annotations,
             [
                 "name",
@@ -96,7 +96,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
                 "verdict",
             ],
         ),
-        "ops": _records(
+        "ops": records(
             trace.ops,
             [
                 "name",
@@ -111,7 +111,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
                 "launches_kernels",
             ],
         ),
-        "kernels": _records(
+        "kernels": records(
             _decoded_kernels(trace),
             [
                 "name",
@@ -129,8 +129,8 @@ def summary_data(trace: Trace) -> dict[str, Any]:
                 "launched_via",
             ],
         ),
-        "runtime": _records(trace.runtime, ["name", "calls", "cpu_us", "gpu_events", "kernels", "gpu_us"]),
-        "rooflines": _records(
+        "runtime": records(trace.runtime, ["name", "calls", "cpu_us", "gpu_events", "kernels", "gpu_us"]),
+        "rooflines": records(
             kernel_rooflines(trace),
             [
                 "name",
@@ -148,10 +148,10 @@ def summary_data(trace: Trace) -> dict[str, Any]:
                 "verdict",
             ],
         ),
-        "compile_overheads": _records(compile_overheads(trace), ["name", "calls", "avg_us", "total_us"]),
+        "compile_overheads": records(compile_overheads(trace), ["name", "calls", "avg_us", "total_us"]),
         "orphans": {
             "count": len(trace.orphans),
-            "items": _records(
+            "items": records(
                 trace.orphans.head(ORPHAN_LIMIT),
                 ["id", "name", "cat", "ts", "dur", "device", "stream", "correlation"],
                 rename={"cat": "category"},
@@ -209,9 +209,10 @@ def _value_counts(frame: pl.DataFrame, column: str) -> dict[str, int]:
     return {str(k): int(v) for k, v in counts.iter_rows()}
 
 
-def _records(
+def records(
     frame: pl.DataFrame, columns: list[str], rename: dict[str, str] | None = None
 ) -> list[dict[str, Any]]:
+    """Rows of ``frame`` as JSON-ready dicts with ``columns`` (those present), renamed."""
     present = [c for c in columns if c in frame.columns]
     rows = frame.select(present).rename(rename or {}, strict=False)
     return [_finite(row) for row in rows.iter_rows(named=True)]
@@ -239,4 +240,4 @@ def _anomaly_records(trace: Trace) -> list[dict[str, Any]]:
             maintain_order="left",
         )
     )
-    return _records(rows, ["kind", "event_id", "event", "other_id", "other"])
+    return records(rows, ["kind", "event_id", "event", "other_id", "other"])
