@@ -38,16 +38,18 @@ def history(n: int, seed: int = 0) -> pl.DataFrame:
     """``n`` events of an allocator that reuses 64 addresses: the memory table's pairing columns."""
     rng = random.Random(seed)
     live: dict[int, int] = {}
-    addrs, sizes = [], []
+    addrs: list[int] = []
+    sizes: list[int] = []
     while len(addrs) < n:
         free = [a for a in range(64) if a not in live]
         if live and (not free or rng.random() < 0.5):
             addr = rng.choice(list(live))
-            addrs.append(addr), sizes.append(-live.pop(addr))
+            size = -live.pop(addr)
         else:
             addr = rng.choice(free)
-            live[addr] = rng.choice((512, 4096, 1 << 20, 1 << 24))
-            addrs.append(addr), sizes.append(live[addr])
+            size = live[addr] = rng.choice((512, 4096, 1 << 20, 1 << 24))
+        addrs.append(addr)
+        sizes.append(size)
     return pl.DataFrame(
         {
             "id": range(n),

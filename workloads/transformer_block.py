@@ -33,12 +33,14 @@ class TransformerBlock(nn.Module):
     def attention(self, x: torch.Tensor) -> torch.Tensor:
         batch, seq, dim = x.shape
         q, k, v = self.qkv(x).view(batch, seq, 3, self.heads, dim // self.heads).permute(2, 0, 3, 1, 4)
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return self.proj(out.transpose(1, 2).reshape(batch, seq, dim))
+        heads = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        out: torch.Tensor = self.proj(heads.transpose(1, 2).reshape(batch, seq, dim))
+        return out
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x + self.attention(self.ln1(x))
-        return x + self.down(F.gelu(self.up(self.ln2(x)), approximate="tanh"))
+        out: torch.Tensor = x + self.down(F.gelu(self.up(self.ln2(x)), approximate="tanh"))
+        return out
 
 
 def build(
