@@ -34,6 +34,7 @@ import io
 import os
 import threading
 import time
+from collections.abc import Callable
 from functools import cache
 from io import BufferedReader
 from pathlib import Path
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from tracetui.trace.args import RawArgs
-    from tracetui.trace.model import PartStore, Trace
+    from tracetui.trace.model import PartStore, TableSource, Trace
 
 MIN_BYTES = int(os.environ.get("TRACETUI_CACHE_MIN_BYTES", 8 << 20))
 DEFAULT_MAX = 4 << 30
@@ -133,10 +134,13 @@ def has_entry(path: Path) -> bool:
 
 
 # ---- reading --------------------------------------------------------------------------------------
-def lookup(path: Path, siblings: tuple[Path, ...], raw_args: RawArgs) -> Trace | None:
+def lookup(
+    path: Path, siblings: tuple[Path, ...], raw_args: Callable[[TableSource, str], RawArgs]
+) -> Trace | None:
     """The cached trace of ``path`` (its file as it is now), or None. The trace reads its tables
-    on first use, its raw args from ``raw_args`` (the loader's), and keeps what it computes later
-    in the entry. A bad entry is removed (a miss)."""
+    on first use, its raw args from the provider ``raw_args(tables, identity)`` gives (the
+    loader's: from the entry's tables where the trace stored its provider's, else the file), and
+    keeps what it computes later in the entry. A bad entry is removed (a miss)."""
     ident = identity(path)
     entry = None if ident is None else _entry(ident)
     if ident is None or entry is None or not files.parts(entry, "manifest", "json"):
@@ -156,7 +160,8 @@ def lookup(path: Path, siblings: tuple[Path, ...], raw_args: RawArgs) -> Trace |
         tables = EntryTables(path, entry, manifest["tables"])
         from tracetui.trace.model import Trace
 
-        trace = Trace.restored(path, siblings, tables, manifest["facts"], raw_args, EntryParts(path, ident))
+        facts, parts = manifest["facts"], EntryParts(path, ident)
+        trace = Trace.restored(path, siblings, tables, facts, raw_args(tables, ident), parts)
     except Exception:  # damaged, partial, foreign or of another shape: loaded again from the file
         if tables is not None:
             tables.close()
@@ -238,8 +243,8 @@ class EntryParts:
         self.ident = ident
 
     def get(self, kind: str) -> dict[str, bytes] | None:
-        entry = _entry(self.ident)
-        return None if entry is None else _result(entry, kind)
+        root = directory()  # results are files of their own: no waiting for the entry's writer
+        return None if root is None else _result(root / key(self.ident), kind)
 
     def put(self, kind: str, parts: dict[str, bytes]) -> None:
         store_derived(self.path, kind, self.ident, parts)
@@ -247,9 +252,8 @@ class EntryParts:
 
 def derived(path: Path, kind: str) -> dict[str, bytes] | None:
     """The parts stored for ``path`` (its file as it is now) and ``kind``, checked; None on a miss."""
-    ident = identity(path)
-    entry = None if ident is None else _entry(ident)
-    return None if entry is None else _result(entry, kind)
+    ident, root = identity(path), directory()
+    return None if ident is None or root is None else _result(root / key(ident), kind)
 
 
 def _result(entry: Path, kind: str) -> dict[str, bytes] | None:

@@ -24,7 +24,7 @@ from tracetui.trace.decode import decode
 from tracetui.trace.decoded import Decoded
 from tracetui.trace.frames import build_tables
 from tracetui.trace.links import ANOMALY_SCHEMA
-from tracetui.trace.model import Trace
+from tracetui.trace.model import TableSource, Trace
 from tracetui.trace.nesting import nest
 from tracetui.trace.release import drop_later
 from tracetui.trace.source import Source, locate, read_source
@@ -47,7 +47,7 @@ def load_now(
         if source is None:
             target, siblings = locate(path)
             ident = cache.identity(target)  # before the read: the entry is written only if it still holds
-            cached = cache.lookup(target, siblings, Deferred(partial(_args_of_file, target, ident)))
+            cached = cache.lookup(target, siblings, partial(_cached_args, target))
             if cached is not None:
                 return cached
             source = read_source(path)
@@ -98,6 +98,13 @@ def load_now(
     )
     cache.store(trace, len(source.data), ident)
     return trace
+
+
+def _cached_args(path: Path, tables: TableSource, ident: str) -> RawArgs:
+    """The raw args of a trace from the cache: read from the file on first use (a provider that
+    stores tables of its own, :class:`~tracetui.trace.model.StoredArgs`, is rebuilt from
+    ``tables`` instead)."""
+    return Deferred(partial(_args_of_file, path, ident))
 
 
 def _args_of_file(path: Path, ident: str | None) -> RawArgs:

@@ -44,6 +44,13 @@ class TableSource(Protocol):
     def table(self, name: str) -> pl.DataFrame: ...
 
 
+class StoredArgs(Protocol):
+    """A raw-args provider whose data a cache can keep as tables (the loader rebuilds it from
+    them: ``loader._cached_args``), instead of reading the trace file again."""
+
+    def tables(self) -> dict[str, pl.DataFrame]: ...
+
+
 class PartStore(Protocol):
     """Where a trace keeps results it computes after load, by kind: named byte strings."""
 
@@ -142,8 +149,12 @@ class Trace:
 
     # ---- what a cache stores ----------------------------------------------------------
     def stored_tables(self) -> dict[str, pl.DataFrame]:
-        """The tables that rebuild this trace (:data:`TABLES`), by name."""
-        return {name: getattr(self, name) for name in TABLES}
+        """The tables that rebuild this trace (:data:`TABLES`, and its raw-args provider's when it
+        is a :class:`StoredArgs`), by name."""
+        tables = {name: getattr(self, name) for name in TABLES}
+        if callable(kept := getattr(self.raw_args, "tables", None)):
+            tables |= kept()
+        return tables
 
     def stored_facts(self) -> dict[str, Any]:
         """The facts that rebuild this trace (:data:`FACTS`), as JSON values."""
