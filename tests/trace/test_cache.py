@@ -641,3 +641,38 @@ def test_a_cached_trace_of_a_repaired_file_reads_the_args_the_load_read(
     assert second.from_cache
     assert [second.event_args(i) for i in (0, 1, 2)] == [{"k": 1}, {"k": 2}, {}]
     assert second.args_json().equals(first.args_json())
+
+
+def test_a_result_kept_before_its_entry_is_written_joins_it(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold ``summary`` keeps its result while the entry is still being written: the entry then
+    moves in beside it, file by file, the manifest last."""
+    path = copy_fixture(tmp_path)
+    release = threading.Event()
+    write = cache._write
+
+    def held(trace: tracetui.Trace, ident: str, entry: Path) -> None:
+        release.wait(30)
+        write(trace, ident, entry)
+
+    monkeypatch.setattr(cache, "_write", held)
+    first = tracetui.load(path)
+    summary = summary_data(first)  # kept now, before the entry exists
+    release.set()
+    cache.settle()
+    assert not leftovers(private_cache)
+    again = tracetui.load(path)
+    assert again.from_cache and summary_data(again) == json.loads(json.dumps(summary))
+    same_trace(first, again)
+
+
+def test_two_processes_writing_one_entry_leave_one_good_entry(private_cache: Path, tmp_path: Path) -> None:
+    path = copy_fixture(tmp_path)
+    script = "import sys, tracetui; from tracetui import cli; tracetui.load(sys.argv[1]); cli._exit(0)"
+    processes = [run_python(script, private_cache, str(path)) for _ in range(2)]
+    assert [p.wait(timeout=120) for p in processes] == [0, 0]
+    assert len(cache_dirs(private_cache)) == 1 and not leftovers(private_cache)
+    manifests = files.parts(cache.entry_for(path), "manifest", "json")  # type: ignore[arg-type]
+    assert len(manifests) == 1
+    assert tracetui.load(path).from_cache
