@@ -287,8 +287,7 @@ def store_derived(path: Path, kind: str, ident: str | None, parts: dict[str, byt
     except OSError:
         return False
     files.touch(entry)
-    with contextlib.suppress(OSError):
-        files.evict(root, max_bytes(), keep=entry)
+    files.sweep(root, max_bytes(), keep=entry)
     return True
 
 
@@ -357,7 +356,7 @@ def _write(trace: Trace, ident: str, entry: Path) -> None:
     try:
         root = entry.parent
         root.mkdir(parents=True, exist_ok=True)
-        files.clean_leftovers(root)
+        files.sweep(root, max_bytes())
         if files.parts(entry, "manifest", "json"):
             return  # another process wrote it
         staging = files.temporary(root, "staging")
@@ -384,7 +383,7 @@ def _write(trace: Trace, ident: str, entry: Path) -> None:
         }
         files.write_part(staging, "manifest", files.manifest_bytes(manifest), "json")
         _install(staging, entry)
-        files.evict(root, max_bytes(), keep=entry)
+        files.sweep(root, max_bytes(), keep=entry)
     except Exception:  # a read-only or full disk, a changed file: no entry, nothing left
         pass
     finally:

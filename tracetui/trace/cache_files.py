@@ -203,35 +203,35 @@ def entries(root: Path) -> Iterator[Path]:
             yield root / name
 
 
-def clean_leftovers(root: Path) -> None:
-    """Remove the writes in progress of processes that are gone (and very old ones), at the top
-    and in every entry."""
-    now = time.time()
-    for folder in [root, *entries(root)]:
-        with contextlib.suppress(OSError):
-            for name in os.listdir(folder):
-                if name.startswith(".") and stale(folder / name, now):
-                    remove(folder / name)
-
-
-def size_of(entry: Path) -> int:
+def size_of(entry: Path, now: float | None = None) -> int:
+    """The bytes ``entry`` takes (removing, when ``now`` is given, the writes in it whose process is
+    gone)."""
     total = 0
     with contextlib.suppress(OSError):
         for name in os.listdir(entry):
+            if now is not None and name.startswith(".") and stale(entry / name, now):
+                remove(entry / name)
+                continue
             with contextlib.suppress(OSError):
                 total += (entry / name).lstat().st_size
     return total
 
 
-def evict(root: Path, cap: int, keep: Path | None = None) -> None:
-    """Remove the least recently used entries until they take at most ``cap`` bytes in all
-    (``keep``, the one just written, goes last: only when it alone is over the cap)."""
+def sweep(root: Path, cap: int, keep: Path | None = None) -> None:
+    """One pass over the cache: remove the writes in progress whose process is gone (or very old
+    ones), then the least recently used entries until all take at most ``cap`` bytes (``keep``,
+    the one just written, goes last: only when it alone is over the cap)."""
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for name in os.listdir(root):
+            if name.startswith(".") and stale(root / name, now):
+                remove(root / name)
     sized = []
     for entry in entries(root):
         with contextlib.suppress(OSError):
-            sized.append((entry != keep, entry.stat().st_mtime, size_of(entry), entry))
+            sized.append((entry == keep, entry.stat().st_mtime, size_of(entry, now), entry))
     total = sum(size for _, _, size, _ in sized)
-    for _, _, size, entry in sorted(sized, key=lambda item: (not item[0], item[1])):
+    for _, _, size, entry in sorted(sized, key=lambda item: item[:2]):
         if total <= cap:
             break
         remove(entry)
