@@ -223,6 +223,9 @@ class EntryTables:
             del self._handles[name]
             return frame
 
+    def __del__(self) -> None:
+        self.close()
+
     def close(self) -> None:
         for handle in self._handles.values():
             with contextlib.suppress(OSError):
