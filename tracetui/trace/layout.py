@@ -2,7 +2,8 @@
 
 A :class:`~tracetui.trace.model.Trace` holds :data:`MODEL_TABLES` (its attributes of those names)
 and its raw args provider's :data:`ARGS_TABLES` (:meth:`~tracetui.trace.args.ArgsBlocks.tables`);
-that is everything a cache stores to rebuild it, with the facts of :data:`FACTS`.
+that is everything a cache stores to rebuild it (``Trace.stored_tables``), with the facts of
+:data:`FACTS` (``Trace.stored_facts``).
 :func:`schema` gives each table's columns and types as the loader makes them (a test checks
 that a load gives exactly these), so a cache can check an entry's tables before it trusts
 them, and read only the columns it needs.
@@ -35,7 +36,7 @@ MODEL_TABLES = (
     "recorded_shapes",
 )
 ARGS_TABLES = ("args_blocks", "args_lengths")
-FACTS = ("format", "gzipped", "truncated", "repairs", "other_phases", "reader", "metadata", "siblings")
+FACTS = ("metadata", "format", "gzipped", "truncated", "repairs", "other_phases", "reader")
 # scan tables kept as they are, under the model's name
 _ARG_TABLES = {
     "gpu_args": "gpu_args",

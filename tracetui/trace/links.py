@@ -69,21 +69,30 @@ def cpu_ancestors(tree: pl.DataFrame) -> pl.DataFrame:
 
 def steps_by_time(events: pl.DataFrame) -> pl.DataFrame:
     """``(id, step_id)`` for CPU events that start inside a ``ProfilerStep#N`` of their process
-    (``process``: a number per pid): the last step of the process that starts at or before the
-    event, if it has not ended (a binary search per event in its process's few steps)."""
+    (``process``: a number per pid, or else ``pid``)."""
+    by = "process" if "process" in events.columns else "pid"
+    cpu = events.lazy().filter(pl.col("pos").is_not_null()).select("id", by, "start_ns").collect()
+    return steps_at(events, cpu, by)
+
+
+def steps_at(events: pl.DataFrame, points: pl.DataFrame, by: str = "pid") -> pl.DataFrame:
+    """``(id, step_id)`` for the ``points`` (``id``, ``by``, ``start_ns``: CPU events, instants) that
+    lie inside a ``ProfilerStep#N`` of ``events`` in their process (``by``: ``pid``, or a number per
+    pid): the last step of the process that starts at or before the point, if it has not ended (a
+    binary search per point in its process's few steps)."""
     steps = (
         events.filter(pl.col("cat") == "user_annotation")
-        .filter(is_step() & pl.col("start_ns").is_not_null() & pl.col("process").is_not_null())
-        .select("process", pl.col("start_ns").alias("step_start"), pl.col("end_ns").alias("step_end"), "id")
+        .filter(is_step() & pl.col("start_ns").is_not_null() & pl.col(by).is_not_null())
+        .select(by, pl.col("start_ns").alias("step_start"), pl.col("end_ns").alias("step_end"), "id")
         .sort("step_start", "id")
     )
-    empty = pl.DataFrame(schema={"id": pl.UInt32, "step_id": pl.UInt32})
-    if steps.is_empty():
+    empty = pl.DataFrame(schema={"id": points.schema["id"], "step_id": pl.UInt32})
+    points = points.filter(pl.col("start_ns").is_not_null())
+    if steps.is_empty() or points.is_empty():
         return empty
-    cpu = events.lazy().filter(pl.col("pos").is_not_null()).select("id", "process", "start_ns").collect()
     found = []
-    for (process,), own in steps.group_by("process"):
-        rows = cpu.filter(pl.col("process") == process)
+    for (process,), own in steps.group_by(by):
+        rows = points.filter(pl.col(by) == process)
         at = own["step_start"].search_sorted(rows["start_ns"], side="right").cast(pl.Int64) - 1
         inside = at >= 0
         rows, at = rows.filter(inside), at.filter(inside)

@@ -15,61 +15,83 @@ from pathlib import Path
 
 import polars as pl
 
+from tracetui.errors import TraceError
 from tracetui.trace import cache, links, stats, stream
 from tracetui.trace.align import Rows
-from tracetui.trace.args import Deferred, RawArgs
+from tracetui.trace.args import ArgsBlocks, Deferred, RawArgs
 from tracetui.trace.categories import GPU_LANE
 from tracetui.trace.decoded import Decoded
 from tracetui.trace.frames import build_tables
+from tracetui.trace.layout import ARGS_TABLES
 from tracetui.trace.links import ANOMALY_SCHEMA
-from tracetui.trace.model import TableSink, Trace
+from tracetui.trace.model import NO_PARTS, PartStore, TableSource, Trace
 from tracetui.trace.nesting import nest
-from tracetui.trace.source import Source, locate, open_source, read_fraction
+from tracetui.trace.source import Source, open_source, read_fraction
+from tracetui.trace.times import exact_times as _exact_times
 
 Progress = Callable[[str], None]
+Read = tuple[Source, "stream.Streamed", str | None]  # a file read and scanned, and its cache identity
 
 
 def load_now(
     path: str | Path,
     progress: Progress | None = None,
-    read: tuple[Source, stream.Streamed] | None = None,
+    read: Read | None = None,
     fraction: Callable[[float], None] | None = None,
 ) -> Trace:
     """:func:`tracetui.trace.load`, here and now; ``read``: the file already read and scanned (by
-    :mod:`prefetch`)."""
+    :mod:`prefetch`), with its :func:`cache.identity` taken before it was read."""
     say = progress or (lambda stage: None)
     with _gc_paused():
         if read is None:
             say("reading")
-            read = read_trace(path, fraction)
-            if isinstance(read, Trace):
-                return read
-        source, streamed = read
+            found = read_trace(path, fraction)
+            if isinstance(found, Trace):
+                return found
+            read = found
+        source, streamed, ident = read
         say("decoding")
         decoded = stream.finish(streamed)
         del streamed, read
-        trace = build(decoded, source, _sink(source.path) if source.regular else None, say)
+        parts = cache.parts_for(source.path, ident, source.json_bytes) if source.regular else NO_PARTS
+        trace = build(decoded, source, parts, say)
     if source.regular:
-        cache.store(trace, source.json_bytes)
+        cache.store(trace, source.json_bytes, ident)
     return trace
 
 
-def read_trace(
-    path: str | Path, fraction: Callable[[float], None] | None = None
-) -> tuple[Source, stream.Streamed] | Trace:
-    """The cached trace of ``path``, or its file read and scanned (no polars needed)."""
-    target = locate(path)[0]
+def read_trace(path: str | Path, fraction: Callable[[float], None] | None = None) -> Read | Trace:
+    """The cached trace of ``path``, or its file read and scanned (no polars needed), with the file's
+    cache identity taken before the read (the entry is written only if it still holds after)."""
     source, blocks = open_source(path)
-    if source.regular:
-        cached = cache.lookup(target, Deferred(partial(_args_of_file, target)), _sink(target))
-        if cached is not None:
-            return cached
-    return source, stream.read(source.path, blocks, on_block=read_fraction(source, fraction))
+    if not source.regular:  # a pipe: read once, never cached
+        return source, stream.read(source.path, blocks, on_block=read_fraction(source, fraction)), None
+    ident = cache.identity(source.path)
+    cached = cache.lookup(source.path, source.siblings, partial(_cached_args, source.path))
+    if cached is not None:
+        return cached
+    return source, stream.read(source.path, blocks, on_block=read_fraction(source, fraction)), ident
 
 
-def build(
-    decoded: Decoded, source: Source, on_table: TableSink | None, say: Progress = lambda stage: None
-) -> Trace:
+def _cached_args(path: Path, tables: TableSource, ident: str) -> RawArgs:
+    """The raw args of a trace from the cache: from the entry's tables (the deflated blocks the load
+    kept, read on first use), else read again from the file."""
+    if set(ARGS_TABLES) <= set(tables.names):
+        return Deferred(lambda: ArgsBlocks.from_tables(*(tables.table(name) for name in ARGS_TABLES)))
+    return Deferred(partial(_args_of_file, path, ident))
+
+
+def _args_of_file(path: Path, ident: str | None) -> RawArgs:
+    """The raw args of a trace file's events, read again as ``load`` decoded them, if the file is
+    still the one whose identity the cache entry holds."""
+    source, blocks = open_source(path)
+    args = stream.finish(stream.read(source.path, blocks)).args
+    if ident is None or cache.identity(path) != ident:
+        raise TraceError(path, "the file changed since it was opened; open it again")
+    return args
+
+
+def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = lambda stage: None) -> Trace:
     """The model of a decoded trace."""
     say("tabulating")
     tables = build_tables(decoded.tables)
@@ -117,7 +139,7 @@ def build(
         siblings=source.siblings,
         other_phases=tables.other_phases,
         raw_args=decoded.args,
-        on_table=on_table,
+        parts=parts,
         **{name: tables.args[name] for name in ("gpu_args", "call_args", "op_args", "python_args")},
         recorded_shapes=tables.args["shapes"],
     )
@@ -131,18 +153,6 @@ def _annotation_mark(events: pl.DataFrame) -> pl.Series:
     return pl.repeat(False, len(events), eager=True).scatter(rows, found).alias("annotation")
 
 
-def _sink(path: Path) -> TableSink:
-    """Where a trace of ``path`` puts the tables it computes after load: its cache entry."""
-    return partial(cache.add_table, path)
-
-
-def _args_of_file(path: Path) -> RawArgs:
-    """The raw args of a trace file's events, read again (for a trace from the cache, on the
-    first use of its raw args)."""
-    source, blocks = open_source(path)
-    return stream.finish(stream.read(source.path, blocks)).args
-
-
 @contextmanager
 def _gc_paused() -> Iterator[None]:
     """The decoder allocates millions of acyclic objects: skip the cyclic GC meanwhile."""
@@ -153,23 +163,6 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-MAX_US = 4e15  # µs; ~127 years after the Unix epoch. Larger values are unusable (null / 0), so
-# that start + duration in ns stays inside 64 bits.
-
-
-def _exact_times(ts: str, dur: str) -> list[pl.Expr]:
-    """Exact integer ns from µs floats: the integer part and the 3-decimal fraction apart.
-    A timestamp that is not finite or beyond :data:`MAX_US` is null; such a duration counts 0."""
-    whole = pl.col(ts).floor()
-    usable = pl.col(ts).is_finite() & (pl.col(ts).abs() < MAX_US)
-    start = pl.when(usable).then(
-        whole.cast(pl.Int64) * 1000 + ((pl.col(ts) - whole) * 1000).round().cast(pl.Int64)
-    )
-    usable_dur = pl.col(dur).is_finite() & (pl.col(dur).abs() < MAX_US)
-    length = pl.when(usable_dur).then((pl.col(dur) * 1000).round().cast(pl.Int64)).otherwise(0)
-    return [start.alias("start_ns"), (start + length.clip(0)).alias("end_ns")]
 
 
 def _flows_ns(flows: pl.DataFrame) -> pl.DataFrame:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tracetui.trace import cache, stream
-from tracetui.trace.source import Source, open_source, read_fraction
+from tracetui.trace.source import open_source, read_fraction
 
 if TYPE_CHECKING:
     from tracetui.trace.model import Trace
@@ -98,11 +98,13 @@ def take(
 
 def _run(path: str | Path, job: _Job) -> None:
     try:
-        read: tuple[Source, stream.Streamed] | None = None
+        read = None
         source, blocks = open_source(path)
         if not (source.regular and cache.has_entry(source.path)):
+            ident = cache.identity(source.path) if source.regular else None  # before the read
             job.say("reading")  # inflate and scan without the GIL, before polars is imported
-            read = source, stream.read(source.path, blocks, on_block=read_fraction(source, job.fraction))
+            on_block = read_fraction(source, job.fraction)
+            read = source, stream.read(source.path, blocks, on_block=on_block), ident
         from tracetui.trace.loader import load_now
 
         job.trace = load_now(path, job.say, read)

@@ -136,6 +136,8 @@ class _Reader:
                 break
         if scanner.trailing_commas:
             self.repairs.append(f"removed {scanner.trailing_commas} trailing commas")
+        if not scanner.events and (self.repairs or self.truncated):  # damaged, and nothing in it
+            raise TraceError(self.path, "invalid JSON: no complete trace event could be read")
         form, top, lengths, lanes = scanner.finish()
         self.segments.append(("native", scanner.flush()))
         self.args.finish(lengths)
