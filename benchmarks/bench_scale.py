@@ -3,7 +3,7 @@ reopen (from the trace cache), the cache entry's size, and the floor: the time t
 only inflate and scan the same file.
 
     python benchmarks/bench_scale.py [--source TRACE] [--sizes 90M,1G,3G,8G] [--runs N]
-                                     [--workdir DIR] [--plain] [--keys N] [--keep]
+                                     [--workdir DIR] [--plain] [--keys N] [--keep] [--against TREE]
 
 Each size is made from ``--source`` (default: the 90 MB transformer trace) by
 ``benchmarks/make_big_trace.py`` (its steps replicated; gzip level 1, or ``--plain`` JSON) into
@@ -16,6 +16,8 @@ come from ``os.wait4``; each figure is the median of ``--runs``, the modes takin
 * reopen: the same two from the trace cache (primed by one run, in a private directory);
 * floor: inflate only (the reader's blocks, nothing kept) and inflate + scan (the native scanner's
   tables, no model), each in one process;
+* ``--against TREE``: the same measurements of another checkout (e.g. ``git archive main`` with its
+  scanner built), taking turns with this one, as "before" rows (under the same load);
 * ``--keys N``: for the largest size, keys through the explorer (``bench_app.py``'s child: expand,
   move, open a table, find next), N presses each, cold.
 """
@@ -95,7 +97,8 @@ def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"failed: {' '.join(cmd)}\n{err.decode()[-2000:]}")
+        code = os.waitstatus_to_exitcode(status)
+        raise SystemExit(f"failed ({code}): {' '.join(cmd)[-300:]}\n{err.decode()[-2000:]}")
     return wall, usage.ru_maxrss / 1024, out.decode()
 
 
@@ -132,37 +135,52 @@ def json_size(path: Path) -> tuple[int, int]:
 
 
 def median(samples: list[tuple[float, float]]) -> tuple[float, float]:
+    """The median wall time and the highest peak RSS."""
     return statistics.median(s[0] for s in samples), max(s[1] for s in samples)
 
 
-def measure(trace: Path, runs: int) -> dict[str, Any]:
-    cold = dict(os.environ, TRACETUI_NO_CACHE="1", **ALLOCATOR)
-    cold.pop("TRACETUI_CACHE_DIR", None)
-    summary = [sys.executable, "-m", "tracetui", "summary", str(trace)]
-    tree = [sys.executable, "-c", TREE_CHILD, str(trace), str(HERE)]
-    samples: dict[str, list[tuple[float, float]]] = {}
-    with tempfile.TemporaryDirectory(dir=trace.parent, prefix=".bench-cache-") as cache_dir:
-        warm = {k: v for k, v in cold.items() if k != "TRACETUI_NO_CACHE"}
-        warm["TRACETUI_CACHE_DIR"] = cache_dir
-        run_measured(summary, warm)  # primes the cache (the entry is complete when it exits)
-        entry = sum(p.stat().st_size for p in Path(cache_dir).rglob("*") if p.is_file())
-        for _ in range(runs):  # the modes take turns: a slow spell hits each alike
-            for mode, cmd, env in (
-                ("summary cold", summary, cold),
-                ("tree cold", tree, cold),
-                ("summary reopen", summary, warm),
-                ("tree reopen", tree, warm),
-            ):
-                wall, rss, _ = run_measured(cmd, env)
-                samples.setdefault(mode, []).append((wall, rss))
+def measure(trace: Path, runs: int, against: Path | None) -> dict[str, dict[str, Any]]:
+    """Per side (this tree, and ``against`` when given: another checkout, run the same way in
+    turns), the medians of every mode."""
+    sides = {"now": None} | ({"before": against} if against is not None else {})
+    samples: dict[str, dict[str, list[tuple[float, float]]]] = {side: {} for side in sides}
+    entries: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(dir=trace.parent, prefix=".bench-cache-") as cache_root:
+        envs = {}
+        for side, tree in sides.items():
+            cold = dict(os.environ, TRACETUI_NO_CACHE="1", **ALLOCATOR)
+            cold.pop("TRACETUI_CACHE_DIR", None)
+            if tree is not None:
+                cold["PYTHONPATH"] = str(tree)
+            warm = {k: v for k, v in cold.items() if k != "TRACETUI_NO_CACHE"}
+            warm["TRACETUI_CACHE_DIR"] = str(Path(cache_root) / side)
+            envs[side] = (cold, warm)
+            run_measured([sys.executable, "-m", "tracetui", "summary", str(trace)], warm)  # primes the cache
+            files = Path(warm["TRACETUI_CACHE_DIR"]).rglob("*")
+            entries[side] = sum(p.stat().st_size for p in files if p.is_file())
+        summary = [sys.executable, "-m", "tracetui", "summary", str(trace)]
+        tree_cmd = [sys.executable, "-c", TREE_CHILD, str(trace), str(HERE)]
+        for _ in range(runs):  # the modes and sides take turns: a slow spell hits each alike
+            for side, (cold, warm) in envs.items():
+                for mode, cmd, env in (
+                    ("summary cold", summary, cold),
+                    ("tree cold", tree_cmd, cold),
+                    ("summary reopen", summary, warm),
+                    ("tree reopen", tree_cmd, warm),
+                ):
+                    wall, rss, _ = run_measured(cmd, env)
+                    samples[side].setdefault(mode, []).append((wall, rss))
+        cold = envs["now"][0]
         for mode in ("inflate", "inflate + scan"):
             for _ in range(runs):
                 _, _, out = run_measured(
                     [sys.executable, "-c", FLOOR_CHILD, mode.split()[-1], str(trace)], cold
                 )
-                samples.setdefault(mode, []).append((float(out), 0.0))
-    result = {mode: median(values) for mode, values in samples.items()}
-    result["entry"] = entry
+                samples["now"].setdefault(mode, []).append((float(out), 0.0))
+    result: dict[str, dict[str, Any]] = {}
+    for side, modes in samples.items():
+        result[side] = {mode: median(values) for mode, values in modes.items()}
+        result[side]["entry"] = entries[side]
     return result
 
 
@@ -193,6 +211,11 @@ def main() -> None:
     parser.add_argument("--plain", action="store_true", help="plain JSON instead of gzip")
     parser.add_argument("--keys", type=int, default=0, help="presses per key at the largest size")
     parser.add_argument("--keep", action="store_true", help="keep the generated traces")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="another checkout (its package folder's parent), run in turns as 'before'",
+    )
     args = parser.parse_args()
     compile_tracetui()
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -208,19 +231,24 @@ def main() -> None:
     for size in sizes:
         trace = make(args.source, size, args.workdir, args.plain)
         json_bytes, events = json_size(trace)
-        r = measure(trace, args.runs)
-        gb, ratio = json_bytes / 1e9, 2**20 / json_bytes
-        print(
-            f"| {gb:.2f} GB / {events / 1e6:.2f}M "
-            f"| {r['summary cold'][0]:.2f} s | {r['tree cold'][0]:.2f} s "
-            f"| {r['summary reopen'][0]:.2f} s | {r['tree reopen'][0]:.2f} s "
-            f"| {r['summary cold'][1]:.0f} / {r['tree cold'][1]:.0f} MB "
-            f"({r['summary cold'][1] * ratio:.2f}x / {r['tree cold'][1] * ratio:.2f}x) "
-            f"| {r['summary reopen'][1]:.0f} / {r['tree reopen'][1]:.0f} MB "
-            f"| {r['entry'] / 2**20:.0f} MB ({r['entry'] / json_bytes:.2f}x) "
-            f"| {r['inflate'][0]:.2f} s | {r['inflate + scan'][0]:.2f} s |",
-            flush=True,
-        )
+        measured = measure(trace, args.runs, args.against)
+        ratio = 2**20 / json_bytes
+        for side, r in measured.items():
+            floor = f"{r['inflate'][0]:.2f} s | {r['inflate + scan'][0]:.2f} s" if "inflate" in r else "| "
+            label = f"{json_bytes / 1e9:.2f} GB / {events / 1e6:.2f}M" + (
+                "" if side == "now" else f" ({side})"
+            )
+            print(
+                f"| {label} "
+                f"| {r['summary cold'][0]:.2f} s | {r['tree cold'][0]:.2f} s "
+                f"| {r['summary reopen'][0]:.2f} s | {r['tree reopen'][0]:.2f} s "
+                f"| {r['summary cold'][1]:.0f} / {r['tree cold'][1]:.0f} MB "
+                f"({r['summary cold'][1] * ratio:.2f}x / {r['tree cold'][1] * ratio:.2f}x) "
+                f"| {r['summary reopen'][1]:.0f} / {r['tree reopen'][1]:.0f} MB "
+                f"| {r['entry'] / 2**20:.0f} MB ({r['entry'] / json_bytes:.2f}x) "
+                f"| {floor} |",
+                flush=True,
+            )
         if args.keys and size == sizes[-1]:
             print("\n" + keys(trace, args.keys))
         if not args.keep and trace.stat().st_size > 100 << 20:

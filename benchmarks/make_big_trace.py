@@ -21,16 +21,19 @@ import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import msgspec
 
+gzip_module: ModuleType
+inflate_module: ModuleType
 try:
     from isal import igzip as gzip_module
     from isal import isal_zlib as inflate_module
 except ImportError:  # pragma: no cover
-    import gzip as gzip_module  # type: ignore[no-redef]
+    import gzip as gzip_module
 
-    inflate_module = zlib  # type: ignore[assignment]
+    inflate_module = zlib
 
 # (kind, pattern): each number the copies move; group 1 is the number.
 HOLES = [

@@ -140,7 +140,10 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
         other_phases=tables.other_phases,
         raw_args=decoded.args,
         parts=parts,
-        **{name: tables.args[name] for name in ("gpu_args", "call_args", "op_args", "python_args")},
+        gpu_args=tables.args["gpu_args"],
+        call_args=tables.args["call_args"],
+        op_args=tables.args["op_args"],
+        python_args=tables.args["python_args"],
         recorded_shapes=tables.args["shapes"],
     )
 

@@ -380,8 +380,8 @@ def _ipc(frame: pl.DataFrame) -> bytes:
 
 
 def _visible_parents(events: pl.DataFrame, hide_python: bool) -> pl.DataFrame:
-    tree = events.lazy().filter(pl.col("pos").is_not_null()).select("id", "parent", "track", "pos", "cat")
-    tree = tree.collect()
+    found = events.lazy().filter(pl.col("pos").is_not_null()).select("id", "parent", "track", "pos", "cat")
+    tree = found.collect()
     # positions are a preorder of all the tracks, one after another: placing each row at its
     # position orders them (no sort)
     order = pl.zeros(len(tree), pl.UInt32, eager=True).scatter(

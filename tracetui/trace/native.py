@@ -29,7 +29,7 @@ except ImportError as exc:  # built without a compiler: the msgspec path does ev
 AVAILABLE = _scan is not None
 SPEC = scan_spec()
 # What Scanner.flush returns: per table of SCAN_TABLES, (ids, lanes or None, columns, maybe_unsafe).
-RawTables = list[tuple[Any, list[Any], tuple[bool, ...]]]
+RawTables = list[tuple[Any, Any, list[Any], tuple[bool, ...]]]
 # Scanner.feed's statuses
 MORE, DONE, EVENT, DOCUMENT, TRUNCATED = range(5)
 # Scanner.probe's answers
@@ -98,7 +98,9 @@ def _series(names: Sequence[str], columns: Sequence[Any], maybe_unsafe: Sequence
     return out
 
 
-def pick(data: bytes, starts: list[int | None], ends: list[int | None], keys: Mapping[str, str]) -> Any:
+def pick(
+    data: bytes, starts: Sequence[int | None], ends: Sequence[int | None], keys: Mapping[str, str]
+) -> Any:
     """Per ``keys`` (column -> JSON key), the raw JSON text of that key of each object at the byte
     spans [start, end) of ``data`` (None: no object): a frame of the columns, or None if the
     scanner cannot (without the extension, or a span it refuses)."""
