@@ -99,9 +99,9 @@ def test_a_trace_from_the_cache_reads_each_table_on_first_use(
     read: list[str] = []
     table = cache.EntryTables.table
 
-    def spy(self: cache.EntryTables, name: str) -> pl.DataFrame:
+    def spy(self: cache.EntryTables, name: str, columns: Any = None) -> pl.DataFrame:
         read.append(name)
-        return table(self, name)
+        return table(self, name, columns)
 
     monkeypatch.setattr(cache.EntryTables, "table", spy)
     again = tracetui.load(path)
@@ -110,6 +110,50 @@ def test_a_trace_from_the_cache_reads_each_table_on_first_use(
     assert again.tracks.height and read == ["tracks"]
     again.tracks  # noqa: B018 (read once)
     assert read == ["tracks"]
+
+
+def test_the_tree_of_a_cached_trace_reads_only_its_columns_and_matches(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tracetui.views.timeline import lanes, window_for
+    from tracetui.views.tree import TreeModel, TreeOptions
+
+    path = copy_fixture(tmp_path)
+    first = stored(path)
+    read: list[tuple[str, Any]] = []
+    table = cache.EntryTables.table
+
+    def spy(self: cache.EntryTables, name: str, columns: Any = None) -> pl.DataFrame:
+        read.append((name, columns))
+        return table(self, name, columns)
+
+    monkeypatch.setattr(cache.EntryTables, "table", spy)
+    again = tracetui.load(path)
+    fresh, cached = TreeModel(first), TreeModel(again)
+    hot = cached.hottest_path()
+    assert hot == fresh.hottest_path() and len(hot) > 3
+    assert cached.tops() == fresh.tops()
+    for key in [*cached.tops(), *hot]:
+        assert cached.node(key) == fresh.node(key)
+        assert cached.children(key) == fresh.children(key)
+        assert cached.path_of(key) == fresh.path_of(key)
+        assert cached.step_of(key) == fresh.step_of(key)
+    hidden = TreeOptions(hide_python=True)
+    assert TreeModel(again, hidden).hottest_path() == TreeModel(first, hidden).hottest_path()
+    window = window_for(again, cached.step_of(hot[0]))
+    assert window == window_for(first, fresh.step_of(hot[0]))
+    assert lanes(again, window) == lanes(first, window)
+    assert again.event_count == first.event_count and again.t0_ns == first.t0_ns
+    assert again.devices == first.devices
+    # the first frame reads some of the events' columns, never the whole table
+    events = [columns for name, columns in read if name == "events"]
+    assert events and None not in events
+    seen = {column for columns in events for column in columns}
+    assert len(seen) < len(first.events.columns)
+    read.clear()
+    assert again.events.equals(first.events)  # the whole table: only the other columns read
+    assert read == [("events", [c for c in first.events.columns if c not in seen])]
+    assert again.column("events", "name").equals(first.events["name"])
 
 
 def test_summary_from_the_cache_renders_like_a_fresh_one(private_cache: Path, tmp_path: Path) -> None:

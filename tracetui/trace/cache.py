@@ -34,7 +34,7 @@ import io
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from io import BufferedReader
 from pathlib import Path
@@ -202,8 +202,9 @@ class EntryTables:
             self.close()
             raise
 
-    def table(self, name: str) -> pl.DataFrame:
-        """Table ``name``, read now (checked again: its CRC and schema)."""
+    def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        """Table ``name``, read now (checked again: its CRC and schema); ``columns``: only those
+        (only they are decompressed; the file stays open for the rest)."""
         import polars as pl
 
         with self._lock:
@@ -211,17 +212,29 @@ class EntryTables:
             if handle is None:
                 raise KeyError(name)
             try:
-                frame = pl.read_ipc(io.BytesIO(files.read_checked(handle, self._files[name])))
-                if _schema(frame.schema) != self._schemas[name]:
+                if columns is None:
+                    frame = pl.read_ipc(io.BytesIO(files.read_checked(handle, self._files[name])))
+                    wanted = self._schemas[name]
+                else:
+                    data = io.BytesIO(files.read_checked(handle, self._files[name]))
+                    frame = pl.read_ipc(data, columns=list(columns))
+                    listed = {column: dtype for column, dtype in self._schemas[name]}
+                    wanted = [[column, listed.get(column, "")] for column in columns]
+                if _schema(frame.schema) != wanted:
                     raise files.Damaged(name)
             except Exception:
                 files.remove(self.entry)
                 raise TraceError(
                     self.path, f"its cache entry was damaged while in use (table {name}); open it again"
                 ) from None
-            handle.close()
-            del self._handles[name]
+            if columns is None:
+                handle.close()
+                del self._handles[name]
             return frame
+
+    def columns(self, name: str) -> list[str]:
+        """The columns of table ``name``, in order (as the manifest lists them)."""
+        return [column for column, _ in self._schemas[name]]
 
     def __del__(self) -> None:
         self.close()

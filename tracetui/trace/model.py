@@ -42,7 +42,13 @@ class TableSource(Protocol):
 
     names: tuple[str, ...]
 
-    def table(self, name: str) -> pl.DataFrame: ...
+    def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        """Table ``name`` (``columns``: only those, in that order)."""
+        ...
+
+    def columns(self, name: str) -> list[str]:
+        """The columns of table ``name``, in order."""
+        ...
 
 
 class StoredArgs(Protocol):
@@ -80,6 +86,19 @@ class Unread:
     source: TableSource
     name: str
 
+    def read(self, columns: Sequence[str]) -> pl.DataFrame:
+        """Only ``columns`` of the table."""
+        return self.source.table(self.name, columns)
+
+    def read_all(self, have: dict[str, pl.Series]) -> pl.DataFrame:
+        """The whole table, ``have`` (columns read before) reused, only the others read."""
+        if not have:
+            return self.source.table(self.name)
+        order = self.source.columns(self.name)
+        rest = [column for column in order if column not in have]
+        read = self.read(rest) if rest else pl.DataFrame()
+        return pl.DataFrame([have[column] if column in have else read[column] for column in order])
+
 
 class Stored:
     """A table field of :class:`Trace`: a DataFrame, or :class:`Unread` until first used."""
@@ -99,7 +118,7 @@ class Stored:
             with trace._lock:
                 value = trace.__dict__[self.name]
                 if isinstance(value, Unread):
-                    value = value.source.table(value.name)
+                    value = value.read_all(trace._columns.pop(self.name, {}))
                     trace.__dict__[self.name] = value
         return value  # type: ignore[no-any-return]
 
@@ -155,6 +174,7 @@ class Trace:
     _launch_shapes: pl.DataFrame | None = field(default=None, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _parents: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
+    _columns: dict[str, dict[str, pl.Series]] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:  # the tables are not read for it
         return f"Trace(path={str(self.path)!r}, format={self.format!r}, from_cache={self.from_cache})"
@@ -200,17 +220,38 @@ class Trace:
             **known,
         )
 
+    def columns_of(self, table: str, *names: str) -> pl.DataFrame:
+        """Only ``names`` of ``table``: for a trace from the cache whose table is not read yet,
+        only these columns are read (and kept for later questions and the whole table), so the
+        explorer's first frame of a big trace needs a fraction of its events table."""
+        return pl.DataFrame(self._columns_of(table, names))
+
+    def column(self, table: str, name: str) -> pl.Series:
+        """One column of ``table`` (as :meth:`columns_of`)."""
+        return self._columns_of(table, (name,))[0]
+
+    def _columns_of(self, table: str, names: Sequence[str]) -> list[pl.Series]:
+        with self._lock:
+            value = self.__dict__[table]
+            if not isinstance(value, Unread):
+                return [value[name] for name in names]
+            have = self._columns.setdefault(table, {})
+            if missing := [name for name in dict.fromkeys(names) if name not in have]:
+                have.update((column.name, column) for column in value.read(missing).get_columns())
+            return [have[name] for name in names]
+
     # ---- basic facts -------------------------------------------------------------
     @property
     def event_count(self) -> int:
         """Events of every phase read from the file."""
-        phases = len(self.events) + len(self.instants) + len(self.flows) + len(self.meta_events)
+        x_events = len(self.column("events", "id"))
+        phases = x_events + len(self.instants) + len(self.flows) + len(self.meta_events)
         return phases + sum(self.other_phases.values())
 
     @cached_property
     def t0_ns(self) -> int:
         """Start of the earliest event: time zero for display."""
-        start = self.events["start_ns"].min()
+        start = self.column("events", "start_ns").min()
         return int(start) if start is not None else 0  # type: ignore[arg-type]
 
     @cached_property
@@ -224,7 +265,10 @@ class Trace:
             if not isinstance(device.get("id"), int | str | None):
                 device["id"] = None
         known = {d.get("id") for d in devices}
-        seen = self.gpu["device"].drop_nulls().unique().sort().to_list()
+        kinds = lookup(self.columns_of("events", "id", "cat"), self.gpu_args["id"], "cat")["cat"]
+        seen = (
+            self.gpu_args["device"].filter(kinds.is_in(list(GPU_KIND))).drop_nulls().unique().sort().to_list()
+        )
         devices += [{"id": d, "name": None} for d in seen if d not in known]
         return devices
 
@@ -277,13 +321,13 @@ class Trace:
         with self._lock:
             cached = self._parents.get(key)
             if cached is None:
-                cached = _visible_parents(self.events, hide_python)
+                cached = _visible_parents(self.columns_of("events", *_TREE_COLUMNS), hide_python)
                 self._parents[key] = cached
         return cached
 
     def row(self, event_id: int) -> int:
         """Row of an event id (a file position) in ``events``; KeyError if it is not an X event."""
-        ids = self.events["id"]
+        ids = self.column("events", "id")
         row: int = ids.search_sorted(event_id)  # type: ignore[assignment]
         if not 0 <= event_id < 1 << 32 or row >= len(ids) or ids[row] != event_id:
             raise KeyError(event_id)
@@ -379,17 +423,20 @@ def _ipc(frame: pl.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
+_TREE_COLUMNS = ("id", "parent", "pos", "cat")
+
+
 def _visible_parents(events: pl.DataFrame, hide_python: bool) -> pl.DataFrame:
-    found = events.lazy().filter(pl.col("pos").is_not_null()).select("id", "parent", "track", "pos", "cat")
-    tree = found.collect()
+    kept = ("id", "parent") if not hide_python else ("id", "parent", "cat")
+    tree = events.lazy().filter(pl.col("pos").is_not_null()).select(*kept, "pos").collect()
     # positions are a preorder of all the tracks, one after another: placing each row at its
     # position orders them (no sort)
     order = pl.zeros(len(tree), pl.UInt32, eager=True).scatter(
         tree["pos"], pl.int_range(len(tree), dtype=pl.UInt32, eager=True)
     )
-    tree = tree[order]
+    tree = tree.select(kept)[order]
     if not hide_python:
-        return tree.select("id", "parent")
+        return tree
     from tracetui.trace.nesting import ancestor_ids
 
     tree = tree.with_columns(parent_pos=_positions(tree))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
+from tracetui.trace.categories import GPU_KIND, GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.stats import merged_intervals
 
 if TYPE_CHECKING:
@@ -97,7 +97,8 @@ def lane_label(thread_name: str | None, pid: str, tid: str, kind: str) -> str:
 def lanes(trace: Trace, window: Window) -> list[Lane]:
     """CPU lanes (ops, runtime calls) then GPU lanes (kernels, memcpys, memsets) busy in the window."""
     events = (  # only the window's rows, and only the columns drawn
-        trace.events.lazy()
+        trace.columns_of("events", "id", "pid", "tid", "cat", "start_ns", "end_ns")
+        .lazy()
         .filter(
             (pl.col("start_ns") < window.end_ns)
             & (pl.col("end_ns") > window.start_ns)
@@ -136,10 +137,12 @@ def lanes(trace: Trace, window: Window) -> list[Lane]:
 def window_for(trace: Trace, step_id: int | None) -> Window:
     """The step's time range (GPU work it launched included), else the whole trace."""
     if step_id is not None:
-        step = trace.event(step_id)
-        gpu = trace.gpu.filter(pl.col("step_id") == step_id)
+        events = trace.columns_of("events", "cat", "name", "step_id", "start_ns", "end_ns")
+        step = events.row(trace.row(step_id), named=True)
+        gpu = events.filter(pl.col("cat").is_in(list(GPU_KIND)) & (pl.col("step_id") == step_id))
         end = max(step["end_ns"], gpu["end_ns"].max() or step["end_ns"])  # type: ignore[type-var]
         return Window(step["start_ns"], int(end), step["name"])
-    start = trace.events["start_ns"].min()
-    end = trace.events["end_ns"].max()
+    times = trace.columns_of("events", "start_ns", "end_ns")
+    start = times["start_ns"].min()
+    end = times["end_ns"].max()
     return Window(int(start or 0), int(end or 0), "whole trace")  # type: ignore[arg-type]

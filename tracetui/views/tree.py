@@ -132,10 +132,11 @@ class TreeModel:
     def __init__(self, trace: Trace, options: TreeOptions | None = None) -> None:
         self.trace = trace
         self.options = options or TreeOptions()
-        events = trace.events
+        # only the columns the tree needs (a trace from the cache reads no others)
+        events = trace.columns_of("events", "id", "cat", "pos", "start_ns", "track", "step_id", "launch_id")
         self.has_gpu = bool(events["cat"].is_in(GPU_WORK).any())
-        steps = events.select("id", "cat", "name", "pos", "start_ns")
-        steps = steps.filter(pl.col("cat") == "user_annotation")  # few rows for the name test
+        annotations = (events["cat"] == "user_annotation").arg_true()  # few rows for the name test
+        steps = events[annotations].with_columns(trace.columns_of("events", "name")["name"][annotations])
         steps = steps.filter(is_step() & pl.col("pos").is_not_null()).sort("start_ns")
         self.step_ids: list[int] = steps["id"].to_list()
         self._step_set = frozenset(self.step_ids)
@@ -161,7 +162,9 @@ class TreeModel:
         gpu = kept_gpu.filter(pl.col("launch_id").is_not_null()).sort("launch_id", "start_ns", "id")
         self._launched = _Index(gpu["launch_id"], gpu["id"])
         self._gpu_ids = gpu["id"]
-        orphans = trace.orphans.join(kept_gpu.select("id"), on="id", how="semi").sort("start_ns", "id")
+        orphans = kept_gpu.filter(pl.col("launch_id").is_null())
+        orphans = orphans.join(events.select("id", "cat"), on="id").filter(pl.col("cat").is_in(GPU_WORK))
+        orphans = orphans.sort("start_ns", "id")
         self._orphans: list[int] = orphans["id"].to_list()
         self._orphan_set = frozenset(self._orphans)
         self._track_names = _track_names(trace)
@@ -169,7 +172,7 @@ class TreeModel:
         self._thread_roots: dict[SyntheticKey, list[int]] = {}
         for (step_id, track), ids in _grouped_roots(roots, bool(self.step_ids)):
             self._thread_roots[("thread", step_id, track)] = ids
-        self._thread_stats = _sum_stats(roots, events, bool(self.step_ids))
+        self._thread_stats = _sum_stats(roots, trace, bool(self.step_ids))
         self._step_threads: dict[int, list[SyntheticKey]] = {}
         outside: list[SyntheticKey] = []
         for key in self._thread_roots:
@@ -198,11 +201,12 @@ class TreeModel:
     @staticmethod
     def _kept(trace: Trace, options: TreeOptions) -> tuple[pl.DataFrame, pl.DataFrame]:
         """``(id)`` of the CPU events and ``(id, launch_id, start_ns)`` of the GPU rows to show."""
-        events = trace.events
         if not (options.kernels_only or options.name_filter):  # every CPU event, the GPU work they launched
-            gpu = trace.gpu.select("id", "launch_id", "start_ns")
+            events = trace.columns_of("events", "id", "cat", "pos", "launch_id", "start_ns")
+            gpu = events.filter(pl.col("cat").is_in(list(GPU_KIND))).select("id", "launch_id", "start_ns")
             shown = lookup(events, gpu["launch_id"], "pos")["pos"].is_not_null() | gpu["launch_id"].is_null()
             return events.lazy().filter(pl.col("pos").is_not_null()).select("id").collect(), gpu.filter(shown)
+        events = trace.events
         cpu = events.select("id", "pos", "end_pos", "gpu_events", "name").filter(pl.col("pos").is_not_null())
         gpu = trace.gpu.select("id", "launch_id", "start_ns", "name")
         if options.kernels_only:
@@ -280,7 +284,7 @@ class TreeModel:
             row = self.row(event_id)
         except KeyError:
             return None
-        events = self.trace.events
+        events = self.trace.columns_of("events", "cat", "launch_id", "step_id", "track")
         if events["cat"][row] in GPU_KIND:
             launch = events["launch_id"][row]
             if launch is None:
@@ -336,7 +340,9 @@ class TreeModel:
             if isinstance(key, int):
                 row = self.row(key)
                 values = dict(
-                    zip(_EVENT_COLUMNS, self.trace.events.select(_EVENT_COLUMNS).row(row), strict=True)
+                    zip(
+                        _EVENT_COLUMNS, self.trace.columns_of("events", *_EVENT_COLUMNS).row(row), strict=True
+                    )
                 )
                 cached = self._event_node(key, values | {"kind": self._kinds[row]})
             else:
@@ -387,7 +393,8 @@ class TreeModel:
 
     def _synthetic_node(self, key: SyntheticKey) -> Node:
         if key == ORPHANS:
-            rows = self.trace.orphans.filter(pl.col("id").is_in(self._orphans))
+            events = self.trace.columns_of("events", "id", "cat", "dur", "start_ns", "end_ns")
+            rows = events.filter(pl.col("id").is_in(self._orphans))
             kernels = int((rows["cat"] == "kernel").sum())
             return Node(
                 key=key,
@@ -452,7 +459,7 @@ class TreeModel:
         if key in self._step_set:
             return key
         row = self.row(key)
-        events = self.trace.events
+        events = self.trace.columns_of("events", "step_id", "launch_id")
         step = events["step_id"][row]
         launch = events["launch_id"][row]
         if step is None and launch is not None:
@@ -465,7 +472,20 @@ class TreeModel:
         kids = self.children(key)
         if not kids:
             return None
-        return max(kids, key=self._heat)
+        events = [kid for kid in kids if isinstance(kid, int) and kid not in self._step_set]
+        heats: dict[NodeKey, tuple[float, float]] = {}
+        if len(events) > 8:  # many children: their values in one gather, not a row read each
+            columns = self.trace.columns_of("events", "id", "dur", "gpu_us")
+            found = lookup(columns, pl.Series(events, dtype=pl.UInt32), "dur", "gpu_us")
+            gpu = self._kinds.gather(rows_of(columns, pl.Series(events, dtype=pl.UInt32))).is_in(
+                list(GPU_KINDS)
+            )
+            found = found.with_columns(gpu=gpu).select(
+                pl.when("gpu").then("dur").otherwise(pl.col("gpu_us").clip(0.0)).fill_null(0.0),
+                pl.when("gpu").then(0.0).otherwise("dur").fill_null(0.0),
+            )
+            heats = dict(zip(events, found.iter_rows(), strict=True))
+        return max(kids, key=lambda kid: heats[kid] if kid in heats else self._heat(kid))
 
     def _heat(self, key: NodeKey) -> tuple[float, float]:
         node = self.node(key)
@@ -668,13 +688,13 @@ def _grouped_roots(roots: pl.DataFrame, by_step: bool) -> list[tuple[tuple[int |
 
 
 def _sum_stats(
-    roots: pl.DataFrame, events: pl.DataFrame, by_step: bool
+    roots: pl.DataFrame, trace: Trace, by_step: bool
 ) -> dict[SyntheticKey, tuple[float, float, int, int]]:
     """Per thread node: summed (CPU µs, GPU µs, kernels, GPU events) of its roots."""
     step = pl.col("step_id") if by_step else pl.lit(None, pl.UInt32).alias("step_id")
-    columns = ("track", "step_id", "dur", "gpu_us", "kernels", "gpu_events")
+    events = trace.columns_of("events", "id", "track", "step_id", "dur", "gpu_us", "kernels", "gpu_events")
     stats = (
-        events.select(columns)[rows_of(events, roots["id"])]
+        events.drop("id")[rows_of(events, roots["id"])]
         .with_columns(step)
         .group_by("step_id", "track")
         .agg(
