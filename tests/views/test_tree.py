@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import tracetui
@@ -183,3 +184,23 @@ def test_one_definition_of_a_step(tmp_path: Path) -> None:
     }
     keys = MatchKeys(model, name_codes(model))
     assert {trace.event(k)["name"]: keys.key(k)[0] for k in trace.events["id"].to_list()} == kinds
+
+
+@pytest.mark.parametrize("name", ["mlp_train_tbhandler_stack_memory.pt.trace", "mlp_eager"])
+def test_the_preorder_shape_nests_like_the_sorted_index(name: str) -> None:
+    """The unfiltered tree reads its nesting from the preorder's ranges; the filtered one from
+    sorted indexes: with every CPU event kept they agree on every node."""
+    from tracetui.views.tree import _Filtered, _Preorder
+
+    trace = tracetui.load(fixture(name))
+    steps = frozenset(TreeModel(trace).step_ids)
+    every = trace.events.filter(pl.col("pos").is_not_null()).select("id")
+    ranges, index = _Preorder(trace, steps), _Filtered(trace, every, False, steps)
+    assert ranges.roots.equals(index.roots)
+    assert ranges.visible_ids().equals(index.visible_ids())
+    for event_id in trace.events["id"].to_list():
+        assert ranges.children(event_id) == index.children(event_id), event_id
+        assert ranges.has_children(event_id) == index.has_children(event_id), event_id
+        assert ranges.parent_of(event_id) == index.parent_of(event_id), event_id
+        assert ranges.visible(event_id) == index.visible(event_id), event_id
+    assert ranges.children(1 << 31) == [] and ranges.parent_of(1 << 31) is None

@@ -34,6 +34,9 @@ from tracetui.trace.text import clean_series
 # The tables that make a trace, and its facts (plain JSON values): what a cache stores (their
 # columns and types: tracetui.trace.layout).
 TABLES = MODEL_TABLES
+# Columns a cache stores dictionary-encoded (few distinct values, long text): a reopen reads 4
+# bytes per row for them (``Trace.columns_of`` hands them out so); the whole table has text again.
+STORED_AS_DICTIONARY = {"events": ("name",)}
 LAUNCH_SHAPES = "table:launch_shapes"  # the part that keeps :attr:`Trace.launch_shapes`
 
 
@@ -87,17 +90,22 @@ class Unread:
     name: str
 
     def read(self, columns: Sequence[str]) -> pl.DataFrame:
-        """Only ``columns`` of the table."""
+        """Only ``columns`` of the table, as stored (:data:`STORED_AS_DICTIONARY`: Categorical)."""
         return self.source.table(self.name, columns)
 
     def read_all(self, have: dict[str, pl.Series]) -> pl.DataFrame:
         """The whole table, ``have`` (columns read before) reused, only the others read."""
         if not have:
-            return self.source.table(self.name)
-        order = self.source.columns(self.name)
-        rest = [column for column in order if column not in have]
-        read = self.read(rest) if rest else pl.DataFrame()
-        return pl.DataFrame([have[column] if column in have else read[column] for column in order])
+            frame = self.source.table(self.name)
+        else:
+            order = self.source.columns(self.name)
+            rest = [column for column in order if column not in have]
+            read = self.read(rest) if rest else pl.DataFrame()
+            frame = pl.DataFrame([have[column] if column in have else read[column] for column in order])
+        text = [
+            pl.col(c).cast(pl.String) for c in STORED_AS_DICTIONARY.get(self.name, ()) if c in frame.columns
+        ]
+        return frame.with_columns(text) if text else frame
 
 
 class Stored:
@@ -184,6 +192,8 @@ class Trace:
         """The tables that rebuild this trace (:data:`TABLES`, and its raw-args provider's when it
         is a :class:`StoredArgs`), by name."""
         tables = {name: getattr(self, name) for name in TABLES}
+        for name, columns in STORED_AS_DICTIONARY.items():
+            tables[name] = tables[name].with_columns(pl.col(c).cast(pl.Categorical) for c in columns)
         if callable(kept := getattr(self.raw_args, "tables", None)):
             tables |= kept()
         return tables
@@ -223,12 +233,21 @@ class Trace:
     def columns_of(self, table: str, *names: str) -> pl.DataFrame:
         """Only ``names`` of ``table``: for a trace from the cache whose table is not read yet,
         only these columns are read (and kept for later questions and the whole table), so the
-        explorer's first frame of a big trace needs a fraction of its events table."""
+        explorer's first frame of a big trace needs a fraction of its events table. Text columns
+        the cache stores dictionary-encoded (:data:`STORED_AS_DICTIONARY`) may come so
+        (Categorical: the same values; cast before string expressions)."""
         return pl.DataFrame(self._columns_of(table, names))
 
     def column(self, table: str, name: str) -> pl.Series:
         """One column of ``table`` (as :meth:`columns_of`)."""
         return self._columns_of(table, (name,))[0]
+
+    def height(self, table: str) -> int:
+        """Rows of ``table`` (a trace from the cache reads one column for it)."""
+        value = self.__dict__[table]
+        if not isinstance(value, Unread):
+            return len(value)  # type: ignore[arg-type]
+        return len(self.column(table, value.source.columns(table)[0]))
 
     def _columns_of(self, table: str, names: Sequence[str]) -> list[pl.Series]:
         with self._lock:
@@ -244,8 +263,7 @@ class Trace:
     @property
     def event_count(self) -> int:
         """Events of every phase read from the file."""
-        x_events = len(self.column("events", "id"))
-        phases = x_events + len(self.instants) + len(self.flows) + len(self.meta_events)
+        phases = sum(self.height(name) for name in ("events", "instants", "flows", "meta_events"))
         return phases + sum(self.other_phases.values())
 
     @cached_property
@@ -265,10 +283,9 @@ class Trace:
             if not isinstance(device.get("id"), int | str | None):
                 device["id"] = None
         known = {d.get("id") for d in devices}
-        kinds = lookup(self.columns_of("events", "id", "cat"), self.gpu_args["id"], "cat")["cat"]
-        seen = (
-            self.gpu_args["device"].filter(kinds.is_in(list(GPU_KIND))).drop_nulls().unique().sort().to_list()
-        )
+        kinds = lookup(self.columns_of("events", "id", "cat"), self.column("gpu_args", "id"), "cat")["cat"]
+        device = self.column("gpu_args", "device")
+        seen = device.filter(kinds.is_in(list(GPU_KIND))).drop_nulls().unique().sort().to_list()
         devices += [{"id": d, "name": None} for d in seen if d not in known]
         return devices
 
@@ -353,6 +370,14 @@ class Trace:
             values = table.row(at, named=True) if found else dict.fromkeys(table.columns)
             out |= {name: value for name, value in values.items() if name != "id"}
         return out
+
+    def group_values(self, table: str, event_id: int, *names: str) -> dict[str, Any]:
+        """Columns ``names`` of one args table (``gpu_args``, …) for one event (null where it has
+        none): :meth:`group_args` for a few columns, reading only those."""
+        ids = self.column(table, "id")  # sorted: the tables are in event order
+        at = ids.search_sorted(event_id)
+        found = at < len(ids) and ids[at] == event_id
+        return {name: self.column(table, name)[at] if found else None for name in names}
 
     def ancestors(self, event_id: int) -> list[int]:
         """Ids from the root down to the event itself (GPU events: via their launch call)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
@@ -136,29 +136,19 @@ class TreeModel:
         events = trace.columns_of("events", "id", "cat", "pos", "start_ns", "track", "step_id", "launch_id")
         self.has_gpu = bool(events["cat"].is_in(GPU_WORK).any())
         annotations = (events["cat"] == "user_annotation").arg_true()  # few rows for the name test
-        steps = events[annotations].with_columns(trace.columns_of("events", "name")["name"][annotations])
+        steps = events[annotations].with_columns(trace.column("events", "name")[annotations].cast(pl.String))
         steps = steps.filter(is_step() & pl.col("pos").is_not_null()).sort("start_ns")
         self.step_ids: list[int] = steps["id"].to_list()
         self._step_set = frozenset(self.step_ids)
-        kind = pl.col("cat").replace_strict(EVENT_KINDS, default="cpu", return_dtype=KIND)
-        step = pl.col("id").is_in(pl.Series(self.step_ids, dtype=pl.UInt32).implode())
-        # row for row with trace.events, one byte each; a node's other values are read from the
-        # events when it is shown (nothing else is copied per event)
-        self._kinds = events.select(pl.when(step).then(pl.lit("step", KIND)).otherwise(kind)).to_series()
-
         kept_cpu, kept_gpu = self._kept(trace, self.options)
-        tree = trace.visible_parents(self.options.hide_python)
-        if self.options.kernels_only or self.options.name_filter:
-            tree = tree.join(kept_cpu, on="id", how="semi", maintain_order="left")
-        tree = tree.with_columns(events.select("track", "step_id")[rows_of(events, tree["id"])])
-        self._visible_ids = tree["id"]
-        # Sorted keys searched in O(log n) per question (columns, not Python lists: a 10M-event
-        # trace keeps 8 bytes per node here, not ~70)
-        by_id = tree.select("id", "parent").sort("id")
-        self._parents = _Index(by_id["id"], by_id["parent"])
-        nested = tree.filter(pl.col("parent").is_not_null() & ~pl.col("id").is_in(self.step_ids))
-        nested = nested.sort("parent", maintain_order=True)
-        self._children = _Index(nested["parent"], nested["id"])
+        # The CPU structure: with every CPU event shown as nested, read from the events' preorder
+        # (nothing sorted or copied per event up front); under filters, sorted indexes
+        self._cpu: _Shape = (
+            _Preorder(trace, self._step_set)
+            if kept_cpu is None
+            else _Filtered(trace, kept_cpu, self.options.hide_python, self._step_set)
+        )
+        roots = self._cpu.roots
         gpu = kept_gpu.filter(pl.col("launch_id").is_not_null()).sort("launch_id", "start_ns", "id")
         self._launched = _Index(gpu["launch_id"], gpu["id"])
         self._gpu_ids = gpu["id"]
@@ -168,7 +158,6 @@ class TreeModel:
         self._orphans: list[int] = orphans["id"].to_list()
         self._orphan_set = frozenset(self._orphans)
         self._track_names = _track_names(trace)
-        roots = tree.filter(pl.col("parent").is_null() & ~pl.col("id").is_in(self.step_ids))
         self._thread_roots: dict[SyntheticKey, list[int]] = {}
         for (step_id, track), ids in _grouped_roots(roots, bool(self.step_ids)):
             self._thread_roots[("thread", step_id, track)] = ids
@@ -180,9 +169,8 @@ class TreeModel:
                 outside.append(key)
             else:
                 self._step_threads.setdefault(key[1], []).append(key)
-        visible_steps = tree.filter(pl.col("id").is_in(self.step_ids))["id"].to_list()
-        self._visible_steps = frozenset(visible_steps)
-        del tree, roots, nested, by_id, gpu
+        self._visible_steps = frozenset(s for s in self.step_ids if self._cpu.visible(s))
+        del roots, gpu
         tops: list[NodeKey] = []
         if self.step_ids:
             tops += [s for s in self.step_ids if self._step_shown(s)]
@@ -199,13 +187,17 @@ class TreeModel:
 
     # ---- filters -------------------------------------------------------------------------
     @staticmethod
-    def _kept(trace: Trace, options: TreeOptions) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """``(id)`` of the CPU events and ``(id, launch_id, start_ns)`` of the GPU rows to show."""
+    def _kept(trace: Trace, options: TreeOptions) -> tuple[pl.DataFrame | None, pl.DataFrame]:
+        """``(id)`` of the CPU events (None: every one, as nested, python frames included) and
+        ``(id, launch_id, start_ns)`` of the GPU rows to show."""
         if not (options.kernels_only or options.name_filter):  # every CPU event, the GPU work they launched
             events = trace.columns_of("events", "id", "cat", "pos", "launch_id", "start_ns")
             gpu = events.filter(pl.col("cat").is_in(list(GPU_KIND))).select("id", "launch_id", "start_ns")
             shown = lookup(events, gpu["launch_id"], "pos")["pos"].is_not_null() | gpu["launch_id"].is_null()
-            return events.lazy().filter(pl.col("pos").is_not_null()).select("id").collect(), gpu.filter(shown)
+            if not options.hide_python:
+                return None, gpu.filter(shown)
+            cpu = events.lazy().filter(pl.col("pos").is_not_null()).select("id").collect()
+            return cpu, gpu.filter(shown)
         events = trace.events
         cpu = events.select("id", "pos", "end_pos", "gpu_events", "name").filter(pl.col("pos").is_not_null())
         gpu = trace.gpu.select("id", "launch_id", "start_ns", "name")
@@ -246,7 +238,7 @@ class TreeModel:
         """Children in display order: CPU children (time order), then launched GPU work, then threads."""
         if isinstance(key, int):
             kids: list[NodeKey] = []
-            kids += self._children.of(key)
+            kids += self._cpu.children(key)
             kids += self._launched.of(key)
             kids += self._step_threads.get(key, [])
             return kids
@@ -259,13 +251,20 @@ class TreeModel:
     def has_children(self, key: NodeKey) -> bool:
         """Whether ``key`` has children (cheap: no list is built)."""
         if isinstance(key, int):
-            return self._children.has(key) or self._launched.has(key) or bool(self._step_threads.get(key))
+            return self._cpu.has_children(key) or self._launched.has(key) or bool(self._step_threads.get(key))
         return True
 
-    @property
+    @cached_property
     def kinds(self) -> pl.Series:
         """Every event's node kind (``step``, ``op``, ``kernel``, …), row for row with ``trace.events``."""
-        return self._kinds
+        events = self.trace.columns_of("events", "id", "cat")
+        kind = pl.col("cat").replace_strict(EVENT_KINDS, default="cpu", return_dtype=KIND)
+        step = pl.col("id").is_in(pl.Series(self.step_ids, dtype=pl.UInt32).implode())
+        return events.select(pl.when(step).then(pl.lit("step", KIND)).otherwise(kind)).to_series()
+
+    def _kind(self, event_id: int, cat: str | None) -> str:
+        """One event's node kind (as :attr:`kinds`)."""
+        return "step" if event_id in self._step_set else EVENT_KINDS.get(cat or "", "cpu")
 
     def row(self, event_id: int) -> int:
         """Row of an event id in ``trace.events`` (KeyError if it is not an X event)."""
@@ -273,10 +272,10 @@ class TreeModel:
 
     def parent_of(self, event_id: int) -> int | None:
         """The visible parent event of a CPU event (``None`` for roots and hidden events)."""
-        return self._parents.one(event_id)
+        return self._cpu.parent_of(event_id)
 
     def _visible(self, event_id: int) -> bool:
-        return self._parents.has(event_id)
+        return self._cpu.visible(event_id)
 
     def path_to(self, event_id: int) -> list[NodeKey] | None:
         """Keys from a top-level node down to the event, or ``None`` if it is hidden or filtered out."""
@@ -339,12 +338,9 @@ class TreeModel:
         if cached is None:
             if isinstance(key, int):
                 row = self.row(key)
-                values = dict(
-                    zip(
-                        _EVENT_COLUMNS, self.trace.columns_of("events", *_EVENT_COLUMNS).row(row), strict=True
-                    )
-                )
-                cached = self._event_node(key, values | {"kind": self._kinds[row]})
+                shown = self.trace.columns_of("events", *_EVENT_COLUMNS)
+                values = dict(zip(_EVENT_COLUMNS, shown.row(row), strict=True))
+                cached = self._event_node(key, values | {"kind": self._kind(key, values["cat"])})
             else:
                 cached = self._synthetic_node(key)
             if len(self._node_cache) > 50_000:
@@ -355,7 +351,7 @@ class TreeModel:
     def _event_node(self, event_id: int, values: dict[str, Any]) -> Node:
         name, kind = values["name"], values["kind"]
         if kind in GPU_KINDS:
-            place = self.trace.group_args(event_id)
+            place = self.trace.group_values("gpu_args", event_id, "device", "stream")
             return Node(
                 key=event_id,
                 kind=kind,
@@ -475,12 +471,9 @@ class TreeModel:
         events = [kid for kid in kids if isinstance(kid, int) and kid not in self._step_set]
         heats: dict[NodeKey, tuple[float, float]] = {}
         if len(events) > 8:  # many children: their values in one gather, not a row read each
-            columns = self.trace.columns_of("events", "id", "dur", "gpu_us")
-            found = lookup(columns, pl.Series(events, dtype=pl.UInt32), "dur", "gpu_us")
-            gpu = self._kinds.gather(rows_of(columns, pl.Series(events, dtype=pl.UInt32))).is_in(
-                list(GPU_KINDS)
-            )
-            found = found.with_columns(gpu=gpu).select(
+            columns = self.trace.columns_of("events", "id", "cat", "dur", "gpu_us")
+            found = lookup(columns, pl.Series(events, dtype=pl.UInt32), "cat", "dur", "gpu_us")
+            found = found.with_columns(gpu=pl.col("cat").is_in(list(GPU_KIND))).select(
                 pl.when("gpu").then("dur").otherwise(pl.col("gpu_us").clip(0.0)).fill_null(0.0),
                 pl.when("gpu").then(0.0).otherwise("dur").fill_null(0.0),
             )
@@ -537,7 +530,7 @@ class TreeModel:
             found = found.filter(pl.col("cat").is_in(list(cats)))
         if found.is_empty():
             return []
-        visible = self._visible_ids.implode()
+        visible = self._cpu.visible_ids().implode()
         shown_gpu = self._gpu_ids.implode()
         cpu = found.filter(pl.col("pos").is_not_null() & pl.col("id").is_in(visible))
         gpu = found.filter(pl.col("cat").is_in(list(GPU_KIND)) & pl.col("id").is_in(shown_gpu))
@@ -648,6 +641,112 @@ def _subtree_hits(cpu: pl.DataFrame, hit: pl.Expr) -> tuple[pl.DataFrame, pl.Dat
     )
     covered = ordered.select("id", depth.gather(ordered["pos"]).alias("covered"))
     return below, covered
+
+
+class _Shape:
+    """The CPU events shown and how they nest: ``roots`` (``id, track, step_id``, preorder),
+    children, parents."""
+
+    roots: pl.DataFrame
+
+    def children(self, event_id: int) -> list[int]:
+        raise NotImplementedError
+
+    def has_children(self, event_id: int) -> bool:
+        raise NotImplementedError
+
+    def parent_of(self, event_id: int) -> int | None:
+        raise NotImplementedError
+
+    def visible(self, event_id: int) -> bool:
+        raise NotImplementedError
+
+    def visible_ids(self) -> pl.Series:
+        raise NotImplementedError
+
+
+class _Preorder(_Shape):
+    """Every CPU event, as nested (no filter, python frames shown). A node's subtree is a range
+    of the preorder (``pos`` to ``end_pos``): its children are the rows of that range whose
+    parent it is. Up front: the preorder's ids and parents (8 bytes per event), no sort."""
+
+    def __init__(self, trace: Trace, steps: frozenset[int]) -> None:
+        self.trace, self.steps = trace, steps
+        events = trace.columns_of("events", "id", "pos", "parent", "track", "step_id")
+        at = events["pos"].is_not_null().arg_true()
+        order = pl.zeros(len(at), pl.UInt32, eager=True).scatter(events["pos"].gather(at), at)
+        self.ids, self.parents = events["id"].gather(order), events["parent"].gather(order)
+        step_ids = pl.Series(list(steps), dtype=pl.UInt32).implode()
+        roots = self.parents.is_null() & ~self.ids.is_in(step_ids)
+        self.roots = events.select("id", "track", "step_id")[order.filter(roots)]
+
+    def _range(self, event_id: int) -> tuple[int, int] | None:
+        try:
+            row = self.trace.row(event_id)
+        except KeyError:
+            return None
+        pos = self.trace.column("events", "pos")[row]
+        return None if pos is None else (pos, self.trace.column("events", "end_pos")[row])
+
+    def _below(self, event_id: int, first_only: bool) -> list[int]:
+        span = self._range(event_id)
+        if span is None or span[1] <= span[0] + 1:
+            return []
+        low, high = span[0] + 1, (span[0] + 2 if first_only else span[1])  # the first row below is a child
+        kids = self.ids.slice(low, high - low).filter(self.parents.slice(low, high - low) == event_id)
+        return [kid for kid in kids.to_list() if kid not in self.steps]
+
+    def children(self, event_id: int) -> list[int]:
+        return self._below(event_id, first_only=False)
+
+    def has_children(self, event_id: int) -> bool:
+        return bool(self._below(event_id, first_only=True) or self.children(event_id))
+
+    def parent_of(self, event_id: int) -> int | None:
+        if self._range(event_id) is None:
+            return None
+        parent: int | None = self.trace.column("events", "parent")[self.trace.row(event_id)]
+        return parent
+
+    def visible(self, event_id: int) -> bool:
+        return self._range(event_id) is not None
+
+    def visible_ids(self) -> pl.Series:
+        return self.ids
+
+
+class _Filtered(_Shape):
+    """The CPU events a filter keeps (``kept``: their ids), python frames hidden or not: sorted
+    keys searched in O(log n) per question (columns, not Python lists)."""
+
+    def __init__(self, trace: Trace, kept: pl.DataFrame, hide_python: bool, steps: frozenset[int]) -> None:
+        tree = trace.visible_parents(hide_python).join(kept, on="id", how="semi", maintain_order="left")
+        events = trace.columns_of("events", "id", "track", "step_id")
+        tree = tree.with_columns(events.select("track", "step_id")[rows_of(events, tree["id"])])
+        self._ids = tree["id"]
+        by_id = tree.select("id", "parent").sort("id")
+        self._parents = _Index(by_id["id"], by_id["parent"])
+        step_ids = pl.Series(list(steps), dtype=pl.UInt32).implode()
+        nested = tree.filter(pl.col("parent").is_not_null() & ~pl.col("id").is_in(step_ids))
+        nested = nested.sort("parent", maintain_order=True)
+        self._children = _Index(nested["parent"], nested["id"])
+        self.roots = tree.filter(pl.col("parent").is_null() & ~pl.col("id").is_in(step_ids)).drop("parent")
+
+    def children(self, event_id: int) -> list[int]:
+        return self._children.of(event_id)
+
+    def has_children(self, event_id: int) -> bool:
+        return self._children.has(event_id)
+
+    def parent_of(self, event_id: int) -> int | None:
+        parent: int | None = self._parents.one(event_id)
+        return parent
+
+    def visible(self, event_id: int) -> bool:
+        return self._parents.has(event_id)
+
+    def visible_ids(self) -> pl.Series:
+        return self._ids
 
 
 class _Index:
