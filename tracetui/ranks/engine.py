@@ -146,7 +146,7 @@ def run_job(job: Job) -> RankResult:
         tables = rank_tables(trace, entry)
         summary = None
         if job.summary or job.dataset is not None:
-            from tracetui.report.summary_data import summary_data
+            from tracetui.insight.summary_data import summary_data
 
             summary = summary_data(trace)
         if job.dataset is not None:
