@@ -9,7 +9,9 @@ writes and what ``tracetui summary DATASET`` reads. Schema: docs/ranks.md.
 
 Big tables (``events``, ``kernels``, ``ops``) are for users who query the run themselves (polars,
 DuckDB, Spark); the cross-rank analysis reads only the small ones (``ranks``, ``steps``,
-``collectives``, ``kernel_names``) through lazy scans, so it works at any number of ranks.
+``collectives``, ``kernel_names``) through lazy scans, so it works at any number of ranks. The
+explorer reads one rank's ``events`` with its ``tracks`` and ``anomalies`` when the user opens that
+rank and its own trace is gone (:func:`rank_trace`).
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ if TYPE_CHECKING:
 
 SCHEMA = "tracetui.dataset/1"
 BIG_TABLES = ("events", "kernels", "ops")
+MODEL_TABLES = ("tracks", "anomalies")  # with ``events``: a rank's trace model, for the explorer
 SMALL_TABLES = {"ranks": "rank", "steps": "steps", "collectives": "collectives", "kernel_names": "kernels"}
-TABLE_NAMES = (*BIG_TABLES, *SMALL_TABLES)
+TABLE_NAMES = (*BIG_TABLES, *MODEL_TABLES, *SMALL_TABLES)
 PART = "part-0.parquet"
 
 
@@ -45,6 +48,8 @@ def write_rank(root: Path, trace: Trace, tables: RankTables, summary: dict[str, 
         "events": trace.events,
         "kernels": kernels_table(trace),
         "ops": trace.ops,
+        "tracks": trace.tracks,
+        "anomalies": trace.anomalies,
         **{table: getattr(tables, attr) for table, attr in SMALL_TABLES.items()},
     }
     for table, frame in frames.items():
@@ -137,3 +142,35 @@ def read_summary(root: Path, rank: int) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise TraceError(root, f"no readable summary for rank {rank} ({exc})") from None
     return data if isinstance(data, dict) else {}
+
+
+def rank_trace(root: Path, rank: int, path: Path) -> Trace:
+    """Rank ``rank``'s trace model from the dataset, for the explorer when its trace file (``path``)
+    is gone: its ``events``, ``tracks`` and ``anomalies`` partitions (only these three files are
+    read) and, from its stored summary, its devices and format. The raw args are not in the
+    dataset: the details show the promoted args only, and FLOPs (which need shapes) are unknown.
+    A dataset written before these tables existed says what to do instead."""
+    parts = {table: root / table / f"rank={rank}" / PART for table in ("events", *MODEL_TABLES)}
+    missing = [table for table, part in parts.items() if not part.is_file()]
+    if missing:
+        raise TraceError(
+            path,
+            f"rank {rank}'s trace is not there, and the dataset has no {' or '.join(missing)} table for "
+            "it (convert the run again with this version, or put the trace back)",
+        )
+    from tracetui.trace.model import Trace
+
+    facts = read_summary(root, rank).get("trace") or {}
+    devices = facts.get("devices")
+    return Trace(
+        path=path,
+        events=pl.scan_parquet(parts["events"]).collect(),
+        instants=pl.DataFrame(),
+        flows=pl.DataFrame(schema={"cat": pl.String}),
+        meta_events=pl.DataFrame(),
+        tracks=pl.read_parquet(parts["tracks"]),
+        anomalies=pl.read_parquet(parts["anomalies"]),
+        metadata={"deviceProperties": devices if isinstance(devices, list) else []},
+        format=f"{clean(str(facts.get('format') or 'trace'))}, from the dataset (no raw args)",
+        reader="dataset",
+    )

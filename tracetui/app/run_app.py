@@ -1,0 +1,253 @@
+"""``tracetui open`` on a distributed run (a directory of rank traces, files, a glob or a dataset).
+
+The run is analysed in a worker behind the loading screen (every rank's small tables, in parallel
+processes and from the derived cache: :func:`tracetui.ranks.run.report_for`), then the Ranks
+screen shows. Opening a rank loads its own trace in a worker (through ``tracetui.load`` and its
+cache), behind a loading screen the user can leave with Escape; the explorer of one rank is kept
+(installed) while the user looks at the Ranks screen, and dropped when another rank is opened, so
+one rank's trace is held at a time. Two ranks open in the comparison screen.
+
+The screen stack is always ``[default, current]`` (the Ranks screen, a rank's explorer or a
+loading screen), with the help, the tables and the comparison pushed on top.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import work
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from tracetui.app.app import TracetuiApp, explorer_sections, load_failed
+from tracetui.app.messages import DiffLoaded, LoadProgress
+from tracetui.app.rank_messages import (
+    CompareRanks,
+    LeaveRanks,
+    OpenRank,
+    RankFailed,
+    RankLoaded,
+    RunLoaded,
+    ShowRanks,
+)
+from tracetui.app.rank_palette import RankCommands
+from tracetui.app.screens.help import Section
+from tracetui.app.screens.loading import LoadingScreen
+
+if TYPE_CHECKING:
+    from tracetui.ranks.discover import Target
+    from tracetui.ranks.run import RunReport
+    from tracetui.ranks.view import RankChoice
+
+RANKS = "ranks"  # the installed Ranks screen
+EXPLORER = "rank-explorer"  # the installed explorer of the open rank
+TABLES = "tables"  # the explorer's tables screen (installed by the explorer)
+
+
+class RankLoadingScreen(LoadingScreen):
+    """A rank (or two) loading; Escape goes back to the Ranks screen (the result is dropped)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "leave", "Back to the ranks", id="rank_loading.back"),
+    ]
+
+    def action_leave(self) -> None:
+        self.post_message(ShowRanks())
+
+
+class RunApp(TracetuiApp):
+    """The explorer of a distributed run: the Ranks screen, and one rank at a time."""
+
+    COMMANDS = TracetuiApp.COMMANDS | {RankCommands}
+
+    def __init__(self, target: Target, name: str, *, freeze_gc: bool = False) -> None:
+        """``target``: the run (a rank set or a dataset); ``name``: how the screens call it.
+        ``freeze_gc``: full garbage collections only while the user is idle (nothing is frozen:
+        the ranks' traces come and go)."""
+        super().__init__()
+        self.target = target
+        self.freeze_gc = freeze_gc
+        self.run_name = name
+        self.report: RunReport | None = None
+        self.choices: list[RankChoice] = []
+        self.current: RankChoice | None = None  # the rank whose explorer is installed
+        self._ticket = 0  # answers to older requests (a rank, a comparison) are dropped
+
+    @property
+    def current_rank(self) -> int | None:
+        return None if self.current is None else self.current.rank
+
+    def on_mount(self) -> None:
+        self.push_screen(LoadingScreen(Path(self.run_name), title=f"the ranks of {self.run_name}"))
+        self.load_run()
+
+    # ---- the run --------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="load")
+    def load_run(self) -> None:
+        def progress(done: int, total: int) -> None:
+            self.post_message(LoadProgress(f"loading ranks: {done} of {total}"))
+
+        try:
+            from tracetui.ranks.run import report_for
+            from tracetui.ranks.view import run_tables
+
+            report = report_for(self.target, progress=progress, summary=False)
+            tables = run_tables(report)
+            from tracetui.app.screens import ranks  # noqa: F401 - imported here, off the UI thread
+
+            if self.freeze_gc:
+                self.start_idle_collection(freeze=False)
+        except Exception as exc:
+            self.post_message(load_failed(exc))
+        else:
+            self.post_message(RunLoaded(report, tables))
+
+    def on_run_loaded(self, message: RunLoaded) -> None:
+        from tracetui.app.screens.ranks import RanksScreen
+        from tracetui.ranks.view import rank_choices, run_facts, run_notes
+
+        self.report = message.report
+        self.choices = rank_choices(message.report)
+        facts = run_facts(message.report, self.run_name)
+        self.install_screen(RanksScreen(message.tables, facts, run_notes(message.report)), RANKS)
+        self.switch_screen(RANKS)
+
+    def on_show_ranks(self, _: ShowRanks) -> None:
+        self._ticket += 1  # a rank or comparison still loading is no longer wanted
+        while len(self.screen_stack) > 2:  # the help, the tables or a comparison on top
+            self.pop_screen()
+        if self.is_screen_installed(RANKS):
+            self.switch_screen(RANKS)
+
+    def on_leave_ranks(self, _: LeaveRanks) -> None:
+        if self.is_screen_installed(EXPLORER):
+            self.switch_screen(EXPLORER)
+        else:
+            self.notify("Enter opens the rank under the cursor.", timeout=3)
+
+    # ---- one rank ---------------------------------------------------------------------------------
+    def choice(self, rank: int) -> RankChoice | None:
+        return next((c for c in self.choices if c.rank == rank), None)
+
+    def on_open_rank(self, message: OpenRank) -> None:
+        choice = self.choice(message.rank)
+        if choice is None or self.report is None:
+            self.notify(f"No rank {message.rank} in this run.", severity="warning", timeout=3)
+            return
+        while len(self.screen_stack) > 2:
+            self.pop_screen()
+        if self.current is not None and self.current.rank == choice.rank:
+            self.switch_screen(EXPLORER)
+            return
+        self._ticket += 1
+        replaced = self.screen
+        self.switch_screen(RankLoadingScreen(choice.path, title=f"{choice.title}: {choice.path.name}"))
+        self._drop_explorer(replaced)
+        self.load_rank(choice, self._ticket)
+
+    def _drop_explorer(self, replaced: Screen[object] | None = None) -> None:
+        """Forget the open rank's explorer and its tables, so that one rank's trace is held at a
+        time (``replaced``: the screen a switch just took off the stack, which the switch removes)."""
+        for name in (TABLES, EXPLORER):
+            if self.is_screen_installed(name):
+                screen = self.get_screen(name)
+                self.uninstall_screen(name)
+                if screen is not replaced:
+                    screen.remove()
+        self.current = None
+
+    @work(thread=True, exclusive=True, group="rank")
+    def load_rank(self, choice: RankChoice, ticket: int) -> None:
+        def progress(stage: str) -> None:
+            if ticket == self._ticket:
+                self.post_message(LoadProgress(stage))
+
+        try:
+            from tracetui.ranks.run import rank_trace
+            from tracetui.views.tree import TreeModel
+
+            trace = rank_trace(self.target, choice.rank, progress)
+            progress("building the tree")
+            model = TreeModel(trace)
+            model.hottest_path()  # decodes the hot chain's kernel names off the UI thread
+            from tracetui.app.screens import rank_explorer  # noqa: F401 - imported here, off the UI thread
+        except Exception as exc:
+            self.post_message(RankFailed(choice, load_failed(exc).line, ticket))
+        else:
+            self.post_message(RankLoaded(choice, trace, model, ticket))
+
+    def on_rank_loaded(self, message: RankLoaded) -> None:
+        if message.ticket != self._ticket or self.report is None:
+            return
+        from tracetui.app.screens.rank_explorer import RankExplorerScreen
+
+        screen = RankExplorerScreen(
+            message.trace, message.model, choice=message.choice, choices=self.choices, report=self.report
+        )
+        self.install_screen(screen, EXPLORER)
+        self.current = message.choice
+        self.switch_screen(EXPLORER)
+
+    def on_rank_failed(self, message: RankFailed) -> None:
+        if message.ticket != self._ticket:
+            return
+        self.switch_screen(RANKS)
+        self.notify(message.line, title=f"{message.choice.title} not loaded", severity="error", markup=False)
+
+    # ---- two ranks ----------------------------------------------------------------------------------
+    def on_compare_ranks(self, message: CompareRanks) -> None:
+        a, b = self.choice(message.a), self.choice(message.b)
+        if a is None or b is None or a.rank == b.rank:
+            self.notify("Compare needs two different ranks of this run.", severity="warning", timeout=3)
+            return
+        while len(self.screen_stack) > 2:
+            self.pop_screen()
+        self._ticket += 1
+        self.push_screen(RankLoadingScreen(a.path, title=f"rank {a.rank} and rank {b.rank}"))
+        self.load_pair(a, b, self._ticket)
+
+    @work(thread=True, exclusive=True, group="rank-pair")
+    def load_pair(self, a: RankChoice, b: RankChoice, ticket: int) -> None:
+        def progress(stage: str) -> None:
+            if ticket == self._ticket:
+                self.post_message(LoadProgress(stage))
+
+        try:
+            from tracetui.app.diff_app import compare_traces
+            from tracetui.ranks.run import rank_paths
+
+            path_a, path_b = rank_paths(self.target, [a.rank, b.rank])
+            data, model = compare_traces(path_a, path_b, progress)
+            from tracetui.app.screens import rank_diff  # noqa: F401 - imported here, off the UI thread
+        except Exception as exc:
+            if ticket == self._ticket:
+                self.call_from_thread(self._pair_failed, load_failed(exc).line)
+        else:
+            if ticket == self._ticket:
+                self.post_message(DiffLoaded(data, model))
+
+    def _pair_failed(self, line: str) -> None:
+        if isinstance(self.screen, RankLoadingScreen):
+            self.pop_screen()
+        self.notify(line, title="comparison not opened", severity="error", markup=False)
+
+    def on_diff_loaded(self, message: DiffLoaded) -> None:
+        from tracetui.app.screens.rank_diff import RankDiffScreen
+
+        if isinstance(self.screen, RankLoadingScreen):
+            self.switch_screen(RankDiffScreen(message.data, message.model))
+
+    # ---- keys -----------------------------------------------------------------------------------------
+    def help_sections(self) -> list[Section]:
+        from tracetui.app.screens.rank_explorer import RankExplorerScreen
+        from tracetui.app.screens.ranks import RanksScreen
+        from tracetui.app.widgets.rank_table import RankTable
+
+        run: list[BindingType] = [*RanksScreen.BINDINGS, *RankTable.BINDINGS]
+        return [
+            ("Ranks screen", run),
+            ("A rank", RankExplorerScreen.BINDINGS),
+            *explorer_sections(),
+            ("Everywhere", self.everywhere()),
+        ]
