@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -133,3 +134,40 @@ def test_ray_writes_the_same_dataset_and_summary(tmp_path: Path) -> None:
     for table in dataset.TABLE_NAMES:
         assert_frame_equal(a[table], b[table])
     assert ranks_data(report_for(remote, rank=2)) == ranks_data(report_for(local, rank=2))
+
+
+def test_a_ranks_tree_comes_from_its_trace_else_from_the_dataset(tmp_path: Path) -> None:
+    """`open DATASET`: a rank's own trace while it is there and unchanged; else its events, tracks
+    and anomalies read from the dataset (the same tables), without raw args; a dataset without them
+    says what to do."""
+    import tracetui
+    from tracetui.ranks.run import rank_trace
+    from tracetui.views.tables import build_tables
+    from tracetui.views.tree import TreeModel
+
+    traces = Path(shutil.copytree(GLOO4, tmp_path / "traces"))
+    files = sorted(traces.glob("*.json.gz"))
+    out = tmp_path / "ds"
+    _convert(out, traces)
+    original = tracetui.load(files[2])
+    assert rank_trace(out, 2).reader != "dataset"
+
+    files[2].unlink()
+    from_dataset = rank_trace(out, 2)
+    assert from_dataset.reader == "dataset" and from_dataset.format.endswith("from the dataset (no raw args)")
+    assert from_dataset.path == files[2]
+    for table in ("events", "tracks", "anomalies"):
+        assert_frame_equal(getattr(from_dataset, table), getattr(original, table))
+    assert [d["name"] for d in from_dataset.devices] == [d["name"] for d in original.devices]
+    shown, expected = TreeModel(from_dataset), TreeModel(original)
+    assert [shown.label(k) for k in shown.tops()] == [expected.label(k) for k in expected.tops()]
+    assert_frame_equal(build_tables(from_dataset)["kernels"].frame, build_tables(original)["kernels"].frame)
+    assert from_dataset.event_args(int(from_dataset.events["id"][0])) == {}  # no raw args
+
+    shutil.copy(files[0], files[2])  # another trace now at rank 2's path: not the one converted
+    assert rank_trace(out, 2).reader == "dataset"
+
+    shutil.rmtree(out / "tracks" / "rank=2")
+    files[2].unlink()
+    with pytest.raises(TraceError, match=r"no tracks table for it \(convert the run again"):
+        rank_trace(out, 2)

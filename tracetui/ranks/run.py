@@ -138,9 +138,10 @@ def rank_paths(target: Target, ranks: Sequence[int]) -> list[Path]:
 
 def rank_trace(target: Target, rank: int, progress: Callable[[str], None] | None = None) -> Trace:
     """Rank ``rank``'s own trace, through :func:`tracetui.load` and its cache. For a dataset, the
-    trace file it was converted from while it is still there and unchanged (as many events as the
-    dataset's summary of it counts), else the rank's events read from the dataset
+    trace file it was converted from while it is still there and unchanged (the events and the
+    time span the dataset's summary of it says), else the rank's events read from the dataset
     (:func:`tracetui.ranks.dataset.rank_trace`)."""
+    from tracetui.insight.report import span_us
     from tracetui.trace import load
 
     if isinstance(target, RankSet):
@@ -150,7 +151,8 @@ def rank_trace(target: Target, rank: int, progress: Callable[[str], None] | None
         raise TraceError(target, f"no rank {rank} in the dataset; ranks: {', '.join(map(str, files))}")
     if files[rank].is_file():
         trace = load(files[rank], progress=progress)
-        if trace.event_count == (dataset.read_summary(target, rank).get("trace") or {}).get("events"):
+        converted = dataset.read_summary(target, rank).get("trace") or {}
+        if (trace.event_count, span_us(trace)) == (converted.get("events"), converted.get("span_us")):
             return trace
     return dataset.rank_trace(target, rank, files[rank])
 

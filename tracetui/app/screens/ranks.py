@@ -62,6 +62,7 @@ class RanksScreen(Screen[None]):
     RanksScreen #ranks-legend { height: auto; color: $text-muted; padding: 0 1; }
     RanksScreen #ranks-hint { height: 1; color: $text-muted; padding: 0 1; }
     RanksScreen RankTable { height: 1fr; }
+    RanksScreen.-narrow #ranks-legend { display: none; }
     """
 
     def __init__(
@@ -81,7 +82,7 @@ class RanksScreen(Screen[None]):
         yield Static(id="ranks-caption")
         yield RankTable(id="rank-table")
         yield Static(id="ranks-legend")
-        yield Static(HINT, id="ranks-hint", markup=False)
+        yield Static(Content(HINT), id="ranks-hint")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -160,6 +161,18 @@ class RanksScreen(Screen[None]):
         else:
             self.marked = (*self.marked, rank)[-2:]
         self.table.set_marks(frozenset(self.tables[self.active].highlight), self.marked)
+        self._draw_hint()
+
+    def _draw_hint(self) -> None:
+        if not self.marked:
+            self.query_one("#ranks-hint", Static).update(Content(HINT))
+            return
+        marked = " and ".join(f"rank {r}" for r in self.marked)
+        what = "c: compare them" if len(self.marked) == 2 else "c: compare it with the cursor's rank"
+        hint = Content.assemble(
+            ("marked: ", "$text-muted"), (marked, "bold $text-accent"), f" · {what} · space: unmark"
+        )
+        self.query_one("#ranks-hint", Static).update(hint)
 
     def action_compare(self) -> None:
         pair = self.marked

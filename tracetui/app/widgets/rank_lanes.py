@@ -1,7 +1,7 @@
 """One lane per rank for one step, aligned at each rank's step start (Line API).
 
 Each lane is the rank's step on a time axis shared by every lane (0 = its own step start): ``─``
-while it works, ``▒`` while it is inside a collective (waiting for the others included), ``▼``
+while it works, ``━`` while it is inside a collective (waiting for the others included), ``▼``
 where it arrives at one — in the error colour for the rank that came last, whom the others waited
 for. On the right, the step's length and its GPU time split into compute, communication,
 memcpy/memset and idle (a bar of shares). The data is :func:`tracetui.ranks.view.step_lanes`.
@@ -114,7 +114,7 @@ class RankLanes(CachedStyles, Widget):
         base = self.base_style + self._style("axis")
         step = f"step #{self.step}" if self.step is not None else "ranks"
         left = (
-            f" {step}: each rank from its step start · ▼ arrives at a collective (red: last) · ▒ inside one"
+            f" {step}: each rank from its step start · ▼ arrives at a collective (red: last) · ━ inside one"
         )
         right = f"0 → {fmt.duration(self.span_ns / 1000)}" if self.lanes else ""
         cells = max(0, width - LABEL_WIDTH - LENGTH_WIDTH - BAR_WIDTH - 2)
@@ -149,7 +149,7 @@ class RankLanes(CachedStyles, Widget):
                 last = any(a.last for a in here)
                 segments.append(Segment("▼", styles["last" if last else "arrival"]))
             elif any(a.at_ns < hi and a.at_ns + a.dur_ns > lo for a in arrivals):
-                segments.append(Segment("▒", styles["collective"]))
+                segments.append(Segment("━", styles["collective"]))
             else:
                 segments.append(Segment("─", styles["work"]))
         segments.append(Segment(pad(fmt.duration(lane.length_ns / 1000), LENGTH_WIDTH, "right") + " ", base))
