@@ -53,7 +53,7 @@ class TracetuiApp(IdleCollection):
     ]
 
     def on_load_progress(self, message: LoadProgress) -> None:
-        if isinstance(self.screen, LoadingScreen):
+        if self.screen_stack and isinstance(self.screen, LoadingScreen):  # none: the app is leaving
             self.screen.show_stage(message.stage)
 
     def on_load_failed(self, message: LoadFailed) -> None:

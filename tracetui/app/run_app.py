@@ -7,8 +7,9 @@ cache), behind a loading screen the user can leave with Escape; the explorer of 
 (installed) while the user looks at the Ranks screen, and dropped when another rank is opened, so
 one rank's trace is held at a time. Two ranks open in the comparison screen.
 
-The screen stack is always ``[default, current]`` (the Ranks screen, a rank's explorer or a
-loading screen), with the help, the tables and the comparison pushed on top.
+The screen stack is ``[default, base]`` — the Ranks screen before a rank is open, then the rank's
+explorer or a loading screen — with the Ranks screen pushed over the explorer (so that going back
+pops it, without restyling the explorer), and the help, the tables and the comparison on top.
 """
 
 from __future__ import annotations
@@ -114,15 +115,26 @@ class RunApp(TracetuiApp):
         self.switch_screen(RANKS)
 
     def on_show_ranks(self, _: ShowRanks) -> None:
-        self._ticket += 1  # a rank or comparison still loading is no longer wanted
-        while len(self.screen_stack) > 2:  # the help, the tables or a comparison on top
+        """The Ranks screen: pushed over the rank's explorer (popping it back costs no restyle),
+        or in place of a loading screen (whose rank or comparison is then not wanted)."""
+        if not self.is_screen_installed(RANKS):
+            return
+        self._ticket += 1
+        ranks = self.get_screen(RANKS)
+        if ranks in self.screen_stack:
+            while self.screen is not ranks:
+                self.pop_screen()
+            return
+        while len(self.screen_stack) > 2:  # the help, the tables, a comparison on top
             self.pop_screen()
-        if self.is_screen_installed(RANKS):
+        if isinstance(self.screen, LoadingScreen):
             self.switch_screen(RANKS)
+        else:
+            self.push_screen(RANKS)
 
     def on_leave_ranks(self, _: LeaveRanks) -> None:
-        if self.is_screen_installed(EXPLORER):
-            self.switch_screen(EXPLORER)
+        if self.is_screen_installed(EXPLORER) and len(self.screen_stack) > 2:
+            self.pop_screen()  # the explorer is under the Ranks screen
         else:
             self.notify("Enter opens the rank under the cursor.", timeout=3)
 
@@ -138,7 +150,7 @@ class RunApp(TracetuiApp):
         while len(self.screen_stack) > 2:
             self.pop_screen()
         if self.current is not None and self.current.rank == choice.rank:
-            self.switch_screen(EXPLORER)
+            self.switch_screen(EXPLORER)  # already the top, unless a load failed meanwhile
             return
         self._ticket += 1
         replaced = self.screen
