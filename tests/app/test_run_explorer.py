@@ -385,3 +385,45 @@ async def test_open_dataset_shows_the_runs_tables_and_a_rank_from_its_events(tmp
         await pilot.press("right_square_bracket")
         await settle(pilot)
         assert explorer(app).trace.reader != "dataset"  # rank 2's trace is still there
+
+
+RUN_IN_PROCESSES = """
+import asyncio, sys
+from tests.app.conftest import settle
+from tracetui.app.run_app import RunApp
+from tracetui.ranks import engine
+from tracetui.ranks.discover import resolve
+
+engine.IN_PROCESS_BYTES = 0  # the fixture's ranks in worker processes, as big traces are
+
+
+async def main() -> None:
+    app = RunApp(resolve([sys.argv[1]]), "run")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        print(type(app.screen).__name__)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
+"""
+
+
+def test_ranks_load_in_worker_processes_under_the_app(tmp_path: Path) -> None:
+    """Textual replaces stderr by a stream without a file descriptor; the worker processes of a big
+    run (multiprocessing's resource tracker) need one: it is started before the app takes over."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "run_in_processes.py"
+    script.write_text(RUN_IN_PROCESSES)
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(script), str(GLOO4)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=root,
+        env={**__import__("os").environ, "PYTHONPATH": str(root)},
+    )
+    assert done.stdout.strip().splitlines()[-1] == "RanksScreen", done.stdout + done.stderr

@@ -69,6 +69,10 @@ class RunApp(TracetuiApp):
         super().__init__()
         self.target = target
         self.freeze_gc = freeze_gc
+        if not isinstance(target, Path):  # before Textual captures stderr (see prepare_workers)
+            from tracetui.ranks.engine import prepare_workers
+
+            prepare_workers(target.ranks)
         self.run_name = name
         self.report: RunReport | None = None
         self.choices: list[RankChoice] = []
