@@ -92,11 +92,11 @@ def open_command(traces: tuple[Path, ...], expect: Path | None) -> int:
     """
     if not traces or (len(traces) == 1 and traces[0].is_file()):
         return open_trace(traces[0] if traces else None, expect)
-    from tracetui.ranks.discover import is_run, resolve
+    from tracetui.ranks.discover import is_dataset, resolve
 
     target = resolve(traces)
-    if not is_run(target):
-        return open_trace(target, expect)  # type: ignore[arg-type]
+    if isinstance(target, Path) and not is_dataset(target):
+        return open_trace(target, expect)
     if expect is not None:
         raise click.UsageError("--expect checks one trace: give one rank's trace with it")
     return open_run(target)

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.screen import Screen
+from textual.widgets import ProgressBar, Static
 
 from tracetui.app.app import TracetuiApp, explorer_sections, load_failed
 from tracetui.app.messages import DiffLoaded, LoadProgress
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from tracetui.ranks.view import RankChoice
 
 RANKS = "ranks"  # the installed Ranks screen
+LOADING = "rank-loading"  # the installed loading screen of a rank
 EXPLORER = "rank-explorer"  # the installed explorer of the open rank
 TABLES = "tables"  # the explorer's tables screen (installed by the explorer)
 
@@ -55,6 +58,15 @@ class RankLoadingScreen(LoadingScreen):
 
     def action_leave(self) -> None:
         self.post_message(ShowRanks())
+
+    def restart(self, path: Path, title: str) -> None:
+        """Show the loading of another rank (the screen is kept and reused: no mount per rank)."""
+        self.path, self.label = path, title
+        for label in self.query("#loading-title").results(Static):
+            label.update(Content.assemble("Loading ", (title, "bold $text-accent")))
+        for bar in self.query(ProgressBar).results(ProgressBar):
+            bar.update(progress=0)
+        self.show_stage("starting")
 
 
 class RunApp(TracetuiApp):
@@ -157,21 +169,34 @@ class RunApp(TracetuiApp):
             self.switch_screen(EXPLORER)  # already the top, unless a load failed meanwhile
             return
         self._ticket += 1
-        replaced = self.screen
-        self.switch_screen(RankLoadingScreen(choice.path, title=f"{choice.title}: {choice.path.name}"))
-        self._drop_explorer(replaced)
+        old = self._installed(TABLES, EXPLORER)
+        self.current = None
+        self.switch_screen(self._loading(choice))
+        self.call_after_refresh(self._drop, old)  # after the loading screen's first frame
         self.load_rank(choice, self._ticket)
 
-    def _drop_explorer(self, replaced: Screen[object] | None = None) -> None:
-        """Forget the open rank's explorer and its tables, so that one rank's trace is held at a
-        time (``replaced``: the screen a switch just took off the stack, which the switch removes)."""
-        for name in (TABLES, EXPLORER):
-            if self.is_screen_installed(name):
-                screen = self.get_screen(name)
+    def _loading(self, choice: RankChoice) -> str:
+        """The (installed, reused) loading screen, showing ``choice``."""
+        title = f"{choice.title}: {choice.path.name}"
+        if not self.is_screen_installed(LOADING):
+            self.install_screen(RankLoadingScreen(choice.path, title=title), LOADING)
+        else:
+            screen = self.get_screen(LOADING)
+            assert isinstance(screen, RankLoadingScreen)
+            screen.restart(choice.path, title)
+        return LOADING
+
+    def _installed(self, *names: str) -> dict[str, Screen[object]]:
+        return {name: self.get_screen(name) for name in names if self.is_screen_installed(name)}
+
+    def _drop(self, screens: dict[str, Screen[object]]) -> None:
+        """Forget a rank's explorer and its tables screen (so that one rank's trace is held at a
+        time), unless they were replaced meanwhile or are shown."""
+        for name, screen in screens.items():
+            mine = self.is_screen_installed(name) and self.get_screen(name) is screen
+            if mine and screen not in self.screen_stack:
                 self.uninstall_screen(name)
-                if screen is not replaced:
-                    screen.remove()
-        self.current = None
+                screen.remove()
 
     @work(thread=True, exclusive=True, group="rank")
     def load_rank(self, choice: RankChoice, ticket: int) -> None:
@@ -198,6 +223,7 @@ class RunApp(TracetuiApp):
             return
         from tracetui.app.screens.rank_explorer import RankExplorerScreen
 
+        self._drop(self._installed(TABLES, EXPLORER))
         screen = RankExplorerScreen(
             message.trace, message.model, choice=message.choice, choices=self.choices, report=self.report
         )

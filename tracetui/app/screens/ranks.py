@@ -21,6 +21,7 @@ from tracetui.app.rank_messages import CompareRanks, LeaveRanks, OpenRank
 from tracetui.app.widgets.rank_table import RankTable
 from tracetui.app.widgets.table_view import TableState
 from tracetui.ranks.view import RUN_TABLE_TITLES, RUN_TABLES, TableView, display_columns
+from tracetui.views.tables import Column
 
 HINT = "Enter: open the rank · space: mark · c: compare two · s: sort · Esc: back to the rank"
 
@@ -75,6 +76,7 @@ class RanksScreen(Screen[None]):
         self.active = initial
         self.marked: tuple[int, ...] = ()
         self._states: dict[str, TableState] = {}
+        self._columns: dict[str, list[Column]] = {}
 
     def compose(self) -> ComposeResult:
         yield Static(self._facts_content(), id="ranks-facts")
@@ -105,7 +107,7 @@ class RanksScreen(Screen[None]):
             self._states[self.active] = table.state()
         self.active = key
         view = self.tables[key]
-        columns = display_columns(view)
+        columns = self._columns.get(key) or self._columns.setdefault(key, display_columns(view))
         state = self._states.get(key)
         if state is not None:
             table.restore(state, columns)
