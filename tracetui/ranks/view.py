@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui import formatting as fmt
+from tracetui.ranks.analysis import straggler_of
 from tracetui.ranks.collectives import pretty
 from tracetui.safetext import clean
 from tracetui.views import tables as table_views
@@ -130,8 +131,9 @@ def ranks_table(report: RunReport) -> TableView:
         pl.when(window > 0).then(100.0 * pl.col(f"{part}_us") / window).alias(f"{part}_pct") for part in PARTS
     ]
     frame = analysis.ranks.with_columns(share).select([c.key for c in RANK_COLUMNS])
-    straggler = analysis.stragglers.head(1)["rank"].to_list() if "arrives last" in analysis.verdict else []
-    return TableView(frame, RANK_COLUMNS, tuple(straggler), analysis.verdict, RANK_LEGEND)
+    straggler = straggler_of(analysis.stragglers)
+    highlight = () if straggler is None else (straggler,)
+    return TableView(frame, RANK_COLUMNS, highlight, analysis.verdict, RANK_LEGEND)
 
 
 COLLECTIVE_COLUMNS = (
