@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tracetui.errors import TraceError
+from tracetui.output import write_file
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -110,15 +111,13 @@ def write_table(frame: pl.DataFrame, fmt: str, output: Path | None, source: Path
         frame.write_csv(buffer) if fmt == "csv" else frame.write_json(buffer)
         sys.stdout.write(buffer.getvalue() + ("" if fmt == "csv" else "\n"))
         return
+    writers = {"csv": frame.write_csv, "parquet": frame.write_parquet, "json": frame.write_json}
     try:
-        if fmt == "csv":
-            frame.write_csv(output)
-        elif fmt == "parquet":
-            frame.write_parquet(output)
-        else:
-            frame.write_json(output)
+        write_file(output, writers[fmt])  # whole or not at all: a full disk leaves no partial file
     except OSError as exc:
         raise TraceError(output, f"cannot write: {exc.strerror or exc}") from None
+    except pl.exceptions.PolarsError as exc:  # parquet's I/O errors (a full disk) come this way
+        raise TraceError(output, f"cannot write: {exc}") from None
 
 
 def _flatten_lists(frame: pl.DataFrame) -> pl.DataFrame:
