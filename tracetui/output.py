@@ -52,7 +52,7 @@ class _GuardedStdout:
 def guard_stdout() -> None:
     """Route ``sys.stdout`` through the guard (once; for the CLI's process)."""
     if not isinstance(sys.stdout, _GuardedStdout) and sys.stdout is not None:
-        sys.stdout = _GuardedStdout(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = _GuardedStdout(sys.stdout)
 
 
 def _failure(exc: OSError) -> Exception:
