@@ -25,7 +25,7 @@ COMMANDS: dict[str, str] = {
     "summary": "tracetui.report.commands:summary_command",
     "export": "tracetui.report.commands:export_command",
     "capture": "tracetui.capture.command:capture_command",
-    "diff": "tracetui.compare.command:diff_command",
+    "diff": "tracetui.app.command:diff_command",
     "check": "tracetui.compare.command:check_command",
 }
 

@@ -22,8 +22,6 @@ from tracetui.trace import native
 from tracetui.trace.categories import CALL_RANK, GPU_LANE, LAUNCH_CALLS, NEST_RANK, OTHER_RANK
 from tracetui.trace.vector import depths, nearest_marked_ancestor, prev_at_least_self
 
-TREE_COLUMNS = ("track", "pos", "end_pos", "parent", "depth")
-
 
 def rank_expr() -> pl.Expr:
     """Tie-break rank of identical intervals: the outer kind first."""
