@@ -17,7 +17,7 @@ import click
 from tracetui import __version__
 from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, TraceError
 from tracetui.output import StdoutClosed, guard_stdout
-from tracetui.safetext import clean
+from tracetui.safetext import shown
 
 # command name -> "module:attribute" of its click.Command
 COMMANDS: dict[str, str] = {
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         ctx = getattr(exc, "ctx", None)
         where = ctx.command_path if ctx is not None else "tracetui"
-        _say(f"{where}: {clean(exc.format_message())} (see --help)")
+        _say(f"{where}: {shown(exc.format_message())} (see --help)")
         code = exc.exit_code
     except KeyboardInterrupt:
         _say("tracetui: interrupted")
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
         if os.environ.get("TRACETUI_DEBUG"):
             raise
         _say(
-            f"tracetui: internal error: {type(exc).__name__}: {clean(str(exc))} "
+            f"tracetui: internal error: {type(exc).__name__}: {shown(str(exc))} "
             "(TRACETUI_DEBUG=1 shows the traceback)"
         )
         code = EXIT_INTERNAL

@@ -70,7 +70,7 @@ def _silence_stdout() -> None:
         os.close(devnull)
 
 
-def write_file(target: Path, write: Callable[[Path], None]) -> None:
+def write_file(target: Path, write: Callable[[Path], object]) -> None:
     """Call ``write`` on a temporary path in ``target``'s folder, then rename it to ``target``.
 
     The temporary file is removed if anything fails. A target that exists and is not a regular
