@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui.insight.kernel_names import kernel_name_columns
+from tracetui.insight.memory import memory_of
 from tracetui.insight.report import (
     annotation_verdicts,
     compile_overheads,
@@ -21,6 +22,7 @@ from tracetui.insight.report import (
     span_us,
     step_verdicts,
 )
+from tracetui.report.memory_data import memory_data
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -56,7 +58,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
             "tracetui_metadata": trace.metadata.get("tracetui"),
         },
         "counts": _counts(trace),
-        "steps": _records(
+        "steps": records(
             steps,
             [
                 "name",
@@ -75,7 +77,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
             ],
             rename={"dur": "cpu_us"},
         ),
-        "annotations": _records(
+        "annotations": records(
             annotations,
             [
                 "name",
@@ -94,7 +96,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
                 "verdict",
             ],
         ),
-        "ops": _records(
+        "ops": records(
             trace.ops,
             [
                 "name",
@@ -109,7 +111,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
                 "launches_kernels",
             ],
         ),
-        "kernels": _records(
+        "kernels": records(
             _decoded_kernels(trace),
             [
                 "name",
@@ -127,8 +129,8 @@ def summary_data(trace: Trace) -> dict[str, Any]:
                 "launched_via",
             ],
         ),
-        "runtime": _records(trace.runtime, ["name", "calls", "cpu_us", "gpu_events", "kernels", "gpu_us"]),
-        "rooflines": _records(
+        "runtime": records(trace.runtime, ["name", "calls", "cpu_us", "gpu_events", "kernels", "gpu_us"]),
+        "rooflines": records(
             kernel_rooflines(trace),
             [
                 "name",
@@ -146,10 +148,10 @@ def summary_data(trace: Trace) -> dict[str, Any]:
                 "verdict",
             ],
         ),
-        "compile_overheads": _records(compile_overheads(trace), ["name", "calls", "avg_us", "total_us"]),
+        "compile_overheads": records(compile_overheads(trace), ["name", "calls", "avg_us", "total_us"]),
         "orphans": {
             "count": len(trace.orphans),
-            "items": _records(
+            "items": records(
                 trace.orphans.head(ORPHAN_LIMIT),
                 ["id", "name", "cat", "ts", "dur", "device", "stream", "correlation"],
                 rename={"cat": "category"},
@@ -160,6 +162,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
             "by_kind": _value_counts(trace.anomalies, "kind"),
             "items": _anomaly_records(trace),
         },
+        "memory": memory_data(memory_of(trace), trace.t0_ns),
     }
 
 
@@ -206,9 +209,10 @@ def _value_counts(frame: pl.DataFrame, column: str) -> dict[str, int]:
     return {str(k): int(v) for k, v in counts.iter_rows()}
 
 
-def _records(
+def records(
     frame: pl.DataFrame, columns: list[str], rename: dict[str, str] | None = None
 ) -> list[dict[str, Any]]:
+    """Rows of ``frame`` as JSON-ready dicts with ``columns`` (those present), renamed."""
     present = [c for c in columns if c in frame.columns]
     rows = frame.select(present).rename(rename or {}, strict=False)
     return [_finite(row) for row in rows.iter_rows(named=True)]
@@ -236,4 +240,4 @@ def _anomaly_records(trace: Trace) -> list[dict[str, Any]]:
             maintain_order="left",
         )
     )
-    return _records(rows, ["kind", "event_id", "event", "other_id", "other"])
+    return records(rows, ["kind", "event_id", "event", "other_id", "other"])
