@@ -16,6 +16,7 @@ from tracetui.output import write_file
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TRACE = str(FIXTURES / "mlp_eager.json.gz")
+RANKS = str(FIXTURES / "ranks" / "gloo_4rank_mlp")
 EXPECT_FAILS = '[[expect]]\nop = "aten::addmm"\ncount = 1000\n'
 ENV = dict(os.environ, TRACETUI_NO_CACHE="1")
 
@@ -41,10 +42,25 @@ def commands(tmp_path: Path) -> dict[str, list[str]]:
         "diff --json": ["diff", "--json", TRACE, TRACE],
         "check": ["check", TRACE, "--expect", str(expect)],
         "check --json": ["check", "--json", TRACE, "--expect", str(expect)],
+        "summary RANKS": ["summary", RANKS],
+        "summary --json RANKS": ["summary", "--json", RANKS],
+        "export RANKS": ["export", RANKS, "--table", "ranks"],
     }
 
 
-NAMES = ("summary", "summary --json", "export", "export -o -", "diff", "diff --json", "check", "check --json")
+NAMES = (
+    "summary",
+    "summary --json",
+    "export",
+    "export -o -",
+    "diff",
+    "diff --json",
+    "check",
+    "check --json",
+    "summary RANKS",
+    "summary --json RANKS",
+    "export RANKS",
+)
 
 
 @pytest.mark.parametrize("name", NAMES)
