@@ -31,6 +31,7 @@ REPAIRABLE = (
     "quote",
     "backslash",
     "comma",
+    "control between",
 )
 CORRUPTIONS = (*REPAIRABLE, "garbage")  # garbage: not JSON at all; that event may be skipped (reported)
 
@@ -83,6 +84,11 @@ def corrupt(text: bytes, kind: str, choose: Choose) -> bytes | None:
         ]
         at = closers[choose(len(closers))]
         return text[:at] + b"," + text[at:]
+    if kind == "control between":  # a raw control character where whitespace may stand
+        gaps = [m.start() for m in re.finditer(rb"[,:{\[]", outside)]
+        at = gaps[choose(len(gaps))] + 1
+        controls = _CONTROLS.translate(None, b"\t\n\r")  # those three are JSON whitespace there
+        return text[:at] + controls[choose(len(controls))].to_bytes(1, "big") + text[at:]
     if kind == "garbage":
         colons = [m.start() for m in re.finditer(rb":", outside)]
         at = colons[choose(len(colons))]

@@ -136,21 +136,23 @@ _STRING = rb'"(?:[\x20\x21\x23-\x5b\x5d-\x7f]++|' + _UTF8 + rb"|" + _ESCAPE + rb
 _KEY_LIKE = rb'"(?:[^"\\\n]++|\\.)*+"'
 # Where a string can end: a value in an object before a comma and the next key, or before the
 # object's end and what may follow an object; any other string before a structural character.
-_VALUE_END = rb"(?=" + _WS + rb"(?:," + _WS + _KEY_LIKE + _WS + rb":|\}" + _WS + rb"(?:[,}\]]|\Z)))"
-_OTHER_END = rb"(?=" + _WS + rb"(?:[,:\]}]|\Z))"
+# Raw control characters count as the whitespace they stand in (they are repaired on their own).
+_GAP = rb"[\x00-\x20]*+"
+_VALUE_END = rb"(?=" + _GAP + rb"(?:," + _GAP + _KEY_LIKE + _GAP + rb":|\}" + _GAP + rb"(?:[,}\]]|\Z)))"
+_OTHER_END = rb"(?=" + _GAP + rb"(?:[,:\]}]|\Z))"
 _NUMBER = rb"-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?(?:[eE][+-]?[0-9]{1,2}(?![0-9]))?(?![0-9.eE])"
 _VALID_RUN = re.compile(
-    rb"(?:[ \t\n\r]++|[\[\]{}]|,(?!" + _WS + rb"[\]}])"
+    rb"(?:[ \t\n\r]++|[\[\]{}]|,(?!" + _GAP + rb"[\]}])"
     rb"|:" + _WS + rb"(?:" + _STRING + _VALUE_END + rb'|(?!"))'
     rb"|" + _STRING + _OTHER_END + rb"|" + _NUMBER + rb"|(?:true|false|null)(?![A-Za-z0-9_]))*+"
 )
 _STRING_ENDS = {"value": re.compile(_VALUE_END), "other": re.compile(_OTHER_END)}
 _TO_QUOTE = re.compile(rb'(?:[^"\\]++|\\.)*+', re.DOTALL)  # up to the next unescaped quote
-_EVENT_BOUNDARY = re.compile(rb"\}" + _WS + rb"," + _WS + rb"\{" + _WS + rb'"')
+_EVENT_BOUNDARY = re.compile(rb"\}" + _GAP + rb"," + _GAP + rb"\{" + _GAP + rb'"')
 _WHITESPACE = re.compile(_WS)
 _NOT_A_NUMBER = re.compile(rb"-?(?:NaN|Infinity)(?![A-Za-z0-9_])")
 _NUMBER_LIKE = re.compile(rb"-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?")
-_TRAILING_COMMA = re.compile(rb"," + _WS + rb"[\]}]")
+_TRAILING_COMMA = re.compile(rb"," + _GAP + rb"[\]}]")
 _IN_STRING = re.compile(  # 1: valid escape, 2: lone surrogate, 3: stray backslash, 4: quote, 5: control
     r"(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u(?![dD][89a-fA-F])[0-9a-fA-F]{4}"
     r'|\\["\\/bfnrt])|(\\u[dD][89a-fA-F][0-9a-fA-F]{2})|(\\)|(")|([\x00-\x1f])'
