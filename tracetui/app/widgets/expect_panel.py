@@ -59,7 +59,7 @@ def check_row(result: Result) -> Content:
         "  ",
         pad(expectation, EXPECTATION_WIDTH),
         "  ",
-        (result.actual, "" if result.passed else "$text-warning"),
+        (shown(result.actual), "" if result.passed else "$text-warning"),  # may quote trace names
     )
 
 
