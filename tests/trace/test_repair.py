@@ -236,3 +236,25 @@ def test_repairs_are_local_so_a_block_repairs_as_its_events_do(
     separator = b"," if layout == "compact" else b", " if layout == "json.dump" else b",\n"
     whole, _ = repair.patch_known_defects(separator.join(texts))
     assert whole == separator.join(repair.patch_known_defects(text)[0] for text in texts)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(traces(), st.sampled_from(sorted(LAYOUTS)), st.sampled_from(REPAIRABLE), st.data())
+def test_the_whole_events_before_a_broken_token_need_no_repair(
+    events: list[dict[str, Any]], layout: str, kind: str, data: st.DataObject
+) -> None:
+    """The decoder skips the run of whole events before the first broken token (names full of
+    ``}, {`` and quotes included): repairing the rest gives what repairing everything gives."""
+    choose = lambda n: data.draw(st.integers(0, n - 1))  # noqa: E731
+    index = choose(len(events))
+    broken = corrupt(event_text(events[index], layout), kind, choose)
+    if broken is None:
+        return
+    text = document(trace_doc(events), layout, {index: broken})
+    start = repair.events_array_start(text, "object", Path("t.json"))
+    where = text.find(broken)
+    skip = repair.whole_events_before(text, start, where + len(broken))
+    assert start <= skip <= where
+    whole, fixes = repair.patch_known_defects(text)
+    tail, tail_fixes = repair.patch_known_defects(text[skip:])
+    assert whole == text[:skip] + tail and fixes == tail_fixes

@@ -11,6 +11,7 @@ file's event objects that no event was lost on the way.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,9 @@ def decode(data: bytes, path: Path, scanned_raw: native.RawScan | None = None) -
 def _decode_with_msgspec(data: bytes, path: Path) -> Decoded:
     """The fallback for what the native scanner refuses: msgspec, coercions and repairs."""
     form = "array" if data[:4096].lstrip()[:1] == b"[" else "object"
-    if not _valid_utf8(data):  # msgspec does not check the text it skips (unread args)
-        return _recover(data, form, "invalid UTF-8", path)
+    invalid = _first_invalid_utf8(data)
+    if invalid is not None:  # msgspec does not check the text it skips (unread args)
+        return _recover(data, form, f"invalid UTF-8 (byte {invalid})", path)
     try:
         top_raw: dict[str, msgspec.Raw] = {}
         events_json: bytes | msgspec.Raw = data
@@ -88,7 +90,10 @@ def _recover(data: bytes, form: str, error: str, path: Path) -> Decoded:
                 [_columns_of(events)], header, form, JsonArgs(events_json), list(header), truncated=True
             )
     expected = repair.count_events(data, start)
-    patched, fixes = repair.patch_known_defects(data)
+    broken_at = _BYTE.search(error)  # a strict decoder's first refusal: the events before are whole
+    skip = repair.whole_events_before(data, start, int(broken_at.group(1))) if broken_at else 0
+    tail, fixes = repair.patch_known_defects(data[skip:] if skip else data)
+    patched = data[:skip] + tail if fixes and skip else tail if fixes else data
     if fixes:
         try:
             decoded = decode(patched, path)
@@ -114,14 +119,17 @@ def _recover(data: bytes, form: str, error: str, path: Path) -> Decoded:
     )
 
 
-def _valid_utf8(data: bytes) -> bool:
+_BYTE = re.compile(r"\(byte (\d+)\)")  # where msgspec's message says the JSON broke
+
+
+def _first_invalid_utf8(data: bytes) -> int | None:
     if data.isascii():
-        return True
+        return None
     try:
         data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
+    except UnicodeDecodeError as exc:
+        return exc.start
+    return None
 
 
 def _check_count(read: int, cut: int, expected: int, path: Path) -> None:

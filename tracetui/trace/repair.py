@@ -285,6 +285,28 @@ def _fix_body(body: bytes, counts: dict[str, int]) -> bytes:
     return _IN_STRING.sub(fix, text).encode()
 
 
+_NEXT_ELEMENT = re.compile(rb"\}" + _WS + rb"," + _WS + rb"\{")
+_RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
+PREFIX_WINDOW = 1 << 20  # bytes before a broken token searched for the end of the last whole event
+PREFIX_TRIES = 3
+
+
+def whole_events_before(data: bytes, start: int, limit: int) -> int:
+    """Where the run of whole, valid events that opens the array at ``start`` (its ``[``) ends, at
+    or before byte ``limit`` (a broken token a decoder found there): the repair of the bytes
+    after it is the repair of the whole (repairs are local). Checked by a decode of the run, so
+    never inside a string or an event; ``start`` when no such end is found."""
+    low = max(start, limit - PREFIX_WINDOW)
+    ends = [m.start() + 1 for m in _NEXT_ELEMENT.finditer(data, low, limit)]
+    for end in reversed(ends[-PREFIX_TRIES:]):
+        try:
+            _RAW_LIST.decode(data[start:end] + b"]")
+        except msgspec.DecodeError:
+            continue
+        return end
+    return start
+
+
 # ---- counting and event-by-event reading --------------------------------------------------------
 _PHASE_KEY = re.compile(rb'"ph"' + _WS + rb":")
 _ESCAPED_PHASE_KEY = re.compile(rb'\\"ph"' + _WS + rb":")  # inside a string: not a key
