@@ -427,3 +427,20 @@ def test_ranks_load_in_worker_processes_under_the_app(tmp_path: Path) -> None:
         env={**__import__("os").environ, "PYTHONPATH": str(root)},
     )
     assert done.stdout.strip().splitlines()[-1] == "RanksScreen", done.stdout + done.stderr
+
+
+async def test_outside_text_on_the_ranks_screen_is_shown_as_data(tmp_path: Path) -> None:
+    """A run's directory and file names are outside text: direction overrides and zero-width
+    characters are written as visible escapes, never obeyed (safetext.shown)."""
+    run = tmp_path / "run\u202eevil"
+    run.mkdir()
+    for path in sorted(GLOO4.glob("*.json.gz")):
+        shutil.copy(path, run / path.name.replace(".", ".\u200b", 1))
+    app = RunApp(resolve([run]), run.name)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        facts = str(app.screen.query_one("#ranks-facts").render())
+        assert "run\\u202eevil" in facts and "\u202e" not in facts
+        table = app.screen.query_one(RankTable)
+        drawn = "".join(segment.text for segment in table._row_strip(1, 400))
+        assert "\\u200b" in drawn and "\u200b" not in drawn

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from tracetui.report.summary_data import summary_data
 
 import tracetui
 from tracetui.errors import TraceError
+from tracetui.insight.summary_data import summary_data
 from tracetui.trace import cache, loader
 from tracetui.trace import cache_files as files
 from tracetui.trace.args import Deferred

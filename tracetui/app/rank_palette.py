@@ -11,6 +11,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.message import Message
 
 from tracetui.app.rank_messages import CompareRanks, OpenRank, ShowRanks
+from tracetui.safetext import shown
 
 if TYPE_CHECKING:
     from tracetui.ranks.view import RankChoice
@@ -38,7 +39,7 @@ def rank_commands(app: RunLike) -> list[tuple[str, str, Callable[[], object]]]:
             commands.append(
                 (
                     f"switch to {choice.title}",
-                    f"its tree, tables and timeline ({choice.path.name})",
+                    f"its tree, tables and timeline ({shown(choice.path.name)})",
                     partial(app.post_message, OpenRank(choice.rank)),
                 )
             )

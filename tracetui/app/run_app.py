@@ -37,6 +37,7 @@ from tracetui.app.rank_messages import (
 from tracetui.app.rank_palette import RankCommands
 from tracetui.app.screens.help import Section
 from tracetui.app.screens.loading import LoadingScreen
+from tracetui.safetext import shown
 
 if TYPE_CHECKING:
     from tracetui.ranks.discover import Target
@@ -61,9 +62,9 @@ class RankLoadingScreen(LoadingScreen):
 
     def restart(self, path: Path, title: str) -> None:
         """Show the loading of another rank (the screen is kept and reused: no mount per rank)."""
-        self.path, self.label = path, title
+        self.path, self.label = path, shown(title)  # a file name: outside text
         for label in self.query("#loading-title").results(Static):
-            label.update(Content.assemble("Loading ", (title, "bold $text-accent")))
+            label.update(Content.assemble("Loading ", (self.label, "bold $text-accent")))
         for bar in self.query(ProgressBar).results(ProgressBar):
             bar.update(progress=0)
         self.show_stage("starting")
@@ -235,7 +236,8 @@ class RunApp(TracetuiApp):
         if message.ticket != self._ticket:
             return
         self.switch_screen(RANKS)
-        self.notify(message.line, title=f"{message.choice.title} not loaded", severity="error", markup=False)
+        line = shown(message.line, limit=None)
+        self.notify(line, title=f"{message.choice.title} not loaded", severity="error", markup=False)
 
     # ---- two ranks ----------------------------------------------------------------------------------
     def on_compare_ranks(self, message: CompareRanks) -> None:
@@ -272,7 +274,7 @@ class RunApp(TracetuiApp):
     def _pair_failed(self, line: str) -> None:
         if isinstance(self.screen, RankLoadingScreen):
             self.pop_screen()
-        self.notify(line, title="comparison not opened", severity="error", markup=False)
+        self.notify(shown(line, limit=None), title="comparison not opened", severity="error", markup=False)
 
     def on_diff_loaded(self, message: DiffLoaded) -> None:
         from tracetui.app.screens.rank_diff import RankDiffScreen

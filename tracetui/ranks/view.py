@@ -230,7 +230,7 @@ UNIT_FORMATS: dict[str, Callable[[Any], str]] = {
     "pct": fmt.percent,
     "count": fmt.count,
     "bytes": fmt.size,
-    "text": lambda value: clean(str(value)),
+    "text": str,  # outside text: the table widget shows it as terminals may (safetext.shown)
 }
 
 

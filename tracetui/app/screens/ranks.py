@@ -21,6 +21,7 @@ from tracetui.app.rank_messages import CompareRanks, LeaveRanks, OpenRank
 from tracetui.app.widgets.rank_table import RankTable
 from tracetui.app.widgets.table_view import TableState
 from tracetui.ranks.view import RUN_TABLE_TITLES, RUN_TABLES, TableView, display_columns
+from tracetui.safetext import shown
 from tracetui.views.tables import Column
 
 HINT = "Enter: open the rank · space: mark · c: compare two · s: sort · Esc: back to the rank"
@@ -95,8 +96,8 @@ class RanksScreen(Screen[None]):
         return self.query_one(RankTable)
 
     def _facts_content(self) -> Content:
-        lines = [Content.assemble(("tracetui", "bold $text-accent"), "  ", (self.facts, "bold"))]
-        lines += [Content.styled(f"⚠ {note}", "$text-warning") for note in self.notes]
+        lines = [Content.assemble(("tracetui", "bold $text-accent"), "  ", (shown(self.facts), "bold"))]
+        lines += [Content.styled(f"⚠ {shown(note)}", "$text-warning") for note in self.notes]  # file names
         return Content("\n").join(lines)
 
     # ---- tables -------------------------------------------------------------------------------
@@ -118,7 +119,7 @@ class RanksScreen(Screen[None]):
         )
         table.set_marks(frozenset(view.highlight), self.marked)
         self._draw_tabs()
-        self.query_one("#ranks-caption", Static).update(Content.styled(view.caption, "bold"))
+        self.query_one("#ranks-caption", Static).update(Content.styled(shown(view.caption), "bold"))
         self.query_one("#ranks-legend", Static).update(Content(view.legend))
         table.focus()
 

@@ -8,6 +8,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from tracetui import formatting as fmt
+from tracetui.safetext import shown
 
 if TYPE_CHECKING:
     from tracetui.app.widgets.expect_panel import Checks
@@ -34,9 +35,9 @@ def header_content(
     if rank is not None:
         facts += [(f" {rank} ", "bold reverse $text-accent"), ("  [ ] ", "$text-muted"), "  "]
     facts += [
-        (trace.path.name, "bold"),
+        (shown(trace.path.name), "bold"),  # a file name, and device names: outside text
         ("  ·  ", "$text-muted"),
-        device_names(trace),
+        shown(device_names(trace)),
         ("  ·  ", "$text-muted"),
         trace.format,
         ("  ·  ", "$text-muted"),
