@@ -118,17 +118,19 @@ async def _child(run: Path, presses: int) -> dict[str, Any]:
             await settle(pilot)
             before = app.current_rank
             loading = frames.first_frame(lambda: "Loading" in screen_name(app))
-            tree = frames.first_frame(
-                lambda b=before: (
-                    screen_name(app) == "RankExplorerScreen"
-                    and app.current_rank != b
-                    and app.screen.dispatch_tree.row_count > 0
-                )  # type: ignore[attr-defined]
-            )
+
+            def tree_shown(before: int | None = before) -> bool:
+                screen: Any = app.screen
+                return screen_name(app) == "RankExplorerScreen" and (
+                    app.current_rank != before and screen.dispatch_tree.row_count > 0
+                )
+
+            tree = frames.first_frame(tree_shown)
             start = time.perf_counter()
             from textual import events
 
-            app._driver.send_message(events.Key(key, None))
+            driver: Any = app._driver
+            driver.send_message(events.Key(key, None))
             add(f"{label}: to the loading screen", (await asyncio.wait_for(loading, 120) - start) * 1000)
             rank_loads.append((await asyncio.wait_for(tree, 600) - start) * 1000)
             await settle(pilot)

@@ -25,6 +25,7 @@ from tracetui.app.run_app import RunApp
 from tracetui.app.screens.rank_diff import RankDiffScreen
 from tracetui.app.screens.rank_explorer import RankExplorerScreen
 from tracetui.app.screens.ranks import RanksScreen
+from tracetui.app.screens.tables import TablesScreen
 from tracetui.app.widgets.rank_lanes import RankLanes
 from tracetui.app.widgets.rank_table import RankTable
 from tracetui.app.widgets.trace_header import TraceHeader
@@ -224,6 +225,7 @@ async def test_one_rank_is_held_at_a_time() -> None:
         assert trace() is None  # rank 0's trace (its explorer and tables) is gone
         await pilot.press("t")
         await settle(pilot)
+        assert isinstance(app.screen, TablesScreen)
         assert app.screen.tables["ops"].frame.equals(explorer_of(app).trace.ops)  # rank 1's tables
 
 
@@ -291,8 +293,8 @@ async def test_rank_lanes_follow_the_cursors_step_and_mark_the_last_arrival() ->
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(pilot)
         screen = await open_rank(pilot, 0)
-        tree = screen.dispatch_tree
-        step_3 = tree.model.find("ProfilerStep#3", exact=True)[0]
+        tree, model = screen.dispatch_tree, screen.model
+        step_3 = model.find("ProfilerStep#3", exact=True)[0]
         assert tree.reveal_event(step_3)
         await settle(pilot)
         lanes = screen.query_one(RankLanes)
@@ -310,8 +312,9 @@ async def test_rank_lanes_follow_the_cursors_step_and_mark_the_last_arrival() ->
             wanted = last if lane.rank == 2 else arrival
             assert all(s.style.color == wanted.color for s in marks)  # type: ignore[union-attr]
         # outside any step the lanes say so
-        outside = next(k for k in tree.model.tops() if not isinstance(k, int) or k not in tree.model.step_ids)
-        assert tree.reveal(tree.model.path_of(outside))
+        outside = next(k for k in model.tops() if not isinstance(k, int) or k not in model.step_ids)
+        path = model.path_of(outside)
+        assert path is not None and tree.reveal(path)
         await settle(pilot)
         assert lanes.step is None and lanes.lanes == []
 

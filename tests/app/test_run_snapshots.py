@@ -60,8 +60,8 @@ def test_rank_lanes_of_a_step(snap_compare) -> None:
         await settle(pilot)
         screen = pilot.app.screen
         assert isinstance(screen, RankExplorerScreen)
-        tree = screen.dispatch_tree
-        assert tree.reveal_event(tree.model.find("ProfilerStep#3", exact=True)[0])
+        step = screen.model.find("ProfilerStep#3", exact=True)[0]
+        assert screen.dispatch_tree.reveal_event(step)
         await settle(pilot)
 
     assert snap_compare(run_app(), terminal_size=(140, 44), run_before=run_before)

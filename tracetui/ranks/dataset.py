@@ -58,9 +58,9 @@ def write_rank(root: Path, trace: Trace, tables: RankTables, summary: dict[str, 
         folder = root / table / f"rank={rank}"
         folder.mkdir(parents=True, exist_ok=True)
         frame.drop("rank", strict=False).write_parquet(folder / PART, statistics=True)
-    for folder, data in (("summaries", summary), ("facts", trace.stored_facts())):
-        (root / folder).mkdir(parents=True, exist_ok=True)
-        (root / folder / f"rank={rank}.json").write_text(json.dumps(data, ensure_ascii=False))
+    for name, data in (("summaries", summary), ("facts", trace.stored_facts())):
+        (root / name).mkdir(parents=True, exist_ok=True)
+        (root / name / f"rank={rank}.json").write_text(json.dumps(data, ensure_ascii=False))
 
 
 def manifest(rank_set: RankSet, failed: dict[int, str]) -> dict[str, Any]:
