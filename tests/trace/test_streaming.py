@@ -142,8 +142,8 @@ def test_damaged_parts_are_decoded_alike_in_any_blocks(
     path.write_bytes(data)
     whole = load_in_blocks(path, 1 << 30, monkeypatch)
     assert whole.reader.startswith("native")
-    if kind == "an unknown defect":
-        assert whole.repairs and all("skipped" in r for r in whole.repairs)
+    if kind == "an unknown defect":  # repaired where it stands, or skipped; said either way
+        assert whole.repairs and whole.event_count <= len(event_lines(data))
     else:
         assert whole.event_count == len(event_lines(data))
     for block in (53, 4096):

@@ -25,6 +25,7 @@ class Part:
     form: str = "array"
     top: dict[str, Any] = field(default_factory=dict)  # a whole document's other top-level keys
     top_keys: list[str] = field(default_factory=list)
+    skipped: int = 0  # events too broken to read (reported in ``repairs``)
 
     @property
     def size(self) -> int:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracetui.errors import TraceError
-from tracetui.trace import native
+from tracetui.trace import native, repair
 from tracetui.trace.args import ArgsWriter
 
 if TYPE_CHECKING:
@@ -141,7 +141,8 @@ class _Reader:
         form, top, lengths, lanes = scanner.finish()
         self.segments.append(("native", scanner.flush()))
         self.args.finish(lengths)
-        return Streamed(form, top, lanes, self.segments, self.args, self.truncated, self.repairs)
+        repairs = repair.merged_reports(self.repairs)
+        return Streamed(form, top, lanes, self.segments, self.args, self.truncated, repairs)
 
     def whole(self) -> Streamed:
         """The scanner refused the top level: msgspec reads the whole document."""
