@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -181,5 +182,11 @@ class _Partitions:
     def __init__(self, root: Path, rank: int, names: tuple[str, ...]) -> None:
         self.root, self.rank, self.names = root, rank, names
 
-    def table(self, name: str) -> pl.DataFrame:
-        return pl.read_parquet(self.root / name / f"rank={self.rank}" / PART)
+    def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        return pl.read_parquet(self._file(name), columns=None if columns is None else list(columns))
+
+    def columns(self, name: str) -> list[str]:
+        return list(pl.read_parquet_schema(self._file(name)))
+
+    def _file(self, name: str) -> Path:
+        return self.root / name / f"rank={self.rank}" / PART

@@ -194,15 +194,19 @@ def rank_set(
     is (its size and layout: what loading costs), with ``distributedInfo`` first, as PyTorch writes
     it, and the collectives added at the end of its events. Written as
     ``OUT/rank<N>.<n>.pt.trace.json.gz``."""
-    from tracetui.trace import native
+    import msgspec
 
     raw = Path(source).read_bytes()
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
-    scanned = native.scan_raw(raw)
-    if isinstance(scanned, str) or scanned[0] != "object":
-        raise ValueError(f"{source}: not a trace the native scanner reads ({scanned})")
-    start, end = scanned[2]
+    try:  # where the events array lies: its text, found in the file
+        events = msgspec.json.decode(raw, type=dict[str, msgspec.Raw]).get("traceEvents")
+    except msgspec.MsgspecError as exc:
+        raise ValueError(f"{source}: not a trace object ({exc})") from None
+    at = -1 if events is None else raw.find(bytes(events))
+    if events is None or at < 0:
+        raise ValueError(f"{source}: not a trace object (no traceEvents)")
+    start, end = at + 1, at + len(events)
     head, body, tail = raw[:start].lstrip(), raw[start : end - 1].rstrip(), raw[end - 1 :]
     if b'"distributedInfo"' in head or not head.startswith(b"{"):
         raise ValueError(f"{source}: already a rank's trace")

@@ -284,8 +284,8 @@ class Trace:
                 device["id"] = None
         known = {d.get("id") for d in devices}
         kinds = lookup(self.columns_of("events", "id", "cat"), self.column("gpu_args", "id"), "cat")["cat"]
-        device = self.column("gpu_args", "device")
-        seen = device.filter(kinds.is_in(list(GPU_KIND))).drop_nulls().unique().sort().to_list()
+        device_ids = self.column("gpu_args", "device")
+        seen = device_ids.filter(kinds.is_in(list(GPU_KIND))).drop_nulls().unique().sort().to_list()
         devices += [{"id": d, "name": None} for d in seen if d not in known]
         return devices
 
