@@ -88,6 +88,7 @@ def test_polars_twins_write_the_same_text(values: list[float | None]) -> None:
         duration=fmt.duration_expr(pl.col("v")),
         percent=fmt.percent_expr(pl.col("v")),
         number=fmt.number_expr(pl.col("v")),
+        count=fmt.count_expr(pl.col("v")),
         flops=fmt.flops_rate_expr(pl.col("v")),
         bytes=fmt.byte_rate_expr(pl.col("v")),
     )
@@ -98,6 +99,7 @@ def test_polars_twins_write_the_same_text(values: list[float | None]) -> None:
         assert row["duration"] == fmt.duration(value)
         assert row["percent"] == fmt.percent(value)
         assert row["number"] == fmt.number(value)
+        assert row["count"] == fmt.count(value)
         assert row["flops"] == fmt.flops_rate(value)
         assert row["bytes"] == fmt.byte_rate(value)
 

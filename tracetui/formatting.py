@@ -191,6 +191,14 @@ def duration_expr(us: pl.Expr) -> pl.Expr:
     return pl.when(us == 0).then(pl.lit("0.0 µs")).otherwise(text)
 
 
+def count_expr(value: pl.Expr) -> pl.Expr:
+    """:func:`count` over a column (whole values without decimals, others with two)."""
+    import polars as pl
+
+    whole = value.is_finite() & (value == value.floor())
+    return pl.when(whole).then(fixed_expr(value, 0)).otherwise(fixed_expr(value, 2))
+
+
 def percent_expr(value: pl.Expr) -> pl.Expr:
     """:func:`percent` over a column."""
     import polars as pl

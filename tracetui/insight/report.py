@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from tracetui.formatting import duration_expr, percent_expr
+from tracetui.formatting import count_expr, duration_expr, percent_expr
 from tracetui.insight.compile_names import COMPILED_REGION, compile_wrapper
 from tracetui.insight.flops import op_cost_columns
 from tracetui.insight.kernel_names import kernel_name_columns
@@ -96,25 +96,65 @@ def _with_roofline(trace: Trace, rows: pl.DataFrame, dur: str) -> pl.DataFrame:
 
 def step_verdicts(trace: Trace) -> pl.DataFrame:
     """Per step: GPU busy share of the step, idle gaps, CPU launch time vs GPU time, a verdict."""
-    steps = trace.step_instances
-    work = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("step_id").is_not_null())
-    return _verdicts(steps, work.rename({"step_id": "span"}), _sync_time(trace, "step_id"))
+    return _verdicts(trace.step_instances, trace.span_work, _sync_time(trace, "step_id"))
 
 
 def annotation_verdicts(trace: Trace) -> pl.DataFrame:
     """Per annotation instance: the same reading as :func:`step_verdicts`, over the annotation."""
-    spans = trace.annotation_instances
-    calls = trace.events.select(pl.col("id").alias("launch_id"), pl.col("pos").alias("call_pos"))
-    work = (
-        trace.gpu.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("launch_id").is_not_null())
-        .join(calls, on="launch_id")
-        .join_where(
-            spans.select(pl.col("id").alias("span"), "pos", "end_pos"),
-            pl.col("call_pos") >= pl.col("pos"),
-            pl.col("call_pos") < pl.col("end_pos"),
+    return _verdicts(trace.annotation_instances, trace.span_work, _sync_time(trace, "annotation_id"))
+
+
+def thread_splits(trace: Trace) -> pl.DataFrame:
+    """``(span, split)`` for each step and annotation instance with kernels launched from another
+    thread while it was open: ``358 here + 666 on pt_autograd_0`` (``here``: its own thread)."""
+    return split_text(trace.span_threads, "span", "kernels")
+
+
+def annotation_threads(trace: Trace) -> pl.DataFrame:
+    """Per annotation name and launching thread: the work launched while a call was open, per call
+    (``kernels_per_call``, ``memcpys_per_call``, ``memsets_per_call``, ``gpu_events_per_call``,
+    ``gpu_us_per_call``); per name its own thread (``here``) first, then by kernels."""
+    calls = trace.annotation_instances.select(pl.col("id").alias("span"), "name")
+    counts = ["kernels", "memcpys", "memsets", "gpu_events", "gpu_us"]
+    return (
+        trace.span_threads.join(calls, on="span")
+        .group_by("name", "thread", "here")
+        .agg(pl.col(*counts).sum())
+        .join(calls.group_by("name").len("calls"), on="name")
+        .select(
+            "name", "thread", "here", *((pl.col(c) / pl.col("calls")).alias(f"{c}_per_call") for c in counts)
         )
+        .sort(["name", "here", "kernels_per_call", "thread"], descending=[False, True, True, False])
     )
-    return _verdicts(spans, work, _sync_time(trace, "annotation_id"))
+
+
+def annotation_thread_splits(trace: Trace) -> pl.DataFrame:
+    """``(name, split)``: :func:`thread_splits` per annotation name, in kernels per call."""
+    return split_text(annotation_threads(trace), "name", "kernels_per_call")
+
+
+def split_text(threads: pl.DataFrame, key: str, value: str) -> pl.DataFrame:
+    """``(key, split)``: per ``key``, ``value`` on its own thread (``here``) then on each other
+    thread (``thread``) with some, largest first; only keys with some on another thread."""
+    others = threads.filter(~pl.col("here") & (pl.col(value) > 0))
+    if others.is_empty():
+        return pl.DataFrame(schema={key: threads.schema[key], "split": pl.String})
+    here = threads.filter(pl.col("here")).group_by(key).agg(pl.col(value).sum().alias("here_value"))
+    parts = (
+        others.sort([key, value, "thread"], descending=[False, True, False])
+        .group_by(key, maintain_order=True)
+        .agg(pl.format("{} on {}", count_expr(pl.col(value)), pl.col("thread")).str.join(" + ").alias("rest"))
+    )
+    return (
+        parts.join(here, on=key, how="left")
+        .select(
+            key,
+            pl.format("{} here + {}", count_expr(pl.col("here_value").fill_null(0)), pl.col("rest")).alias(
+                "split"
+            ),
+        )
+        .sort(key)
+    )
 
 
 def _sync_time(trace: Trace, by: str) -> pl.DataFrame:
@@ -124,14 +164,25 @@ def _sync_time(trace: Trace, by: str) -> pl.DataFrame:
 
 
 def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl.DataFrame:
+    """The reading of each span (steps or annotation instances, with their work and idle gaps from
+    :func:`tracetui.trace.stats.span_instances`)."""
     gpu_end = work.group_by("span").agg(pl.col("end_ns").max().alias("gpu_end"))
-    gaps = _idle_gaps(work)
     table = (
-        spans.select("id", "name", "start_ns", "end_ns", "dur", "gpu_us", "gpu_busy_us", "gpu_events")
+        spans.select(
+            "id",
+            "name",
+            "start_ns",
+            "end_ns",
+            "dur",
+            "gpu_us",
+            "gpu_busy_us",
+            "gpu_events",
+            "idle_gaps",
+            "largest_gap_us",
+        )
         .join(gpu_end, left_on="id", right_on="span", how="left")
-        .join(gaps, left_on="id", right_on="span", how="left")
         .join(sync, left_on="id", right_on="span", how="left")
-        .with_columns(pl.col("sync_us", "idle_gaps", "largest_gap_us").fill_null(0))
+        .with_columns(pl.col("sync_us").fill_null(0))
         .with_columns(window_us=(pl.max_horizontal("end_ns", "gpu_end") - pl.col("start_ns")) / 1000.0)
         .with_columns(
             cpu_launch_us=(pl.col("dur") - pl.col("sync_us")).clip(0),
@@ -166,16 +217,6 @@ def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl
         .otherwise(pl.lit("gpu-waits"))
     )
     return table.with_columns(bound=bound, verdict=verdict).drop("end_ns", "gpu_end").sort("start_ns")
-
-
-def _idle_gaps(work: pl.DataFrame, min_gap_ns: int = 1000) -> pl.DataFrame:
-    """Per span: number of gaps ≥ 1 µs between GPU work and the largest one (µs)."""
-    busy = merged_intervals(work, "span")
-    gaps = busy.with_columns(gap=pl.col("start_ns") - pl.col("end_ns").shift(1).over("span"))
-    return gaps.group_by("span").agg(
-        (pl.col("gap") >= min_gap_ns).sum().alias("idle_gaps"),
-        (pl.col("gap").max().fill_null(0) / 1000.0).alias("largest_gap_us"),
-    )
 
 
 def compile_overheads(trace: Trace) -> pl.DataFrame:

@@ -43,7 +43,7 @@ def render_summary(trace: Trace, console: Console) -> None:
 def summary_renderable(data: dict[str, Any]) -> RenderableType:
     """The whole report as one rich renderable."""
     parts: list[RenderableType] = [_header(data)]
-    parts += [t for t in (_steps(data), _annotations(data), _ops(data)) if t is not None]
+    parts += [t for t in (_steps(data), _annotations(data), _threads_note(data), _ops(data)) if t is not None]
     parts.append(_no_kernel_line(data))
     parts += [t for t in (_kernels(data), _rooflines(data), _runtime(data), _compile(data)) if t is not None]
     parts.append(_problems(data))
@@ -154,6 +154,26 @@ def _annotations(data: dict[str, Any]) -> Table | None:
         ("bound by", "text"),
     ]
     return table("Annotations (per call)", header, rows, drop_zero=("memsets", "memcpys"))
+
+
+def _threads_note(data: dict[str, Any]) -> Text | None:
+    """Whose kernels came from other threads too (the autograd thread's backward): the split of the
+    steps and of each annotation, as the details pane shows it."""
+    parts = []
+    steps = sorted((s for s in data["steps"] if s.get("kernels_split")), key=lambda s: s["kernels"])
+    if steps:
+        splits = {s["kernels_split"] for s in steps}
+        median = steps[len(steps) // 2]
+        who = "each step" if len(splits) == 1 and len(steps) == len(data["steps"]) else median["name"]
+        parts.append(f"{who} {median['kernels_split']}")
+    parts += [
+        f"{a['name']} {a['kernels_split']} per call" for a in data["annotations"] if a.get("kernels_split")
+    ]
+    if not parts:
+        return None
+    text = Text("Kernels launched by any thread while open: ", style="bold")
+    text.append("; ".join(parts))
+    return text
 
 
 def _ops(data: dict[str, Any]) -> Table | None:

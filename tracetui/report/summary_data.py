@@ -14,12 +14,15 @@ import polars as pl
 
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.report import (
+    annotation_thread_splits,
+    annotation_threads,
     annotation_verdicts,
     compile_overheads,
     gpu_work_union_us,
     kernel_rooflines,
     span_us,
     step_verdicts,
+    thread_splits,
 )
 
 if TYPE_CHECKING:
@@ -32,11 +35,19 @@ DEVICE_KEYS = ("id", "name", "computeMajor", "computeMinor", "totalGlobalMem", "
 
 def summary_data(trace: Trace) -> dict[str, Any]:
     """Everything the summary shows, as plain JSON values."""
-    annotations = trace.annotations.join(_mean_verdicts(annotation_verdicts(trace)), on="name", how="left")
-    steps = trace.steps.join(
-        step_verdicts(trace).select("id", "gpu_busy_pct", "cpu_launch_us", "bound", "verdict"),
-        on="id",
-        how="left",
+    annotations = (
+        trace.annotations.join(_mean_verdicts(annotation_verdicts(trace)), on="name", how="left")
+        .join(annotation_thread_splits(trace).rename({"split": "kernels_split"}), on="name", how="left")
+        .join(_annotation_threads(trace), on="name", how="left")
+    )
+    steps = (
+        trace.steps.join(
+            step_verdicts(trace).select("id", "gpu_busy_pct", "cpu_launch_us", "bound", "verdict"),
+            on="id",
+            how="left",
+        )
+        .join(thread_splits(trace).rename({"span": "id", "split": "kernels_split"}), on="id", how="left")
+        .join(_step_threads(trace), on="id", how="left")
     )
     return {
         "schema": SCHEMA,
@@ -70,6 +81,11 @@ def summary_data(trace: Trace) -> dict[str, Any]:
                 "kernels",
                 "memcpys",
                 "memsets",
+                "idle_gaps",
+                "largest_gap_us",
+                "kernels_here",
+                "kernels_split",
+                "threads",
                 "bound",
                 "verdict",
             ],
@@ -81,6 +97,9 @@ def summary_data(trace: Trace) -> dict[str, Any]:
                 "name",
                 "calls",
                 "kernels_per_call",
+                "kernels_here_per_call",
+                "kernels_split",
+                "threads",
                 "memcpys_per_call",
                 "memsets_per_call",
                 "gpu_events_per_call",
@@ -161,6 +180,26 @@ def summary_data(trace: Trace) -> dict[str, Any]:
             "items": _anomaly_records(trace),
         },
     }
+
+
+def _step_threads(trace: Trace) -> pl.DataFrame:
+    """``(id, threads)``: per step, the work each thread launched during it."""
+    return (
+        trace.span_threads.join(trace.steps.select(pl.col("id").alias("span")), on="span")
+        .group_by("span", maintain_order=True)
+        .agg(pl.struct(THREAD_FIELDS).alias("threads"))
+        .rename({"span": "id"})
+    )
+
+
+def _annotation_threads(trace: Trace) -> pl.DataFrame:
+    """``(name, threads)``: per annotation name, the work each thread launched per call."""
+    per_call = annotation_threads(trace)
+    fields = [c for c in per_call.columns if c != "name"]
+    return per_call.group_by("name", maintain_order=True).agg(pl.struct(fields).alias("threads"))
+
+
+THREAD_FIELDS = ("thread", "here", "kernels", "memcpys", "memsets", "gpu_events", "gpu_us")
 
 
 def _decoded_kernels(trace: Trace) -> pl.DataFrame:

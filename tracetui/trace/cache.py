@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 MIN_BYTES = int(os.environ.get("TRACETUI_CACHE_MIN_BYTES", 8 << 20))
 KEEP = 8
-FORMAT = 2
+FORMAT = 3  # 3: a thread is known by its latest thread_name
 TABLES = ("events", "instants", "flows", "meta_events", "tracks", "anomalies")
 LATER = ("launch_shapes",)  # tables computed after load, added to the entry when they are
 FACTS = ("format", "gzipped", "truncated", "repairs", "other_phases", "reader")

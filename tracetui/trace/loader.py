@@ -144,11 +144,7 @@ def _flows_ns(flows: pl.DataFrame) -> pl.DataFrame:
 
 def _tracks(events: pl.DataFrame, meta: pl.DataFrame) -> pl.DataFrame:
     """One row per (pid, tid): kind (cpu/gpu), display name, and a stable track number."""
-    names = (
-        meta.filter(pl.col("name") == "thread_name")
-        .group_by("pid", "tid", maintain_order=True)
-        .agg(pl.col("meta_name").first().str.strip_chars().alias("thread_name"))
-    )
+    names = _thread_names(meta)
     tracks = (
         events.group_by("pid", "tid")
         .agg(pl.col("cat").is_in(GPU_LANE).any().alias("gpu"), pl.len().alias("events"))
@@ -164,6 +160,20 @@ def _tracks(events: pl.DataFrame, meta: pl.DataFrame) -> pl.DataFrame:
         )
     )
     return tracks.drop("gpu", "pid_num", "tid_num")
+
+
+def _thread_names(meta: pl.DataFrame) -> pl.DataFrame:
+    """``(pid, tid, thread_name)``. Kineto may name a thread twice, ``thread 502 (python3)`` (the
+    process's name) and ``thread 502 (pt_autograd_0)``, in either order: the specific name wins."""
+    process = meta.filter(pl.col("name") == "process_name").group_by("pid").agg(pl.col("meta_name").last())
+    name = pl.col("meta_name").str.strip_chars()
+    generic = name.str.ends_with(pl.format("({})", pl.col("process"))).fill_null(False)
+    return (
+        meta.filter((pl.col("name") == "thread_name") & pl.col("meta_name").is_not_null())
+        .join(process.rename({"meta_name": "process"}), on="pid", how="left")
+        .group_by("pid", "tid", maintain_order=True)
+        .agg(pl.coalesce(name.filter(~generic).last(), name.last()).alias("thread_name"))
+    )
 
 
 def _with_launch_columns(events: pl.DataFrame, launch: pl.DataFrame) -> pl.DataFrame:

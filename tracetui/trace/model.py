@@ -119,8 +119,18 @@ class Trace:
         return stats.runtime_table(self.events)
 
     @cached_property
+    def span_work(self) -> pl.DataFrame:
+        """GPU work of each step and annotation instance, launched by any thread while it was open."""
+        return stats.span_work(self.events)
+
+    @cached_property
+    def span_threads(self) -> pl.DataFrame:
+        """That work per span and launching thread (the split: "358 here + 666 on pt_autograd_0")."""
+        return stats.span_threads(self.span_work, self.events, self.tracks)
+
+    @cached_property
     def annotation_instances(self) -> pl.DataFrame:
-        return stats.annotation_instances(self.events)
+        return stats.annotation_instances(self.events, self.span_work)
 
     @cached_property
     def annotations(self) -> pl.DataFrame:
@@ -128,7 +138,7 @@ class Trace:
 
     @cached_property
     def step_instances(self) -> pl.DataFrame:
-        return stats.step_instances(self.events)
+        return stats.step_instances(self.events, self.span_work)
 
     @cached_property
     def steps(self) -> pl.DataFrame:

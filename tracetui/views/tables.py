@@ -155,6 +155,7 @@ def _annotations(trace: Trace) -> TableSpec:
             Column("name", "annotation", 0, "left"),
             Column("calls", "calls", 7, fmt=fmt.count),
             Column("kernels_per_call", "kernels/call", 12, fmt=fmt.count),
+            Column("kernels_here_per_call", "own thread", 10, fmt=fmt.count),
             Column("gpu_events_per_call", "GPU ev/call", 11, fmt=fmt.count),
             Column("cpu_us_per_call", "CPU/call", 10, fmt=fmt.duration),
             Column("gpu_us_per_call", "GPU/call", 10, fmt=fmt.duration),
@@ -170,8 +171,7 @@ def _steps(trace: Trace, insight: Insight) -> TableSpec:
     frame = trace.steps.with_columns(
         busy_pct=pl.when(pl.col("dur") > 0).then(pl.col("gpu_busy_us") / pl.col("dur") * 100).otherwise(0.0)
     )
-    verdicts = {"idle_gaps": pl.Int64, "largest_gap_us": pl.Float64, "bound": pl.String}
-    frame = _join_optional(frame, insight.steps, "id", verdicts)
+    frame = _join_optional(frame, insight.steps, "id", {"bound": pl.String})
     return TableSpec(
         key="steps",
         title="Steps",
@@ -183,6 +183,7 @@ def _steps(trace: Trace, insight: Insight) -> TableSpec:
             Column("gpu_busy_us", "GPU busy", 10, fmt=fmt.duration),
             Column("busy_pct", "busy", 8, fmt=fmt.percent),
             Column("kernels", "kernels", 8, fmt=fmt.count),
+            Column("kernels_here", "own thread", 10, fmt=fmt.count),
             Column("memcpys", "memcpys", 8, fmt=fmt.count),
             Column("memsets", "memsets", 8, fmt=fmt.count),
             Column("idle_gaps", "gaps", 6, fmt=fmt.count),

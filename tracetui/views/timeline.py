@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
-from tracetui.trace.stats import merged_intervals
+from tracetui.trace.stats import THREAD_NAME, merged_intervals
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -89,7 +89,7 @@ def lane_label(thread_name: str | None, pid: str, tid: str, kind: str) -> str:
     if kind == "gpu":
         return f"GPU {pid} s{tid}"
     if thread_name:
-        found = re.search(r"\(([^)]*)\)\s*$", thread_name)
+        found = re.search(THREAD_NAME, thread_name)
         return f"CPU {found.group(1) if found else thread_name}"
     return f"CPU {tid}"
 

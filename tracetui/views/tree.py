@@ -58,6 +58,8 @@ _EVENT_COLUMNS = (
     "gpu_us",
     "gpu_events",
     "kernels",
+    "memcpys",
+    "memsets",
     "device",
     "stream",
     "track",
@@ -107,6 +109,8 @@ class Node:
     start_ns: int | None = None
     end_ns: int | None = None
     no_kernel: bool = False
+    memcpys: int | None = None
+    memsets: int | None = None
 
     @property
     def is_gpu(self) -> bool:
@@ -176,6 +180,8 @@ class TreeModel:
         for (step_id, track), ids in _grouped_roots(roots, bool(self.step_ids)):
             self._thread_roots[("thread", step_id, track)] = ids
         self._thread_stats = _sum_stats(roots, events, bool(self.step_ids))
+        self._spans = _span_totals(trace)
+        self._thread_stats.update(_step_threads(trace, self._thread_stats, self.step_ids))
         self._step_threads: dict[int, list[SyntheticKey]] = {}
         outside: list[SyntheticKey] = []
         for key in self._thread_roots:
@@ -198,6 +204,7 @@ class TreeModel:
         self._tops = tops
         self._profiler_tracks = _profiler_tracks(events)
         self._node_cache: dict[NodeKey, Node] = {}
+        self._splits: dict[int, str] | None = None
 
     # ---- filters -------------------------------------------------------------------------
     @staticmethod
@@ -377,11 +384,16 @@ class TreeModel:
                 start_ns=values["start_ns"],
                 end_ns=values["end_ns"],
             )
-        gpu_us, kernels, gpu_events = values["gpu_us"], values["kernels"], values["gpu_events"]
-        if kind == "step":
-            for thread in self._step_threads.get(event_id, []):
-                extra = self._thread_stats.get(thread, (0.0, 0.0, 0, 0))
-                gpu_us, kernels, gpu_events = gpu_us + extra[1], kernels + extra[2], gpu_events + extra[3]
+        counts = (
+            values["gpu_us"],
+            values["kernels"],
+            values["gpu_events"],
+            values["memcpys"],
+            values["memsets"],
+        )
+        if event_id in self._spans:  # a step or annotation: the work launched while open, any thread
+            counts = self._spans[event_id]
+        gpu_us, kernels, gpu_events, memcpys, memsets = counts
         return Node(
             key=event_id,
             kind=kind,
@@ -395,6 +407,8 @@ class TreeModel:
             start_ns=values["start_ns"],
             end_ns=values["end_ns"],
             no_kernel=self.has_gpu and gpu_events == 0,
+            memcpys=memcpys,
+            memsets=memsets,
         )
 
     def _synthetic_node(self, key: SyntheticKey) -> Node:
@@ -468,6 +482,35 @@ class TreeModel:
         if step is None and self._slim["launch_id"][row] is not None:
             step = self._slim["step_id"][self.row(self._slim["launch_id"][row])]
         return step
+
+    # ---- what a node counts ------------------------------------------------------------------
+    def is_span(self, key: NodeKey) -> bool:
+        """Whether ``key`` is a step or an annotation instance (not an Inductor ``## … ##`` marker):
+        a node that counts the GPU work launched by any thread while it was open."""
+        return isinstance(key, int) and key in self._spans
+
+    def launched(self, key: NodeKey) -> pl.DataFrame:
+        """The GPU work a node's numbers count, in time order (rows of ``trace.gpu``): for a step or
+        an annotation what any thread of its process launched while it was open
+        (``Trace.span_work``), for another CPU node what it and everything below it launched."""
+        trace = self.trace
+        if not isinstance(key, int) or self.node(key).is_gpu:
+            return trace.gpu.clear()
+        if self.is_span(key):
+            ids = trace.span_work.filter(pl.col("span") == key).select("id")
+            return trace.gpu.join(ids, on="id", how="semi").sort("start_ns", "id")
+        return trace.launched_below(key)
+
+    def thread_split(self, key: NodeKey) -> str | None:
+        """For a step or annotation with kernels launched from other threads while it was open:
+        ``358 here + 666 on pt_autograd_0``; else None."""
+        if not self.is_span(key):
+            return None
+        if self._splits is None:
+            from tracetui.insight.report import thread_splits
+
+            self._splits = dict(thread_splits(self.trace).iter_rows())
+        return self._splits.get(key)
 
     # ---- navigation helpers ------------------------------------------------------------------
     def hottest_child(self, key: NodeKey) -> NodeKey | None:
@@ -670,6 +713,45 @@ def _sum_stats(
         )
     )
     return {("thread", s, t): (d, g, int(k), int(e)) for s, t, d, g, k, e in stats.iter_rows()}
+
+
+def _span_totals(trace: Trace) -> dict[int, tuple[float, int, int, int, int]]:
+    """Per step and annotation instance: (GPU µs, kernels, GPU events, memcpys, memsets) launched
+    while it was open (``Trace.step_instances`` / ``annotation_instances``: the tables' numbers)."""
+    if not trace.events["cat"].eq("user_annotation").any():
+        return {}
+    columns = ("id", "gpu_us", "kernels", "gpu_events", "memcpys", "memsets")
+    spans = pl.concat([trace.step_instances.select(columns), trace.annotation_instances.select(columns)])
+    return {i: (g, k, e, c, s) for i, g, k, e, c, s in spans.iter_rows()}
+
+
+def _step_threads(
+    trace: Trace, roots: dict[SyntheticKey, tuple[float, float, int, int]], step_ids: list[int]
+) -> dict[SyntheticKey, tuple[float, float, int, int]]:
+    """The thread nodes of steps: their roots' CPU time, and the GPU work their thread launched in
+    the step's window (``Trace.span_threads``, the split the details pane shows); on the step's own
+    thread, the part outside the step's subtree."""
+    keys = [k for k in roots if k[1] is not None]
+    if not keys:
+        return {}
+    split = trace.span_threads.filter(pl.col("span").is_in(step_ids))
+    work = {
+        (s, t): (g, e, k)
+        for s, t, g, e, k in split.select("span", "track", "gpu_us", "gpu_events", "kernels").iter_rows()
+    }
+    steps = trace.events.filter(pl.col("id").is_in(step_ids)).select(
+        "id", "track", "gpu_us", "gpu_events", "kernels"
+    )
+    own = {i: (t, g, e, k) for i, t, g, e, k in steps.iter_rows()}
+    result = {}
+    for key in keys:
+        step, track = key[1], key[2]
+        gpu_us, events, kernels = work.get((step, track), (0.0, 0, 0))
+        mine = own.get(step)
+        if mine is not None and mine[0] == track:  # stray roots on the step's own thread
+            gpu_us, events, kernels = gpu_us - mine[1], events - mine[2], kernels - mine[3]
+        result[key] = (roots[key][0], max(gpu_us, 0.0), kernels, events)
+    return result
 
 
 def _profiler_tracks(events: pl.DataFrame) -> frozenset[int]:

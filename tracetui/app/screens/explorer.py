@@ -210,7 +210,7 @@ class ExplorerScreen(Screen[None]):
         launched = None
         node = model.node(key)
         if isinstance(key, int) and node.kind not in GPU_KINDS and node.gpu_events:
-            busy = merged_intervals(self.trace.launched_below(key))
+            busy = merged_intervals(model.launched(key))
             launched = Lane("launched", "gpu", busy["start_ns"].to_list(), busy["end_ns"].to_list())
         elif node.kind in GPU_KINDS and node.start_ns is not None:
             launched = Lane("launched", "gpu", [node.start_ns], [node.end_ns or node.start_ns])

@@ -30,7 +30,8 @@ NO_KERNEL_REASON = {
         "a view) or ran on the CPU: 0 µs of GPU time."
     ),
     "call": "no kernel: this runtime/driver call launched no GPU work (a query, a sync or an allocation).",
-    "annotation": "no kernel: nothing below this annotation launched GPU work.",
+    "annotation": "no kernel: no thread of its process launched GPU work while this annotation was open.",
+    "step": "no kernel: no thread of its process launched GPU work during this step.",
     "python": "no kernel: nothing below this python frame launched GPU work.",
     "cpu": "no kernel: nothing below this event launched GPU work.",
     "thread": "no kernel: nothing on this thread here launched GPU work.",
@@ -145,17 +146,21 @@ def _times(out: Lines, trace: Trace, node: Node, event: Mapping[str, Any]) -> No
 
 
 def _cpu_event(out: Lines, trace: Trace, model: TreeModel, node: Node, event: Mapping[str, Any]) -> None:
-    out.heading("GPU work launched below")
+    if model.is_span(node.key):
+        out.heading("GPU work launched while open, any thread")
+    else:
+        out.heading("GPU work launched below")
     if node.no_kernel:
         out.line(("  " + NO_KERNEL_REASON.get(node.kind, NO_KERNEL_REASON["cpu"]), WARN))
     elif not model.has_gpu:
         out.line(("  this trace has no GPU activity", LABEL))
     else:
         out.field("GPU time", fmt.duration(node.gpu_us))
-        out.field("kernels", fmt.count(event["kernels"]))
-        out.field("memcpys", fmt.count(event["memcpys"]))
-        out.field("memsets", fmt.count(event["memsets"]))
-        launched = trace.launched_below(event["id"])
+        split = model.thread_split(node.key)
+        out.field("kernels", fmt.count(node.kernels) + (f" ({split})" if split else ""))
+        out.field("memcpys", fmt.count(node.memcpys))
+        out.field("memsets", fmt.count(node.memsets))
+        launched = model.launched(node.key)
         if launched.height:
             out.heading(f"Launched ({launched.height})")
             for row in launched.head(MAX_LISTED).iter_rows(named=True):
@@ -237,7 +242,7 @@ def _verdict(out: Lines, row: Mapping[str, Any] | None) -> None:
     out.heading("Verdict")
     out.line(("  " + row["verdict"], KEY))
     out.field("GPU busy", fmt.percent(row.get("gpu_busy_pct")))
-    out.field("idle gaps", fmt.count(row.get("idle_gaps")))
+    out.field("idle gaps ≥ 1 µs", fmt.count(row.get("idle_gaps")))
     out.field("largest gap", fmt.duration(row.get("largest_gap_us")))
     out.field("CPU launching", fmt.duration(row.get("cpu_launch_us")))
     out.field("in synchronize", fmt.duration(row.get("sync_us")))
