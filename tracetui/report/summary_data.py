@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui.insight.kernel_names import kernel_name_columns
+from tracetui.insight.memory import memory_of
 from tracetui.insight.report import (
     annotation_thread_splits,
     annotation_threads,
@@ -24,6 +25,7 @@ from tracetui.insight.report import (
     step_verdicts,
     thread_splits,
 )
+from tracetui.report.memory_data import memory_data
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -179,6 +181,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
             "by_kind": _value_counts(trace.anomalies, "kind"),
             "items": _anomaly_records(trace),
         },
+        "memory": memory_data(memory_of(trace), trace.t0_ns),
     }
 
 

@@ -27,6 +27,7 @@ from tracetui.trace.model import TableSink, Trace
 from tracetui.trace.nesting import nest
 from tracetui.trace.release import drop_later
 from tracetui.trace.source import Source, locate, read_source
+from tracetui.trace.times import exact_times as _exact_times
 
 Progress = Callable[[str], None]
 
@@ -119,23 +120,6 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-MAX_US = 4e15  # µs; ~127 years after the Unix epoch. Larger values are unusable (null / 0), so
-# that start + duration in ns stays inside 64 bits.
-
-
-def _exact_times(ts: str, dur: str) -> list[pl.Expr]:
-    """Exact integer ns from µs floats: the integer part and the 3-decimal fraction apart.
-    A timestamp that is not finite or beyond :data:`MAX_US` is null; such a duration counts 0."""
-    whole = pl.col(ts).floor()
-    usable = pl.col(ts).is_finite() & (pl.col(ts).abs() < MAX_US)
-    start = pl.when(usable).then(
-        whole.cast(pl.Int64) * 1000 + ((pl.col(ts) - whole) * 1000).round().cast(pl.Int64)
-    )
-    usable_dur = pl.col(dur).is_finite() & (pl.col(dur).abs() < MAX_US)
-    length = pl.when(usable_dur).then((pl.col(dur) * 1000).round().cast(pl.Int64)).otherwise(0)
-    return [start.alias("start_ns"), (start + length.clip(0)).alias("end_ns")]
 
 
 def _flows_ns(flows: pl.DataFrame) -> pl.DataFrame:

@@ -504,7 +504,7 @@ class TreeModel:
     def thread_split(self, key: NodeKey) -> str | None:
         """For a step or annotation with kernels launched from other threads while it was open:
         ``358 here + 666 on pt_autograd_0``; else None."""
-        if not self.is_span(key):
+        if not isinstance(key, int) or not self.is_span(key):
             return None
         if self._splits is None:
             from tracetui.insight.report import thread_splits
