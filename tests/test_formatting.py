@@ -3,12 +3,13 @@ twins that write the same text over whole columns."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tracetui import formatting as fmt
@@ -81,6 +82,7 @@ FINITE = st.floats(min_value=-1e12, max_value=1e12, allow_nan=False)
 EDGES = st.sampled_from([0.0, 9.995, 999.95, 999_995.0, 99.5, 0.5, 1e-9, float("nan"), float("inf")])
 
 
+@settings(deadline=None)  # a dozen polars expressions per example: slow on a loaded machine
 @given(st.lists(st.one_of(FINITE, EDGES, st.none()), min_size=1, max_size=40))
 def test_polars_twins_write_the_same_text(values: list[float | None]) -> None:
     column = pl.DataFrame({"v": values}, schema={"v": pl.Float64})
@@ -89,6 +91,7 @@ def test_polars_twins_write_the_same_text(values: list[float | None]) -> None:
         percent=fmt.percent_expr(pl.col("v")),
         number=fmt.number_expr(pl.col("v")),
         count=fmt.count_expr(pl.col("v")),
+        size=fmt.size_expr(pl.col("v")),
         flops=fmt.flops_rate_expr(pl.col("v")),
         bytes=fmt.byte_rate_expr(pl.col("v")),
     )
@@ -100,6 +103,7 @@ def test_polars_twins_write_the_same_text(values: list[float | None]) -> None:
         assert row["percent"] == fmt.percent(value)
         assert row["number"] == fmt.number(value)
         assert row["count"] == fmt.count(value)
+        assert row["size"] == (fmt.size(value) if math.isfinite(value) else "? GiB")
         assert row["flops"] == fmt.flops_rate(value)
         assert row["bytes"] == fmt.byte_rate(value)
 

@@ -228,6 +228,18 @@ def count_expr(value: pl.Expr) -> pl.Expr:
     return pl.when(whole).then(fixed_expr(value, 0)).otherwise(fixed_expr(value, 2))
 
 
+def size_expr(value: pl.Expr) -> pl.Expr:
+    """:func:`size` over a column of bytes."""
+    import polars as pl
+
+    size = value.abs()
+    text = pl.concat_str([fixed_expr(value / 1024**3, 1), pl.lit(" GiB")])
+    for power, unit, decimals in ((2, "MiB", 1), (1, "KiB", 1), (0, "B", 0)):
+        shorter = pl.concat_str([fixed_expr(value / 1024**power, decimals), pl.lit(f" {unit}")])
+        text = pl.when(size < 1024 ** (power + 1)).then(shorter).otherwise(text)
+    return text
+
+
 def percent_expr(value: pl.Expr) -> pl.Expr:
     """:func:`percent` over a column."""
     import polars as pl

@@ -15,7 +15,7 @@ from tracetui.formatting import count_expr, duration_expr, percent_expr
 from tracetui.insight.compile_names import COMPILED_REGION, compile_wrapper
 from tracetui.insight.flops import op_cost_columns
 from tracetui.insight.kernel_names import kernel_name_columns
-from tracetui.insight.roofline import roofline_columns
+from tracetui.insight.roofline import MATRIX_KINDS, roofline_columns
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.stats import DUR_NS, mean_us, merged_intervals, sum_us
 
@@ -35,7 +35,7 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
     counted twice. Memcpys carry their ``bytes`` arg; memsets nothing.
     """
     gpu = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)).select(
-        "id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes"
+        "id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes", grid_blocks()
     )
     names = kernel_name_columns(gpu["name"]).select("name", *KERNEL_FIELDS, "notes")
     ops = (
@@ -57,14 +57,35 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
         .then(pl.col("bytes_right"))
         .when(pl.col("cat") == "gpu_memcpy")
         .then(pl.col("bytes")),
+        # an op's cost is read against its own kind's roof: the attention op's seed kernel too
+        roof_kind=pl.when(pl.col("cost_kind").is_in(list(MATRIX_KINDS)))
+        .then(pl.col("cost_kind"))
+        .otherwise(pl.col("kind")),
     ).drop("bytes_right")
+
+
+def grid_blocks() -> pl.Expr:
+    """``blocks``: the number of thread blocks of a kernel's ``grid`` (``[x, y, z]``), null without one."""
+    sizes = pl.col("grid").str.extract_all(r"[0-9]+").list.eval(pl.element().cast(pl.Int64, strict=False))
+    return (
+        pl.when(sizes.list.len() > 0)
+        .then(sizes.list.eval(pl.element().product()).list.first())
+        .alias("blocks")
+    )
 
 
 def kernel_insight(trace: Trace) -> pl.DataFrame:
     """:func:`kernel_costs` with each event's roofline (rates over its op's kernel time)."""
     rows = kernel_costs(trace)
-    dropped = ("name", "cat", "dur", "start_ns", "end_ns", "device")
-    return _with_roofline(trace, rows, "op_kernel_us").sort("id").drop(dropped)
+    dropped = ("name", "cat", "dur", "start_ns", "end_ns", "device", "op_blocks")
+    # read as the op's: its kernels share its rate, its kernel time and its largest grid
+    rows = rows.with_columns(
+        op_blocks=pl.when(pl.col("launch_op_id").is_not_null())
+        .then(pl.col("blocks").max().over("launch_op_id"))
+        .otherwise(pl.col("blocks"))
+    )
+    read = _with_roofline(trace, rows, "op_kernel_us", call_dur="op_kernel_us", blocks="op_blocks")
+    return read.sort("id").drop(dropped)
 
 
 def kernel_rooflines(trace: Trace) -> pl.DataFrame:
@@ -79,19 +100,38 @@ def kernel_rooflines(trace: Trace) -> pl.DataFrame:
         (pl.col("bytes") * share).sum().alias("bytes"),
         pl.col("cost_dtype").drop_nulls().first(),
         pl.col("kind").first(),
+        pl.col("roof_kind").first(),
         pl.col("short").first(),
+        pl.col("blocks").median(),
     )
-    return _with_roofline(trace, totals, "time_us").sort(["time_us", "name"], descending=[True, False])
+    totals = totals.with_columns(call_us=pl.col("time_us") / pl.col("calls"))
+    return _with_roofline(trace, totals, "time_us", call_dur="call_us", blocks="blocks").sort(
+        ["time_us", "name"], descending=[True, False]
+    )
 
 
-def _with_roofline(trace: Trace, rows: pl.DataFrame, dur: str) -> pl.DataFrame:
-    """``rows`` with roofline columns against each row's device peaks."""
-    device_names = {d.get("id"): d.get("name") for d in trace.devices}
+def _with_roofline(trace: Trace, rows: pl.DataFrame, dur: str, call_dur: str, blocks: str) -> pl.DataFrame:
+    """``rows`` with roofline columns against each row's device peaks (and SM count)."""
+    devices = {d.get("id"): d for d in trace.devices}
+
+    def read(part: pl.DataFrame, device: dict[str, object]) -> pl.DataFrame:
+        sms = device.get("numSms")
+        return roofline_columns(
+            part,
+            device.get("name"),  # type: ignore[arg-type]
+            dur=dur,
+            call_dur=call_dur,
+            blocks=blocks,
+            dtype="cost_dtype",
+            kind="roof_kind",
+            sms=sms if isinstance(sms, int) and sms > 0 else None,
+        )
+
     parts = [
-        roofline_columns(part, device_names.get(device), dur=dur, dtype="cost_dtype", kind="kind")
+        read(part, devices.get(device, {}))
         for (device,), part in rows.group_by("device", maintain_order=True)
-    ] or [roofline_columns(rows, None, dur=dur, dtype="cost_dtype", kind="kind")]
-    return pl.concat(parts, how="diagonal_relaxed")
+    ]
+    return pl.concat(parts or [read(rows, {})], how="diagonal_relaxed")
 
 
 def step_verdicts(trace: Trace) -> pl.DataFrame:
