@@ -30,7 +30,12 @@ LAUNCH_CATS = {
     "xpu_driver",
     "mtia_runtime",
 }
-WORK_CATS = {"kernel": "kernels", "gpu_memcpy": "memcpys", "gpu_memset": "memsets"}
+WORK_CATS = {
+    "kernel": "kernels",
+    "mtia_ccp_events": "kernels",  # MTIA's device kernels (Kineto aliases the type to kernels)
+    "gpu_memcpy": "memcpys",
+    "gpu_memset": "memsets",
+}
 STEP = re.compile(r"^ProfilerStep#[0-9]+$")
 MARKER = re.compile(r"^## .* ##$")
 

@@ -105,7 +105,11 @@ def describe(
     """Everything the pane shows for ``key`` (with ``memory``, a CPU node's allocations and frees)."""
     node = model.node(key)
     out = Lines()
-    out.line((node.full_name, "bold"))
+    title = display_name(node.full_name)
+    if node.is_gpu and title != node.full_name:  # a long kernel name: its decoded short form first
+        out.line((node.name, "bold"), ("   " + title, LABEL))
+    else:
+        out.line((title, "bold"))
     if isinstance(key, tuple):
         _synthetic(out, trace, model, node)
         return out.content()
@@ -115,7 +119,7 @@ def describe(
     if node.kind in GPU_KINDS:
         _launch(out, trace, event)
         _roofline(out, insight.get(key))
-        _decoded(out, node)
+        _decoded(out, node, insight.get(key))
         _kernel_config(out, node, event)
     else:
         _verdict(out, insight.get(key))
@@ -124,6 +128,7 @@ def describe(
             _memory(out, memory, trace, node, event)
     _args(out, trace, key)
     _ancestors(out, trace, model, key)
+    _full_name(out, node.full_name)
     return out.content()
 
 
@@ -271,18 +276,56 @@ def _verdict(out: Lines, row: Mapping[str, Any] | None) -> None:
     out.field("in synchronize", fmt.duration(row.get("sync_us")))
 
 
-def _decoded(out: Lines, node: Node) -> None:
+def _decoded(out: Lines, node: Node, row: Mapping[str, Any] | None) -> None:
     from tracetui.insight.kernel_names import decode_kernel_name
 
     decoded = decode_kernel_name(node.full_name)
     out.heading("Decoded name")
     out.field("short", decoded.short)
     for field in DECODED_FIELDS:
-        out.field(field.replace("_", " "), getattr(decoded, field))
+        value = getattr(decoded, field)
+        if field == "dtype":
+            value = kernel_dtype(value, (row or {}).get("cost_dtype"))
+        out.field(field.replace("_", " "), value)
     if decoded.fused_ops:
         out.field("fused ops", ", ".join(decoded.fused_ops))
     for note in decoded.notes:
         out.line(("  • ", LABEL), (note, LABEL))
+
+
+def kernel_dtype(named: str | None, inputs: str | None) -> str | None:
+    """The dtype a kernel computes in: its launching op's recorded types when known (they win over
+    what the name says), with a disagreement shown: ``bf16 (launching op's types; the name says fp16)``."""
+    if inputs is None:
+        return named
+    if named is not None and named != inputs:
+        return f"{inputs} (launching op's types; the name says {named})"
+    return inputs
+
+
+LONG_NAME = 120  # characters: longer names show shortened, and whole (up to FULL_NAME_MAX) at the end
+FULL_NAME_MAX = 600
+
+
+def display_name(name: str) -> str:
+    """The title line: a long (templated, mangled) name with its templates and parameters collapsed."""
+    if len(name) <= LONG_NAME:
+        return name
+    from tracetui.insight.kernel_names.cpp import collapse_templates
+
+    short = collapse_templates(name)
+    return short if len(short) <= LONG_NAME else short[: LONG_NAME - 1] + "…"
+
+
+def _full_name(out: Lines, name: str) -> None:
+    """A long name whole, at the end (cut at FULL_NAME_MAX characters)."""
+    if len(name) <= LONG_NAME:
+        return
+    out.heading(f"Full name ({fmt.count(len(name))} characters)")
+    cut = name if len(name) <= FULL_NAME_MAX else name[:FULL_NAME_MAX] + " …"
+    out.line(("  " + cut, LABEL))
+    if len(name) > FULL_NAME_MAX:
+        out.line(("  (whole in `tracetui export --table kernels`)", LABEL))
 
 
 def _args(out: Lines, trace: Trace, event_id: int) -> None:

@@ -22,6 +22,7 @@ from tracetui.insight.kernel_names.attention import (
 from tracetui.insight.kernel_names.blas import (
     decode_arch_blas,
     decode_cublas_helper,
+    decode_cudnn_cutlass,
     decode_cutlass,
     decode_nvjet,
     decode_xmma,
@@ -71,6 +72,7 @@ RULES: list[Rule] = [
         r"^(maxwell|pascal|volta|turing|ampere|ada|hopper|blackwell|sm\d+a?)_(?=\w*(?:gemm|cudnn))",
         decode_arch_blas,
     ),
+    _rule("cudnn", r"cutlass__\w*cudnn", decode_cudnn_cutlass),
     _rule("cutlass", r"cutlass", decode_cutlass),
 ]
 
