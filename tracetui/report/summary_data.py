@@ -7,6 +7,8 @@ except ``orphans`` and ``anomalies``, which keep ``ORPHAN_LIMIT`` rows beside fu
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -31,12 +33,32 @@ if TYPE_CHECKING:
     from tracetui.trace import Trace
 
 SCHEMA = "tracetui.summary/1"
+KIND, PART = "summary", "summary.json"  # how the summary is kept with a trace's cache entry
 ORPHAN_LIMIT = 200
 DEVICE_KEYS = ("id", "name", "computeMajor", "computeMinor", "totalGlobalMem", "numSms")
 
 
 def summary_data(trace: Trace) -> dict[str, Any]:
-    """Everything the summary shows, as plain JSON values."""
+    """Everything the summary shows, as plain JSON values: computed once per trace file and code
+    version, then kept with the trace's cache entry (:attr:`Trace.parts`), so that a summary of a
+    trace from the cache reads none of its tables."""
+    kept = trace.parts.get(KIND)
+    if kept is not None:
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            data = json.loads(kept[PART])
+            data["trace"] |= _naming(trace)
+            return data  # type: ignore[no-any-return]
+    data = _computed(trace)
+    trace.parts.put(KIND, {PART: json.dumps(data).encode()})
+    return data
+
+
+def _naming(trace: Trace) -> dict[str, Any]:
+    """What the summary says of how the trace was named (not of what its file holds)."""
+    return {"path": str(trace.path), "name": trace.path.name, "other_files": [str(p) for p in trace.siblings]}
+
+
+def _computed(trace: Trace) -> dict[str, Any]:
     annotations = (
         trace.annotations.join(_mean_verdicts(annotation_verdicts(trace)), on="name", how="left")
         .join(annotation_thread_splits(trace).rename({"split": "kernels_split"}), on="name", how="left")
@@ -51,11 +73,12 @@ def summary_data(trace: Trace) -> dict[str, Any]:
         .join(thread_splits(trace).rename({"span": "id", "split": "kernels_split"}), on="id", how="left")
         .join(_step_threads(trace), on="id", how="left")
     )
+    naming = _naming(trace)
     return {
         "schema": SCHEMA,
         "trace": {
-            "path": str(trace.path),
-            "name": trace.path.name,
+            "path": naming["path"],
+            "name": naming["name"],
             "events": trace.event_count,
             "format": trace.format,
             "devices": [{k: d.get(k) for k in DEVICE_KEYS if k in d} for d in trace.devices],
@@ -63,7 +86,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
             "truncated": trace.truncated,
             "repairs": trace.repairs,
             "reader": trace.reader,
-            "other_files": [str(p) for p in trace.siblings],
+            "other_files": naming["other_files"],
             "span_us": span_us(trace),
             "gpu_busy_us": gpu_work_union_us(trace),
             "tracetui_metadata": trace.metadata.get("tracetui"),
