@@ -205,6 +205,7 @@ class TreeModel:
         self._profiler_tracks = _profiler_tracks(events)
         self._node_cache: dict[NodeKey, Node] = {}
         self._splits: dict[int, str] | None = None
+        self._shorts: dict[str, str] | None = None
 
     # ---- filters -------------------------------------------------------------------------
     @staticmethod
@@ -372,7 +373,7 @@ class TreeModel:
             return Node(
                 key=event_id,
                 kind=kind,
-                name=short_kernel_name(name) if kind in ("kernel", "memcpy", "memset") else name,
+                name=self.short_name(name) if kind in ("kernel", "memcpy", "memset") else name,
                 full_name=name,
                 cpu_us=None,
                 gpu_us=values["dur"],
@@ -482,6 +483,18 @@ class TreeModel:
         if step is None and self._slim["launch_id"][row] is not None:
             step = self._slim["step_id"][self.row(self._slim["launch_id"][row])]
         return step
+
+    def short_name(self, name: str) -> str:
+        """A GPU work name's short form, told apart from the trace's other names that decode alike
+        (``layer_norm bwd [GammaBetaBackwardCUDAKernelTemplate]``): the tables' and summary's."""
+        if self._shorts is None:
+            from tracetui.insight.kernel_names import kernel_name_columns
+
+            names = self.trace.gpu["name"]
+            self._shorts = (
+                dict(kernel_name_columns(names).select("name", "short").iter_rows()) if len(names) else {}
+            )
+        return self._shorts.get(name) or short_kernel_name(name)
 
     # ---- what a node counts ------------------------------------------------------------------
     def is_span(self, key: NodeKey) -> bool:

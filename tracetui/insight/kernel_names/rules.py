@@ -28,6 +28,7 @@ from tracetui.insight.kernel_names.blas import (
     decode_xmma,
 )
 from tracetui.insight.kernel_names.cpp import function_head
+from tracetui.insight.kernel_names.distinct import distinct_shorts
 from tracetui.insight.kernel_names.fields import Handler, KernelName, Rule
 from tracetui.insight.kernel_names.inductor import decode_inductor, decode_user_triton
 from tracetui.insight.kernel_names.runtime import decode_memcpy, decode_memset, decode_nccl
@@ -159,7 +160,9 @@ _COLUMN_FIELDS: tuple[str, ...] = (
 
 
 def kernel_name_columns(names: pl.Series | Iterable[str]) -> pl.DataFrame:
-    """One row per distinct non-null name with the decoded fields; join it back on ``name``.
+    """One row per distinct non-null name with the decoded fields; join it back on ``name``. The
+    ``short`` forms tell the given names apart (:func:`distinct.distinct_shorts`): pass every name
+    of the trace, so that each surface writes the same short form.
 
     Columns: ``name`` (same dtype as the input Series), ``family, kind, op, arch, tile, stages,
     layout, cluster, dtype, mma, alignment`` (str), ``vector_width`` (Int64), ``variant``,
@@ -171,9 +174,10 @@ def kernel_name_columns(names: pl.Series | Iterable[str]) -> pl.DataFrame:
     series = names if isinstance(names, pl.Series) else pl.Series("name", list(names), dtype=pl.String)
     unique = series.cast(pl.String).drop_nulls().unique(maintain_order=True)
     decoded = [decode_kernel_name(n) for n in unique.to_list()]
+    shorts = distinct_shorts(decoded)
     data: dict[str, list[Any]] = {"name": unique.to_list()}
     for field in _COLUMN_FIELDS:
-        values = [getattr(k, field) for k in decoded]
+        values = [shorts[k.name] if field == "short" else getattr(k, field) for k in decoded]
         if field == "fused_ops":
             values = [",".join(v) for v in values]
         elif field == "notes":
