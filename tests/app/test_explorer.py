@@ -137,6 +137,10 @@ async def test_g_jumps_from_kernel_to_launching_op_and_f_to_forward_op() -> None
         await goto(pilot, "AddmmBackward0")
         await pilot.press("f")
         assert tree.cursor_node.name == "aten::addmm"
+        # issue 14 item 12: the engine's wrapper, where users land, goes to the same forward op
+        await goto(pilot, "autograd::engine::evaluate_function: AddmmBackward0")
+        await pilot.press("f")
+        assert tree.cursor_node.name == "aten::addmm"
 
 
 async def test_python_frames_toggle_and_kernels_only_filter() -> None:
@@ -286,21 +290,41 @@ async def test_command_palette_offers_every_action() -> None:
 
 
 async def test_clicking_a_gpu_block_in_the_timeline_selects_it() -> None:
-    app = TraceApp(fixture("mlp_eager"))
+    """Issue 14 item 11: a click on a GPU block selected nothing while a click on the lane above it
+    selected a kernel (the strip's top border shifted the rows by one). A click on each lane: a GPU
+    lane's block selects that block's event; a CPU lane selects nothing."""
+    app = TraceApp(fixture("mlp_train_tbhandler_stack_memory.pt.trace"))
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await pilot.press("c")
         await settle(pilot)
         timeline = app.screen.query_one(Timeline)
-        gpu = next(index for index, lane in enumerate(timeline.lanes) if lane.kind == "gpu")
-        lane = timeline.lanes[gpu]
+        assert timeline.styles.border_top[0] != ""  # the case that broke: a border above the axis
+        top = timeline.content_region.y - timeline.region.y  # rows above the axis (the border)
         window = timeline.window
+        assert window is not None
         cells = timeline.size.width - 16
-        middle = (lane.block_starts[0] + lane.block_ends[0]) // 2  # the step's first GPU event
-        cell = int((middle - window.start_ns) / (window.end_ns - window.start_ns) * cells)
-        await pilot.click(timeline, offset=(16 + cell, gpu + 1))
-        await settle(pilot)
-        assert tree_of(app).cursor_node.event_id == lane.block_ids[0]
+        kinds = [lane.kind for lane in timeline.lanes]
+        assert "gpu" in kinds and "cpu" in kinds
+        for index, lane in enumerate(timeline.lanes):
+            before = tree_of(app).cursor_key
+            start, end = (
+                (lane.block_starts[0], lane.block_ends[0])
+                if lane.kind == "gpu"
+                else (
+                    lane.starts[0],
+                    lane.ends[0],
+                )
+            )
+            middle = (start + end) // 2
+            cell = int((middle - window.start_ns) / (window.end_ns - window.start_ns) * cells)
+            await pilot.click(timeline, offset=(16 + cell, top + 1 + index))
+            await settle(pilot)
+            if lane.kind == "gpu":
+                assert tree_of(app).cursor_node.event_id in lane.block_ids, (index, lane.label)
+                assert tree_of(app).cursor_node.event_id == lane.block_ids[lane.block_at(middle)]
+            else:
+                assert tree_of(app).cursor_key == before, (index, lane.label)
 
 
 async def test_palette_name_search_goes_to_the_first_occurrence() -> None:

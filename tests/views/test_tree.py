@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import tracetui
@@ -183,3 +184,41 @@ def test_one_definition_of_a_step(tmp_path: Path) -> None:
     }
     keys = MatchKeys(model, name_codes(model))
     assert {trace.event(k)["name"]: keys.key(k)[0] for k in trace.events["id"].to_list()} == kinds
+
+
+def test_the_autograd_wrapper_leads_to_the_forward_op_of_the_node_it_evaluates() -> None:
+    """Issue 14 item 12: ``f`` on ``autograd::engine::evaluate_function: XBackward0`` (the node users
+    land on) goes where ``f`` on its ``XBackward0`` child goes; the fixture's fwdbwd flows, read by
+    hand, bind each XBackward0 to its forward op."""
+    import gzip
+    import json
+
+    path = fixture("mlp_train_tbhandler_stack_memory.pt.trace")
+    trace = tracetui.load(path)
+    model = TreeModel(trace)
+    events = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    flows = {
+        (e["pid"], e["tid"], e["ts"]): e["id"] for e in events if e.get("cat") == "fwdbwd" and e["ph"] == "f"
+    }
+    starts = {
+        e["id"]: (e["pid"], e["tid"], e["ts"]) for e in events if e.get("cat") == "fwdbwd" and e["ph"] == "s"
+    }
+    wrappers = trace.events.filter(pl.col("name").str.starts_with("autograd::engine::evaluate_function: "))
+    checked = 0
+    for wrapper, name in wrappers.select("id", "name").iter_rows():
+        inner = name.removeprefix("autograd::engine::evaluate_function: ")
+        child = next(
+            (c for c in model.children(wrapper) if isinstance(c, int) and model.node(c).name == inner), None
+        )
+        if child is None:
+            continue
+        raw = events[child]
+        flow = flows.get((raw["pid"], raw["tid"], raw["ts"]))
+        if flow is None:
+            continue
+        forward = model.forward_of(wrapper)
+        assert forward is not None and forward == model.forward_of(child)
+        pid, tid, ts = starts[flow]
+        assert (events[forward]["pid"], events[forward]["tid"], events[forward]["ts"]) == (pid, tid, ts)
+        checked += 1
+    assert checked >= 3

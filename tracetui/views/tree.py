@@ -40,6 +40,7 @@ OUTSIDE: SyntheticKey = ("outside",)
 ORPHANS: SyntheticKey = ("orphans",)
 
 GPU_KINDS = frozenset(GPU_KIND.values())
+EVALUATE_FUNCTION = "autograd::engine::evaluate_function:"  # the engine's wrapper of a backward node
 # The kind of an event's node, by category; a ProfilerStep#N (``links.is_step``) is a "step".
 EVENT_KINDS = {
     **GPU_KIND,
@@ -495,6 +496,22 @@ class TreeModel:
                 dict(kernel_name_columns(names).select("name", "short").iter_rows()) if len(names) else {}
             )
         return self._shorts.get(name) or short_kernel_name(name)
+
+    def forward_of(self, key: NodeKey) -> int | None:
+        """The forward op that created a backward op (``fwd_id``). On the autograd engine's
+        ``autograd::engine::evaluate_function: XBackward0`` wrapper (where users land), that of the
+        ``XBackward0`` node it evaluates."""
+        if not isinstance(key, int) or self.node(key).is_gpu:
+            return None
+        event = self.trace.event(key)
+        if event["fwd_id"] is not None or not event["name"].startswith(EVALUATE_FUNCTION):
+            return event["fwd_id"]
+        wanted = event["name"].removeprefix(EVALUATE_FUNCTION).strip()
+        for child in self._slice(self._child_parent, self._child_id, key):
+            child_event = self.trace.event(child)
+            if child_event["fwd_id"] is not None and child_event["name"] == wanted:
+                return child_event["fwd_id"]
+        return None
 
     # ---- what a node counts ------------------------------------------------------------------
     def is_span(self, key: NodeKey) -> bool:

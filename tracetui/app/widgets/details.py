@@ -184,9 +184,10 @@ def _cpu_event(out: Lines, trace: Trace, model: TreeModel, node: Node, event: Ma
     if event.get("op_id") is not None and node.kind in ("call", "python", "cpu"):
         out.heading("Enclosing op")
         out.line("  ", trace.event(event["op_id"])["name"], ("   g: go there", KEY))
-    if event.get("fwd_id") is not None:
+    forward = model.forward_of(node.key)
+    if forward is not None:
         out.heading("Forward op")
-        out.line("  ", trace.event(event["fwd_id"])["name"], ("   f: go there", KEY))
+        out.line("  ", trace.event(forward)["name"], ("   f: go there", KEY))
 
 
 def _memory(out: Lines, memory: Memory, trace: Trace, node: Node, event: Mapping[str, Any]) -> None:
