@@ -18,6 +18,7 @@ from tracetui.report.memory_section import memory_renderable
 from tracetui.report.summary_data import summary_data
 from tracetui.report.table import MISSING, Cell, nums, table
 from tracetui.safetext import clean
+from tracetui.trace.nesting import PROFILER_OVERLAP
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -277,9 +278,16 @@ def _problems(data: dict[str, Any]) -> Text:
     text.append(
         f"\nAnomalies: {fmt.count(anomalies['count'])}", style="bold" if anomalies["count"] else "dim"
     )
-    if anomalies["by_kind"]:
-        text.append(" (" + ", ".join(f"{k} {fmt.count(n)}" for k, n in anomalies["by_kind"].items()) + ")")
-    for a in anomalies["items"][:5]:
+    real = {k: n for k, n in anomalies["by_kind"].items() if k != PROFILER_OVERLAP}
+    if real:
+        text.append(" (" + ", ".join(f"{k} {fmt.count(n)}" for k, n in real.items()) + ")")
+    if anomalies.get("benign"):
+        text.append(
+            f"; {fmt.count(anomalies['benign'])} benign profiler overlaps (with_stack: record_function's "
+            "__enter__/__exit__ frames straddle their annotation; in the anomalies table)",
+            style="dim",
+        )
+    for a in [a for a in anomalies["items"] if a["kind"] != PROFILER_OVERLAP][:5]:
         text.append(f"\n  {a['kind']}: ")
         text.append(f"{a.get('event')} (id {a['event_id']})")
         if a.get("other_id") is not None:

@@ -28,6 +28,7 @@ from tracetui.insight.report import (
     thread_splits,
 )
 from tracetui.report.memory_data import memory_data
+from tracetui.trace.nesting import PROFILER_OVERLAP
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -200,7 +201,8 @@ def _computed(trace: Trace) -> dict[str, Any]:
             ),
         },
         "anomalies": {
-            "count": len(trace.anomalies),
+            "count": len(_real_anomalies(trace)),
+            "benign": len(trace.anomalies) - len(_real_anomalies(trace)),
             "by_kind": _value_counts(trace.anomalies, "kind"),
             "items": _anomaly_records(trace),
         },
@@ -249,8 +251,14 @@ def _counts(trace: Trace) -> dict[str, Any]:
         "memcpys": int((gpu["cat"] == "gpu_memcpy").sum()),
         "memsets": int((gpu["cat"] == "gpu_memset").sum()),
         "orphans": len(trace.orphans),
-        "anomalies": len(trace.anomalies),
+        "anomalies": len(_real_anomalies(trace)),
+        "benign_anomalies": len(trace.anomalies) - len(_real_anomalies(trace)),
     }
+
+
+def _real_anomalies(trace: Trace) -> pl.DataFrame:
+    """The anomalies but the known profiler artifacts (``profiler_overlap``: benign)."""
+    return trace.anomalies.filter(pl.col("kind") != PROFILER_OVERLAP)
 
 
 def _mean_verdicts(per_instance: pl.DataFrame) -> pl.DataFrame:
@@ -287,8 +295,10 @@ def _finite(row: dict[str, Any]) -> dict[str, Any]:
 
 def _anomaly_records(trace: Trace) -> list[dict[str, Any]]:
     names = trace.events.select(pl.col("id"), pl.col("name"))
+    benign = pl.col("kind") == PROFILER_OVERLAP
     rows = (
-        trace.anomalies.head(ORPHAN_LIMIT)
+        trace.anomalies.sort(benign, maintain_order=True)  # the real ones first
+        .head(ORPHAN_LIMIT)
         .join(
             names.rename({"id": "event_id", "name": "event"}),
             on="event_id",

@@ -25,7 +25,7 @@ from tracetui.trace.decoded import Decoded
 from tracetui.trace.frames import build_tables
 from tracetui.trace.links import ANOMALY_SCHEMA
 from tracetui.trace.model import TableSource, Trace
-from tracetui.trace.nesting import nest
+from tracetui.trace.nesting import classify_overlaps, nest
 from tracetui.trace.release import drop_later
 from tracetui.trace.source import Source, locate, read_source
 from tracetui.trace.times import exact_times as _exact_times
@@ -74,7 +74,7 @@ def load_now(
         events = attach(events, links.forward_links(events, _flows_ns(tables.flows)))
         say("counting")
         events = attach(events, stats.node_stats(events))
-        anomalies = [overlaps, duplicates]
+        anomalies = [classify_overlaps(overlaps, events), duplicates]
         if "baseTimeNanoseconds" in decoded.top:
             anomalies.append(links.external_id_mismatches(events))
         anomalies.append(_missing_times(events))
