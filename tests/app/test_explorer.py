@@ -77,7 +77,7 @@ async def test_the_first_cursor_stays_centred_through_resizes_until_it_moves() -
 
         def centred_top() -> int:
             visible = max(1, tree.scrollable_content_region.height - 1)
-            return max(0, tree.cursor_row - visible // 2)
+            return min(max(0, tree.cursor_row - visible // 2), round(tree.max_scroll_y))  # the end stops it
 
         for size in [(80, 24), (80, 27), (80, 25), (80, 29), (100, 30)]:
             await pilot.resize_terminal(*size)
@@ -459,3 +459,46 @@ async def test_a_find_with_no_match_says_so_in_plain_text() -> None:
         await settle(pilot)
         (notification,) = app._notifications
         assert "'[bold]nope[/]'" in notification.message and notification.markup is False
+
+
+async def test_80x24_gives_the_tree_most_rows_and_every_footer_key_fits() -> None:
+    """Issue 14 item 14, the explorer at 80×24: the tree has more rows than every other part, the
+    footer's keys all lie inside the 80 columns, the status line fits, and in every table the row's
+    name gets at least half the width (or all it needs)."""
+    from textual.widgets import Footer
+
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        heights = {
+            name: screen.query_one(name).region.height for name in ("#tree", "#details-pane", "#timeline")
+        }
+        assert (
+            heights["#tree"] >= 12 and heights["#tree"] > heights["#details-pane"] + heights["#timeline"] - 4
+        )
+        assert heights["#tree"] == max(heights.values())
+        keys = list(screen.query_one(Footer).query("FooterKey"))
+        assert keys and all(key.region.x >= 0 and key.region.right <= 80 for key in keys)
+        assert {key.description for key in keys} >= {"Expand chain", "Find", "Tables", "Help", "Quit"}
+        status = screen.query_one("#status", Static)
+        assert len(str(status.render())) <= 80
+        await pilot.press("1")
+        await settle(pilot)
+        assert isinstance(app.screen, TablesScreen)
+        for key in ("ops", "kernels", "annotations", "steps", "anomalies", "orphans"):
+            app.screen.action_show(key)
+            await settle(pilot)
+            table = app.screen.table
+            width = table.scrollable_content_region.width
+            widths = dict(zip((c.key for c in table.columns), table._widths(width), strict=True))
+            name = next(c.key for c in table.columns if c.name)
+            longest = max(
+                (
+                    len(c.text(row[name]))
+                    for row in table.frame.iter_rows(named=True)
+                    for c in [next(c for c in table.columns if c.key == name)]
+                ),
+                default=0,
+            )
+            assert widths[name] >= min(width // 2, longest), (key, widths, longest)

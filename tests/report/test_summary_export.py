@@ -164,3 +164,63 @@ def test_summary_of_steps_without_duration(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     out = invoke("summary", str(path))
     assert "ProfilerStep#" in out and "Median step" not in out
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.json.gz")), ids=lambda p: p.name[:30])
+def test_piped_summary_cuts_no_name_in_a_table_that_fits(path: Path) -> None:
+    """Issue 14 item 14: piped (80 columns), a table whose full width fits cut its names anyway (the
+    text columns' maximum was counted, not their width). A table that fits is written whole; one that
+    does not gives up name width only, and keeps every number."""
+    import io
+
+    from rich.console import Console, Group
+    from rich.measure import Measurement
+
+    import tracetui
+    from tracetui.report.summary import summary_renderable
+    from tracetui.report.summary_data import summary_data
+    from tracetui.report.table import FitTable
+
+    def tables(renderable: object) -> list[FitTable]:
+        if isinstance(renderable, FitTable):
+            return [renderable]
+        if isinstance(renderable, Group):
+            return [t for r in renderable.renderables for t in tables(r)]
+        return []
+
+    found = tables(summary_renderable(summary_data(tracetui.load(path))))
+    assert found
+    for table in found:
+        wide = Console(width=400, file=io.StringIO())
+        natural = Measurement.get(wide, wide.options, table).maximum
+        console = Console(width=80, file=io.StringIO(), record=True)
+        console.print(table)
+        text = console.export_text()
+        if natural <= 80:
+            assert "…" not in text.replace("… ", ""), text  # "… 3 more" rows are the report's own
+        numbers = [
+            str(cell) for column in table.columns if column.justify == "right" for cell in column.cells
+        ]
+        assert all(n in text for n in numbers), text
+
+
+def test_a_table_that_fits_keeps_its_names_whole_in_80_columns() -> None:
+    """The issue's case by hand: a 33-character name, four numbers and a short text column make a
+    table narrower than 80 columns; piped (80 columns) its names were cut to 16 characters, room kept
+    for a text column's 24-character maximum that its 8-character cells never use."""
+    import io
+
+    from rich.console import Console
+    from rich.measure import Measurement
+    from rich.text import Text
+
+    from tracetui.report.table import nums, table
+
+    name = "Optimizer.zero_grad#AdamW.zero_gr"
+    rows = [[Text(name), "30", "9", "862.6 µs", "1.20 ms", Text("launches")]]
+    header = [("annotation", "name"), *nums("calls", "kernels", "GPU", "CPU"), ("bound", "text")]
+    grid = table("Annotations", header, rows)
+    console = Console(width=80, file=io.StringIO(), record=True)
+    assert Measurement.get(console, console.options, grid).maximum <= 80
+    console.print(grid)
+    assert name in console.export_text()

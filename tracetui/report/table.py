@@ -66,11 +66,13 @@ class FitTable(Table):
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         if self.names:
-            others = [c for i, c in enumerate(self.columns) if i not in self.names]
-            fixed = sum((c.width or c.max_width or c.min_width or 0) for c in others)
-            spare = options.max_width - fixed - 2 * len(self.columns) - 1
-            share = max(12, spare // len(self.names))
-            for i, natural in self.names.items():
-                column = self.columns[i]
-                column.max_width = max(column.min_width or 0, min(natural, share))
+            for i, natural in self.names.items():  # first as wide as their names
+                self.columns[i].max_width = max(self.columns[i].min_width or 0, natural)
+            wide = self.__rich_measure__(console, options).maximum
+            if wide > options.max_width:  # too wide: the names give up what is missing, shared
+                share = sum(self.names.values()) - (wide - options.max_width)
+                share = max(12, share // len(self.names))
+                for i, natural in self.names.items():
+                    column = self.columns[i]
+                    column.max_width = max(column.min_width or 0, min(natural, share))
         yield from super().__rich_console__(console, options)

@@ -33,6 +33,8 @@ from tracetui.views.tree import GPU_KINDS, NodeKey, TreeModel, TreeOptions
 
 DETAILS_DELAY = 0.08  # s: the details pane waits for the cursor to rest this long
 KEYS_HINT = "? help · / find · e expand chain · g go to op · t tables · k kernels only · p python"
+KEYS_HINT_NARROW = "? help · / find · e chain · g op · t tables · k kernels · p python · ^p all"
+NARROW = 110  # columns: below, the details go under the tree and the footer is compact
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,7 @@ class ExplorerScreen(Screen[None]):
     model: var[TreeModel] = var(cast(TreeModel, None), init=False)  # set in __init__
     matches: var[Matches] = var(Matches(), init=False)
     rebuilding: var[bool] = var(False, init=False)
+    narrow: var[bool] = var(False, init=False)
     status: var[Content] = var(Content(""))
 
     def __init__(
@@ -286,7 +289,20 @@ class ExplorerScreen(Screen[None]):
 
     # ---- expectations ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("find_next", "find_previous") and self.narrow:
+            return bool(self.matches.ids)  # narrow: n / N in the footer only while there is something to walk
         return action != "toggle_expectations" or self.checks is not None  # no --expect: no key
+
+    def on_resize(self) -> None:
+        """Below 110 columns the footer is compact, without the palette's key (^p still works): its
+        keys fit in 80 columns."""
+        narrow = self.size.width < NARROW
+        footer = self.query_one(Footer)
+        footer.compact = narrow
+        footer.show_command_palette = not narrow
+        if narrow != self.narrow:
+            self.narrow = narrow
+            self.refresh_bindings()
 
     def action_toggle_expectations(self) -> None:
         """Hidden: show and focus the panel; focused: hide it; shown: focus it."""
@@ -403,6 +419,8 @@ class ExplorerScreen(Screen[None]):
         self.matches = Matches(search, tuple(matches))
 
     def watch_matches(self, old: Matches, new: Matches) -> None:
+        if bool(old.ids) != bool(new.ids):
+            self.refresh_bindings()
         if new.search != old.search:
             search = new.search
             self.dispatch_tree.find_query = search.query if search is not None and not search.exact else ""
@@ -526,7 +544,8 @@ class ExplorerScreen(Screen[None]):
                 (f"  {position}", "bold"),
             ]
             parts += [("   n / N: next / previous", "$text-muted")]
-        return Content.assemble(" ", *(parts or [(KEYS_HINT, "$text-muted")]))
+        hint = KEYS_HINT_NARROW if self.narrow else KEYS_HINT
+        return Content.assemble(" ", *(parts or [(hint, "$text-muted")]))
 
     def watch_status(self, status: Content) -> None:
         self.query_one("#status", Static).update(status)
