@@ -141,3 +141,18 @@ def test_one_value_reads_the_same_on_every_surface() -> None:
     summary = console.export_text()
     row_text = rf"{re.escape(step['name'])}\s+{re.escape(span)}\s+{re.escape(busy)}\s"  # the steps table
     assert re.search(row_text, summary), summary
+
+
+def test_kernel_count_names_memory_only_work() -> None:
+    """Issue 14 item 15: a memcpy-only op showed 0 kernels beside its GPU time."""
+    assert fmt.kernel_count(3, 5) == "3"
+    assert fmt.kernel_count(0, 2) == "2 mem"
+    assert fmt.kernel_count(0, 0) == "0"
+    assert fmt.kernel_count(None, None) == ""
+
+
+def test_tally_names_repeated_items_once() -> None:
+    """Issue 14 item 15: the diff report wrote "NVIDIA H200, NVIDIA H200" for a rank's devices."""
+    assert fmt.tally(["NVIDIA H200", "NVIDIA H200"]) == "2 × NVIDIA H200"
+    assert fmt.tally(["NVIDIA H200", "NVIDIA A100", "NVIDIA H200"]) == "2 × NVIDIA H200, NVIDIA A100"
+    assert fmt.tally([]) == ""

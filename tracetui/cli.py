@@ -15,6 +15,7 @@ import click
 
 from tracetui import __version__
 from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, TraceError
+from tracetui.report.names import TABLES  # constants only: no heavy import
 
 # command name -> "module:attribute" of its click.Command
 COMMANDS: dict[str, str] = {
@@ -59,7 +60,7 @@ class LazyGroup(click.Group):
 SHORT_HELP = {
     "open": "Explore a trace in the terminal (default: the bundled sample).",
     "summary": "Print a one-screen report of a trace, or of a run's ranks (or --json).",
-    "export": "Write the events, ops or kernels table as csv, parquet or json.",
+    "export": f"Write a table ({', '.join(TABLES)}; a run's too) as csv, parquet or json.",
     "capture": "Profile a built-in workload and write a trace.",
     "diff": "Compare two traces (or two ranks of a run): kernels, dispatch chains, time.",
     "check": "Check a trace against an expectations file (exit 1 on failure).",

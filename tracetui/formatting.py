@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -67,6 +68,24 @@ def count(value: float | None) -> str:
     if isinstance(value, float) and not value.is_integer():
         return fixed(value, 2)
     return f"{int(value):,}"
+
+
+def kernel_count(kernels: int | None, gpu_events: int | None) -> str:
+    """A kernels column's cell: the kernel count; for work with memcpys/memsets only (``0`` beside
+    non-zero GPU time) how many of those: ``2 mem``."""
+    if kernels is None:
+        return ""
+    if kernels == 0 and gpu_events:
+        return f"{count(gpu_events)} mem"
+    return count(kernels)
+
+
+def tally(items: Iterable[str]) -> str:
+    """Repeated items once, with their number, in first-seen order: ``2 × NVIDIA H200, NVIDIA A100``."""
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    return ", ".join(item if n == 1 else f"{count(n)} × {item}" for item, n in counts.items())
 
 
 def percent(value: float | None) -> str:

@@ -502,3 +502,52 @@ async def test_80x24_gives_the_tree_most_rows_and_every_footer_key_fits() -> Non
                 default=0,
             )
             assert widths[name] >= min(width // 2, longest), (key, widths, longest)
+
+
+async def test_zoom_label_and_p_without_python_frames() -> None:
+    """Issue 14 item 15: the zoom label writes the node's own duration (the window holds margins); p on
+    a trace without python frames says so instead of claiming "python hidden"."""
+    from tracetui import formatting as fmt
+
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await goto(pilot, "aten::mm")
+        node = tree_of(app).cursor_node
+        await pilot.press("z")
+        await settle(pilot)
+        timeline = app.screen.query_one(Timeline)
+        window = timeline.window
+        assert window is not None and window.title == "zoom: aten::mm"
+        assert (window.end_ns - window.start_ns) / 1000 != node.cpu_us  # the margins
+        axis = timeline.render_line(0).text
+        assert f"zoom: aten::mm · {fmt.duration(node.cpu_us)}" in axis
+        await pilot.press("p")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ExplorerScreen)
+        assert not screen.model.options.hide_python
+        assert "python hidden" not in str(screen.query_one("#status", Static).render())
+
+
+async def test_a_memcpy_only_op_row_names_its_memory_work() -> None:
+    """Issue 14 item 15: the tree's kernels column showed 0 beside the GPU time of a memcpy-only op."""
+    import re
+
+    app = TraceApp(fixture("mlp_train_tbhandler_stack_memory.pt.trace"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        trace = app.screen.trace if isinstance(app.screen, ExplorerScreen) else None
+        assert trace is not None
+        ops = trace.events.filter(
+            (pl.col("cat") == "cpu_op") & (pl.col("kernels") == 0) & (pl.col("gpu_events") > 0)
+        )
+        assert ops.height  # aten::copy_, aten::item, …: a memcpy, no kernel
+        op = ops.row(0, named=True)
+        tree = tree_of(app)
+        assert tree.reveal_event(op["id"])
+        await settle(pilot)
+        rendered = [tree.render_line(y).text for y in range(1, tree.size.height)]
+        row = next(line for line in rendered if op["name"] in line and "mem" in line)
+        assert re.search(rf"\s{op['gpu_events']} mem\s*$", row), row
+        assert not re.search(r"\s0\s*$", row)

@@ -224,3 +224,35 @@ def test_a_table_that_fits_keeps_its_names_whole_in_80_columns() -> None:
     assert Measurement.get(console, console.options, grid).maximum <= 80
     console.print(grid)
     assert name in console.export_text()
+
+
+def test_small_truths_of_the_summary_and_the_help() -> None:
+    """Issue 14 item 15: no "Every op launched GPU work" without ops; a memcpy-only op's kernels cell
+    names its memory work; tracetui --help names every export table; the diff report names a
+    repeated device once."""
+    import re
+
+    from tracetui.report.names import TABLES
+
+    no_ops = invoke("summary", str(FIXTURES / "cuda_graph_replay.json.gz"))
+    assert "Every op launched GPU work" not in no_ops and "No ops in this trace" in no_ops
+    import io
+
+    from rich.console import Console
+
+    from tracetui.report.summary import _ops
+
+    path = str(FIXTURES / "mlp_train_tbhandler_stack_memory.pt.trace.json.gz")
+    data = json.loads(invoke("summary", path, "--json"))
+    memory_only = [o for o in data["ops"] if o["kernels"] == 0 and o["gpu_events"]]
+    assert memory_only  # aten::to, aten::copy_, aten::item, …: memcpys, no kernel
+    console = Console(width=120, file=io.StringIO(), record=True)
+    console.print(_ops({"ops": memory_only}))
+    shown = console.export_text()
+    for op in memory_only:
+        assert re.search(rf"{re.escape(op['name'])}\s.*\s{op['gpu_events']} mem\s", shown), op["name"]
+    help_text = " ".join(invoke("--help").split())
+    assert all(table in help_text for table in TABLES)
+    ranks = FIXTURES / "ranks" / "ddp_2rank_nccl"
+    report = invoke("diff", str(ranks), "--ranks", "0,1", "--report")
+    assert "NVIDIA H200, NVIDIA H200" not in report and "2 × NVIDIA H200" in report

@@ -44,7 +44,7 @@ def _header(data: dict[str, Any]) -> Text:
         text.append(info["name"], style="bold")
         if info["command"]:
             text.append(f"  ({info['command']})", style="dim")
-        devices = ", ".join(str(d) for d in info["devices"] if d) or "no GPU"
+        devices = fmt.tally(str(d) for d in info["devices"] if d) or "no GPU"
         text.append(
             f"\n   {devices}; {fmt.count(info['steps'])} steps; {fmt.count(info['events'])} events\n",
             style="dim",

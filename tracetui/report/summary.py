@@ -190,7 +190,7 @@ def _ops(data: dict[str, Any]) -> Table | None:
             fmt.duration(o["cpu_total_us"]),
             fmt.duration(o["cpu_self_us"]),
             fmt.duration(o["gpu_us"]),
-            fmt.count(o["kernels"]),
+            fmt.kernel_count(o["kernels"], o["gpu_events"]),
         ]
         for o in data["ops"][:TOP]
     ]
@@ -199,6 +199,8 @@ def _ops(data: dict[str, Any]) -> Table | None:
 
 
 def _no_kernel_line(data: dict[str, Any]) -> Text:
+    if not data["ops"]:
+        return Text("No ops in this trace (no cpu_op events).", style="dim")
     idle = [o["name"] for o in data["ops"] if not o["launches_kernels"]]
     if not idle:
         return Text("Every op launched GPU work.", style="dim")

@@ -277,7 +277,8 @@ class ExplorerScreen(Screen[None]):
         end = node.end_ns or node.start_ns
         margin = max(1, (end - node.start_ns) // 20)
         self._pending.add("timeline")
-        self.load_window(None, Window(node.start_ns - margin, end + margin, f"zoom: {node.name}"))
+        duration = node.cpu_us if node.cpu_us is not None else node.gpu_us  # what its row says
+        self.load_window(None, Window(node.start_ns - margin, end + margin, f"zoom: {node.name}", duration))
 
     def action_toggle_timeline(self) -> None:
         timeline = self.query_one(Timeline)
@@ -333,6 +334,9 @@ class ExplorerScreen(Screen[None]):
         self._rebuild(replace(self.model.options, kernels_only=not self.model.options.kernels_only))
 
     def action_toggle_python(self) -> None:
+        if not self.model.options.hide_python and not self.trace.events["cat"].eq("python_function").any():
+            self.notify("This trace has no python frames (profile with with_stack=True).", timeout=3)
+            return
         self._rebuild(replace(self.model.options, hide_python=not self.model.options.hide_python))
 
     def action_name_filter(self) -> None:

@@ -388,7 +388,7 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
         values = {
             "CPU": fmt.duration(node.cpu_us),
             "GPU": fmt.duration(node.gpu_us),
-            "kernels": fmt.count(node.kernels),
+            "kernels": fmt.kernel_count(node.kernels, node.gpu_events),
         }
         for title, size in columns:
             segments.append(Segment(" " + pad(values[title], size, "right"), number))

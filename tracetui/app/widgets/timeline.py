@@ -136,7 +136,7 @@ class Timeline(CachedStyles, Widget):
         assert self.window is not None
         start, end = self.window.start_ns, self.window.end_ns
         t0 = self._t0()
-        length = fmt.duration((end - start) / 1000)
+        length = fmt.duration(self.window.label_us)
         left = f" {self.window.title} · {length}"
         legends = dict.fromkeys(lane.legend for lane in self.memory)
         if legends:
