@@ -22,6 +22,8 @@ SXM)``; without peaks (unknown device) it lists the achieved rates only. Two rea
   where the device's L2 bandwidth is measured, the fraction is of that L2 roof instead
   (``memory-bound (L2): …``). Faster with more data than L2 holds, or above the compute roof: the
   op's shapes overstate what this kernel did (an in-place op, a broadcast, work shared by kernels).
+  Above it by less than :data:`ABOVE_ROOF` (a measured roof is itself a measurement):
+  ``… = 103% of 4.26 TB/s (…); at the roof (within the 5 % a measured roof is good to)``.
 - **Latency/launch-bound**: a kernel far below its roof (under :data:`LOW_FRACTION`) that is too
   short to fill the GPU (under :data:`SHORT_US`) or launched with fewer blocks than the device has
   SMs: ``latency/launch-bound: only 2.94 µs of GPU time, too short to fill the GPU, grid 16 blocks
@@ -305,6 +307,8 @@ def roofline_columns(
                 "or work shared with its other kernels)"
             )
         )
+        .when(col("roof_fraction") > 1)
+        .then(pl.lit("; at the roof (within the 5 % a measured roof is good to)"))
         .otherwise(pl.lit("")),
         _reason=pl.concat_str(
             [
