@@ -209,7 +209,7 @@ def test_profiler_overlaps_are_benign_and_out_of_the_headline(traces: dict[str, 
     import json
     import re
 
-    from tracetui.report.summary_data import summary_data
+    from tracetui.insight.summary_data import summary_data
 
     name = "mlp_train_tbhandler_stack_memory"
     trace = traces[name]

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import io
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
 from tracetui.errors import TraceError
+from tracetui.output import write_file
+from tracetui.safetext import escape_series
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -23,6 +26,8 @@ def export_table(trace: Trace, table: str) -> pl.DataFrame:
     if table == "ops":
         return trace.ops
     if table == "kernels":
+        from tracetui.insight.report import kernels_table
+
         return kernels_table(trace)
     if table == "annotations":
         return trace.annotations
@@ -45,74 +50,12 @@ def memory_table(trace: Trace) -> pl.DataFrame:
     return memory_of(trace).events.drop("pair_order", "track", "enclosing_id", "enclosing_pos")
 
 
-def kernels_table(trace: Trace) -> pl.DataFrame:
-    """One row per GPU event: where it ran, what launched it, and what its name and shapes say."""
-    from tracetui.insight.report import kernel_insight
-
-    names = trace.events.select("id", "name")
-    gpu = trace.gpu.select(
-        "id",
-        "name",
-        pl.col("cat").alias("category"),
-        "ts",
-        "dur",
-        "device",
-        "stream",
-        "correlation",
-        "launch_id",
-        "launch_op_id",
-        "annotation_id",
-        "step_id",
-    )
-    linked = (
-        gpu.join(names.rename({"id": "launch_id", "name": "runtime"}), on="launch_id", how="left")
-        .join(names.rename({"id": "launch_op_id", "name": "launch_op"}), on="launch_op_id", how="left")
-        .join(names.rename({"id": "annotation_id", "name": "annotation"}), on="annotation_id", how="left")
-        .join(names.rename({"id": "step_id", "name": "step"}), on="step_id", how="left")
-        .with_columns(pl.col("launch_op").fill_null(""))
-    )
-    insight = kernel_insight(trace).select(
-        "id",
-        "family",
-        "kind",
-        "arch",
-        "tile",
-        "stages",
-        "layout",
-        "fused_ops",
-        "short",
-        "flops",
-        "bytes",
-        "tflops",
-        "gbs",
-        "intensity",
-        "bound",
-        "verdict",
-    )
-    table = linked.join(insight, on="id", how="left")
-    first = [
-        "name",
-        "ts",
-        "dur",
-        "device",
-        "stream",
-        "correlation",
-        "runtime",
-        "launch_op",
-        "launch_op_id",
-        "annotation",
-        "step",
-        "category",
-    ]
-    return table.sort("ts").select(first + [c for c in table.columns if c not in first])
-
-
 def write_table(frame: pl.DataFrame, fmt: str, output: Path | None, source: Path) -> None:
     """Write ``frame``; to stdout when ``output`` is None (not for parquet)."""
     if output is not None and output.exists() and output.resolve() == source.resolve():
         raise TraceError(output, "refusing to overwrite the trace being exported")
     if fmt == "csv":
-        frame = _no_formulas(_flatten_lists(frame))
+        frame = _no_formulas(_visible_marks(_flatten_lists(frame)))
     if output is None:
         if fmt == "parquet":
             raise TraceError(None, "parquet needs an output file (-o FILE)")
@@ -120,27 +63,41 @@ def write_table(frame: pl.DataFrame, fmt: str, output: Path | None, source: Path
         frame.write_csv(buffer) if fmt == "csv" else frame.write_json(buffer)
         sys.stdout.write(buffer.getvalue() + ("" if fmt == "csv" else "\n"))
         return
+    writers: dict[str, Callable[[Path], object]] = {
+        "csv": frame.write_csv,
+        "parquet": frame.write_parquet,
+        "json": frame.write_json,
+    }
     try:
-        if fmt == "csv":
-            frame.write_csv(output)
-        elif fmt == "parquet":
-            frame.write_parquet(output)
-        else:
-            frame.write_json(output)
+        write_file(output, writers[fmt])  # whole or not at all: a full disk leaves no partial file
     except OSError as exc:
         raise TraceError(output, f"cannot write: {exc.strerror or exc}") from None
+    except pl.exceptions.PolarsError as exc:  # parquet's I/O errors (a full disk) come this way
+        raise TraceError(output, f"cannot write: {exc}") from None
 
 
 FORMULA_START = r"^[=+\-@\t\r]"  # what a spreadsheet reads as the start of a formula
+PLAIN_NUMBER = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"  # -1, +2.5e3: a number
 
 
 def _no_formulas(frame: pl.DataFrame) -> pl.DataFrame:
-    """Text cells that a spreadsheet would run as a formula get a leading ``'``."""
+    """Text cells that a spreadsheet would run as a formula get a leading ``'`` (OWASP's advice
+    against CSV injection); a cell that is just a number (``-1``) stays a number."""
     text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
     return frame.with_columns(
-        pl.when(pl.col(c).str.contains(FORMULA_START)).then("'" + pl.col(c)).otherwise(pl.col(c)).alias(c)
+        pl.when(pl.col(c).str.contains(FORMULA_START) & ~pl.col(c).str.contains(PLAIN_NUMBER))
+        .then("'" + pl.col(c))
+        .otherwise(pl.col(c))
+        .alias(c)
         for c in text
     )
+
+
+def _visible_marks(frame: pl.DataFrame) -> pl.DataFrame:
+    """Invisible and direction-changing characters as visible escapes (``\\u200b``), as on a
+    terminal: a CSV is read by people, in spreadsheets that hide them too (not cut)."""
+    text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
+    return frame.with_columns(escape_series(frame[c]) for c in text)
 
 
 def _flatten_lists(frame: pl.DataFrame) -> pl.DataFrame:

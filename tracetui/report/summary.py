@@ -14,10 +14,10 @@ from rich.table import Table
 from rich.text import Text
 
 from tracetui import formatting as fmt
+from tracetui.insight.summary_data import summary_data
 from tracetui.report.memory_section import memory_renderable
-from tracetui.report.summary_data import summary_data
 from tracetui.report.table import MISSING, Cell, nums, table
-from tracetui.safetext import clean
+from tracetui.safetext import shown
 from tracetui.trace.nesting import PROFILER_OVERLAP
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def _header(data: dict[str, Any]) -> RenderableType:
     info = data["trace"]
     counts = data["counts"]
     lines = Text()
-    lines.append(clean(info["name"]), style="bold")  # a file name is data
+    lines.append(shown(info["name"]), style="bold")  # a file name: outside text
     lines.append(f"  {info['format']}  {fmt.count(info['events'])} events", style="dim")
     for device in info["devices"]:
         lines.append("\n")
@@ -70,7 +70,7 @@ def _header(data: dict[str, Any]) -> RenderableType:
     )
     by_cat = ", ".join(f"{cat or '(none)'} {fmt.count(n)}" for cat, n in counts["by_category"].items())
     lines.append("\nevents: ", style="dim")
-    lines.append(by_cat, style="dim")
+    lines.append(shown(by_cat), style="dim")
     if info["truncated"]:
         lines.append("\nwarning: the file is truncated; every complete event was read", style="bold yellow")
     for repair in info["repairs"]:
@@ -85,7 +85,7 @@ def _header(data: dict[str, Any]) -> RenderableType:
 
 def _device(device: dict[str, Any]) -> Text:
     text = Text(f"GPU {device.get('id')}: ")
-    text.append(str(device.get("name") or "unknown device"))
+    text.append(shown(str(device.get("name") or "unknown device")))
     if device.get("computeMajor") is not None:
         text.append(f" (sm{device['computeMajor']}{device.get('computeMinor', 0)}", style="dim")
         if device.get("numSms"):
@@ -98,7 +98,7 @@ def _steps(data: dict[str, Any]) -> RenderableType | None:
     steps = data["steps"]
     if not steps:
         return None
-    shown = steps if len(steps) <= MAX_STEPS else [*steps[: MAX_STEPS - 1], steps[-1]]
+    listed = steps if len(steps) <= MAX_STEPS else [*steps[: MAX_STEPS - 1], steps[-1]]
     rows: list[list[Cell]] = [
         [
             Text(s["name"]),
@@ -110,11 +110,11 @@ def _steps(data: dict[str, Any]) -> RenderableType | None:
             fmt.count(s["memcpys"]),
             _bound(s.get("bound")),
         ]
-        for s in shown
+        for s in listed
     ]
-    if len(shown) < len(steps):
+    if len(listed) < len(steps):
         rows.insert(
-            MAX_STEPS - 1, [Text(f"… {len(steps) - len(shown)} more"), "", "", "", "", "", "", Text("")]
+            MAX_STEPS - 1, [Text(f"… {len(steps) - len(listed)} more"), "", "", "", "", "", "", Text("")]
         )
     header = [
         ("step", "name"),
@@ -127,7 +127,7 @@ def _steps(data: dict[str, Any]) -> RenderableType | None:
         return steps_table
     median = timed[len(timed) // 2]
     reading = Text("Median step: ", style="bold")
-    reading.append(median.get("verdict") or "")
+    reading.append(shown(median.get("verdict") or ""))
     reading.append(" (CPU times include the profiler's own overhead)", style="dim")
     return Group(steps_table, reading)
 
@@ -205,7 +205,9 @@ def _no_kernel_line(data: dict[str, Any]) -> Text:
     if not idle:
         return Text("Every op launched GPU work.", style="dim")
     text = Text("Launched no GPU work (metadata only or CPU): ", style="bold")
-    text.append(", ".join(idle[:24]) + (f", … ({len(idle)} ops)" if len(idle) > 24 else ""))
+    text.append(
+        ", ".join(shown(name) for name in idle[:24]) + (f", … ({len(idle)} ops)" if len(idle) > 24 else "")
+    )
     return text
 
 
@@ -276,7 +278,9 @@ def _problems(data: dict[str, Any]) -> Text:
     )
     for o in orphans["items"][:5]:
         text.append("\n  ")
-        text.append(f"{o['name']} (id {o['id']}, stream {o['stream']}, correlation {o['correlation']})")
+        text.append(
+            f"{shown(o['name'])} (id {o['id']}, stream {o['stream']}, correlation {o['correlation']})"
+        )
     text.append(
         f"\nAnomalies: {fmt.count(anomalies['count'])}", style="bold" if anomalies["count"] else "dim"
     )
@@ -291,9 +295,9 @@ def _problems(data: dict[str, Any]) -> Text:
         )
     for a in [a for a in anomalies["items"] if a["kind"] != PROFILER_OVERLAP][:5]:
         text.append(f"\n  {a['kind']}: ")
-        text.append(f"{a.get('event')} (id {a['event_id']})")
+        text.append(f"{shown(str(a.get('event')))} (id {a['event_id']})")
         if a.get("other_id") is not None:
-            text.append(f" vs {a.get('other')} (id {a['other_id']})")
+            text.append(f" vs {shown(str(a.get('other')))} (id {a['other_id']})")
     return text
 
 

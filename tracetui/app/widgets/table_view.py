@@ -247,6 +247,15 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
             self._name_lengths[key] = found
         return found
 
+    def row_style(self, row: dict[str, Any]) -> Style | None:
+        """A style for a whole row, over the stripes (a subclass marks rows); ``None``: none."""
+        return None
+
+    def restyle(self) -> None:
+        """Draw every row again (what :meth:`row_style` says changed)."""
+        self._strips.clear()
+        self.refresh()
+
     def _refresh_all(self) -> None:
         self._strips.clear()
         width = self.scrollable_content_region.width
@@ -301,6 +310,9 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
         base = self.base_style
         if index % 2:
             base += Style(bgcolor=self._style("stripe").bgcolor)
+        marked = self.row_style(values)
+        if marked is not None:
+            base += marked
         segments = [
             Segment(pad(column.text(values.get(column.key)), size, column.align) + " ", base)
             for column, size in zip(self.columns, widths, strict=True)

@@ -8,6 +8,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from tracetui import formatting as fmt
+from tracetui.safetext import shown
 
 if TYPE_CHECKING:
     from tracetui.app.widgets.expect_panel import Checks
@@ -20,14 +21,18 @@ def device_names(trace: Trace) -> str:
     return fmt.tally(names) or "no GPU in the trace"
 
 
-def header_content(trace: Trace, *, sample: bool = False, checks: Checks | None = None) -> Content:
-    """The header's lines (trace text as plain text); ``checks``: how many expectations pass."""
-    facts: list[str | tuple[str, str]] = [
-        ("tracetui", "bold $text-accent"),
-        "  ",
-        (trace.path.name, "bold"),
+def header_content(
+    trace: Trace, *, sample: bool = False, checks: Checks | None = None, rank: str | None = None
+) -> Content:
+    """The header's lines (trace text as plain text); ``checks``: how many expectations pass;
+    ``rank``: which rank of a run this trace is (``rank 2 of 4``)."""
+    facts: list[str | tuple[str, str]] = [("tracetui", "bold $text-accent"), "  "]
+    if rank is not None:
+        facts += [(f" {rank} ", "bold reverse $text-accent"), ("  [ ] ", "$text-muted"), "  "]
+    facts += [
+        (shown(trace.path.name), "bold"),  # a file name, and device names: outside text
         ("  ·  ", "$text-muted"),
-        device_names(trace),
+        shown(device_names(trace)),
         ("  ·  ", "$text-muted"),
         trace.format,
         ("  ·  ", "$text-muted"),
@@ -70,5 +75,7 @@ class TraceHeader(Static):
     }
     """
 
-    def __init__(self, trace: Trace, *, sample: bool = False, checks: Checks | None = None) -> None:
-        super().__init__(header_content(trace, sample=sample, checks=checks), markup=False)
+    def __init__(
+        self, trace: Trace, *, sample: bool = False, checks: Checks | None = None, rank: str | None = None
+    ) -> None:
+        super().__init__(header_content(trace, sample=sample, checks=checks, rank=rank), markup=False)

@@ -16,6 +16,7 @@ import polars as pl
 
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.memory import memory_of
+from tracetui.insight.memory_data import memory_data
 from tracetui.insight.report import (
     annotation_thread_splits,
     annotation_threads,
@@ -27,7 +28,6 @@ from tracetui.insight.report import (
     step_verdicts,
     thread_splits,
 )
-from tracetui.report.memory_data import memory_data
 from tracetui.trace.nesting import PROFILER_OVERLAP
 
 if TYPE_CHECKING:
