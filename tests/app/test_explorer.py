@@ -551,3 +551,31 @@ async def test_a_memcpy_only_op_row_names_its_memory_work() -> None:
         row = next(line for line in rendered if op["name"] in line and "mem" in line)
         assert re.search(rf"\s{op['gpu_events']} mem\s*$", row), row
         assert not re.search(r"\s0\s*$", row)
+
+
+async def test_step_rows_and_their_details_write_the_replayed_figures() -> None:
+    """Issue 14 items 1-2: the tree row of a DDP step and its details pane write the kernels and GPU
+    time launched by any thread while it is open (replayed from the raw JSON), with the split."""
+    import re
+
+    from tests.app.conftest import FIXTURES
+    from tests.replay import replay
+    from tracetui import formatting as fmt
+
+    path = next((FIXTURES / "ranks" / "ddp_2rank_nccl").glob("rank0.*.json.gz"))
+    truth = replay(path)
+    app = TraceApp(path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        for step in truth.steps.values():
+            assert tree.reveal_event(step.id)
+            await settle(pilot)
+            rows = [tree.render_line(y).text for y in range(1, tree.size.height)]
+            row = next(line for line in rows if f" {step.name} " in line)
+            cells = rf"\s{re.escape(fmt.duration(step.gpu_us))}\s+{step.counts['kernels']}\s*$"
+            assert re.search(cells, row.split("▊")[0].rstrip()), row
+            details = str(app.screen.query_one("#details", Static).render())
+            split = truth.split(step)
+            assert split is not None and "on pt_autograd_0" in split  # the backward's kernels
+            assert f"{fmt.count(step.counts['kernels'])} ({split})" in details

@@ -177,8 +177,8 @@ def test_piped_summary_cuts_no_name_in_a_table_that_fits(path: Path) -> None:
     from rich.measure import Measurement
 
     import tracetui
-    from tracetui.report.summary import summary_renderable
     from tracetui.insight.summary_data import summary_data
+    from tracetui.report.summary import summary_renderable
     from tracetui.report.table import FitTable
 
     def tables(renderable: object) -> list[FitTable]:
