@@ -226,6 +226,45 @@ def test_a_table_that_fits_keeps_its_names_whole_in_80_columns() -> None:
     assert name in console.export_text()
 
 
+def test_a_table_too_wide_even_with_short_names_cuts_names_not_its_last_column() -> None:
+    """The Llama trace's annotations piped at 80 columns: seven number and text columns need 66 of them,
+    so names at their 16-character minimum still overflowed, and the terminal cut the table's right
+    edge ("bound b", "launche"). The names give up more; every line fits, every cell else whole."""
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    from tracetui.report.table import MIN_NAME, nums, table
+
+    rows = [
+        [Text("train_step"), "30", "1,024", "69", "17", "14.41 ms", "50.16 ms", Text("launches")],
+        [
+            Text("Optimizer.zero_grad#AdamW.zero_grad"),
+            "30",
+            "0",
+            "0",
+            "0",
+            "0.0 µs",
+            "152.5 µs",
+            Text("idle"),
+        ],
+    ]
+    header = [
+        ("annotation", "name"),
+        *nums("calls", "kernels", "memsets", "memcpys", "GPU", "CPU"),
+        ("bound by", "text"),
+    ]
+    console = Console(width=80, file=io.StringIO(), record=True)
+    console.print(table("Annotations (per call)", header, rows))
+    lines = console.export_text().splitlines()
+    assert all(len(line.rstrip()) <= 80 for line in lines), lines
+    text = "\n".join(lines)
+    assert "bound by" in text and "launches" in text and "152.5 µs" in text and "1,024" in text
+    cut = next(line for line in lines if "Optimizer" in line).split()[0]
+    assert cut.endswith("…") and len(cut) >= MIN_NAME
+
+
 def test_small_truths_of_the_summary_and_the_help() -> None:
     """Issue 14 item 15: no "Every op launched GPU work" without ops; a memcpy-only op's kernels cell
     names its memory work; tracetui --help names every export table; the diff report names a

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 Cell = str | Text
 MISSING = "-"  # a number a report has no value for (the formatters write "" for it)
+MIN_NAME = 8  # the narrowest a name column gets, where the numbers need the rest
 
 
 def nums(*headers: str) -> list[tuple[str, str]]:
@@ -98,4 +99,10 @@ class FitTable(Table):
                 for i, natural in self.names.items():
                     column = self.columns[i]
                     column.max_width = max(column.min_width or 0, min(natural, share))
+                least = self.__rich_measure__(console, options).minimum
+                if least > options.max_width:  # even then too wide: the names go below their minimum
+                    cut = -(-(least - options.max_width) // len(self.names))
+                    for i in self.names:
+                        column = self.columns[i]
+                        column.min_width = column.max_width = max(MIN_NAME, (column.min_width or 0) - cut)
         yield from super().__rich_console__(console, options)
