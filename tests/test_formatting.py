@@ -156,3 +156,26 @@ def test_tally_names_repeated_items_once() -> None:
     assert fmt.tally(["NVIDIA H200", "NVIDIA H200"]) == "2 × NVIDIA H200"
     assert fmt.tally(["NVIDIA H200", "NVIDIA A100", "NVIDIA H200"]) == "2 × NVIDIA H200, NVIDIA A100"
     assert fmt.tally([]) == ""
+
+
+def test_counts_in_headings_have_thousands_separators(tmp_path: Path) -> None:
+    """Issue 14 item 6: the Llama step's details pane wrote "Launched (1110)" beside "kernels 1,024"."""
+    import tracetui
+    from tests.app import synthetic
+    from tracetui.app.widgets.details import MAX_LISTED, describe
+    from tracetui.views.insight import load_insight
+    from tracetui.views.tree import TreeModel
+
+    n = 1_200
+    events = [synthetic.op("ProfilerStep#1", 0.0, 10.0 * n + 10, cat="user_annotation")]
+    for i in range(n):
+        events.append(
+            synthetic.op("cudaLaunchKernel", 1.0 + 10 * i, 2.0, cat="cuda_runtime", correlation=i + 1)
+        )
+        events.append(synthetic.kernel("k", 5.0 + 10 * i, 1.0, i + 1))
+    trace = tracetui.load(synthetic.write(tmp_path / "many.json", events))
+    model = TreeModel(trace)
+    step = trace.events.filter(pl.col("name") == "ProfilerStep#1")["id"][0]
+    text = describe(trace, model, step, load_insight(trace)).plain
+    assert "Launched (1,200)" in text and f"… {n - MAX_LISTED:,} more" in text
+    assert re.search(r"^  kernels\s+1,200$", text, re.M)

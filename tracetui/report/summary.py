@@ -113,9 +113,8 @@ def _steps(data: dict[str, Any]) -> RenderableType | None:
         for s in listed
     ]
     if len(listed) < len(steps):
-        rows.insert(
-            MAX_STEPS - 1, [Text(f"… {len(steps) - len(listed)} more"), "", "", "", "", "", "", Text("")]
-        )
+        more = Text(f"… {fmt.count(len(steps) - len(listed))} more")
+        rows.insert(MAX_STEPS - 1, [more, "", "", "", "", "", "", Text("")])
     header = [
         ("step", "name"),
         *nums("CPU", "GPU busy", "busy", "kernels", "memsets", "memcpys"),
@@ -195,7 +194,7 @@ def _ops(data: dict[str, Any]) -> Table | None:
         for o in data["ops"][:TOP]
     ]
     header = [("op", "name"), *nums("calls", "CPU total", "CPU self", "GPU", "kernels")]
-    return table(f"Top ops (of {len(data['ops'])}, by GPU time)", header, rows)
+    return table(f"Top ops (of {fmt.count(len(data['ops']))}, by GPU time)", header, rows)
 
 
 def _no_kernel_line(data: dict[str, Any]) -> Text:
@@ -206,7 +205,8 @@ def _no_kernel_line(data: dict[str, Any]) -> Text:
         return Text("Every op launched GPU work.", style="dim")
     text = Text("Launched no GPU work (metadata only or CPU): ", style="bold")
     text.append(
-        ", ".join(shown(name) for name in idle[:24]) + (f", … ({len(idle)} ops)" if len(idle) > 24 else "")
+        ", ".join(shown(name) for name in idle[:24])
+        + (f", … ({fmt.count(len(idle))} ops)" if len(idle) > 24 else "")
     )
     return text
 
@@ -229,7 +229,7 @@ def _kernels(data: dict[str, Any]) -> Table | None:
             ]
         )
     header = [("kernel (decoded)", "name"), *nums("calls", "total", "avg"), ("launched by", "text")]
-    return table(f"Top GPU work (of {len(data['kernels'])} names)", header, rows)
+    return table(f"Top GPU work (of {fmt.count(len(data['kernels']))} names)", header, rows)
 
 
 def _rooflines(data: dict[str, Any]) -> Table | None:

@@ -183,14 +183,14 @@ def _cpu_event(out: Lines, trace: Trace, model: TreeModel, node: Node, event: Ma
         out.field("memsets", fmt.count(node.memsets))
         launched = model.launched(node.key)
         if launched.height:
-            out.heading(f"Launched ({launched.height})")
+            out.heading(f"Launched ({fmt.count(launched.height)})")
             for row in launched.head(MAX_LISTED).iter_rows(named=True):
                 out.line(
                     ("  " + f"{fmt.duration(row['dur']):>9} ", LABEL),
                     model.node(row["id"]).name,
                 )
             if launched.height > MAX_LISTED:
-                out.line((f"  … {launched.height - MAX_LISTED} more", LABEL))
+                out.line((f"  … {fmt.count(launched.height - MAX_LISTED)} more", LABEL))
     if event.get("op_id") is not None and node.kind in ("call", "python", "cpu"):
         out.heading("Enclosing op")
         out.line("  ", trace.event(event["op_id"])["name"], ("   g: go there", KEY))
