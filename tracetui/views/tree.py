@@ -548,11 +548,19 @@ class TreeModel:
         kids = self.children(key)
         if not kids:
             return None
-        return max(kids, key=self._heat)
+        return max(kids, key=self._heat_below)
 
     def _heat(self, key: NodeKey) -> tuple[float, float]:
         node = self.node(key)
         return (node.gpu_us or 0.0, node.cpu_us or 0.0)
+
+    def _heat_below(self, key: NodeKey) -> tuple[float, float]:
+        """:meth:`_heat` of what lies below ``key``: a step or annotation row counts the work of every
+        thread while open, but only its own thread's work is below it (the rest under thread rows)."""
+        gpu, cpu = self._heat(key)
+        if isinstance(key, int) and key in self._spans:
+            gpu = max(float(self._slim["gpu_us"][self.row(key)] or 0.0), 0.0)
+        return (gpu, cpu)
 
     def hottest_path(self) -> list[NodeKey]:
         """The hottest chain from the top: the hottest step (else top node), then hottest children."""
