@@ -514,6 +514,7 @@ async def test_zoom_label_and_p_without_python_frames() -> None:
         await settle(pilot)
         await goto(pilot, "aten::mm")
         node = tree_of(app).cursor_node
+        assert node is not None
         await pilot.press("z")
         await settle(pilot)
         timeline = app.screen.query_one(Timeline)

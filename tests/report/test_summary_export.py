@@ -235,9 +235,9 @@ def test_a_table_too_wide_even_with_short_names_cuts_names_not_its_last_column()
     from rich.console import Console
     from rich.text import Text
 
-    from tracetui.report.table import MIN_NAME, nums, table
+    from tracetui.report.table import MIN_NAME, Cell, nums, table
 
-    rows = [
+    rows: list[list[Cell]] = [
         [Text("train_step"), "30", "1,024", "69", "17", "14.41 ms", "50.16 ms", Text("launches")],
         [
             Text("Optimizer.zero_grad#AdamW.zero_grad"),
