@@ -109,8 +109,11 @@ def test_the_details_pane_shows_a_long_kernel_name_short_first() -> None:
     text = describe(trace, model, wgrad, load_insight(trace)).plain
     lines = text.splitlines()
     assert lines[0] == "cudnn cutlass conv wgrad bf16 128x128   cutlass__5x_cudnn::Kernel<…>"
-    assert len(synth.CUDNN_WGRAD) > 5000 and max(len(line) for line in lines) < 700
+    from tracetui.safetext import MAX_SHOWN
+
+    assert len(synth.CUDNN_WGRAD) > 5000 and max(len(line) for line in lines) < MAX_SHOWN + 40
     assert f"Full name ({len(synth.CUDNN_WGRAD):,} characters)" in text
+    assert f"…(+{len(synth.CUDNN_WGRAD) - MAX_SHOWN:,} chars)" in text  # cut as all outside text is
 
 
 # ---- the kernel's dtype --------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from textual.content import Content
 
 from tracetui import formatting as fmt
-from tracetui.safetext import shown
+from tracetui.safetext import MAX_SHOWN, shown
 from tracetui.views.insight import Insight
 from tracetui.views.memory import node_memory
 from tracetui.views.tree import GPU_KINDS, Node, NodeKey, TreeModel
@@ -314,8 +314,7 @@ def kernel_dtype(named: str | None, inputs: str | None) -> str | None:
     return inputs
 
 
-LONG_NAME = 120  # characters: longer names show shortened, and whole (up to FULL_NAME_MAX) at the end
-FULL_NAME_MAX = 600
+LONG_NAME = 120  # characters: longer names show shortened, and whole (up to MAX_SHOWN) at the end
 
 
 def display_name(name: str) -> str:
@@ -329,13 +328,12 @@ def display_name(name: str) -> str:
 
 
 def _full_name(out: Lines, name: str) -> None:
-    """A long name whole, at the end (cut at FULL_NAME_MAX characters)."""
+    """A long name whole, at the end (past MAX_SHOWN characters cut as every outside text is)."""
     if len(name) <= LONG_NAME:
         return
     out.heading(f"Full name ({fmt.count(len(name))} characters)")
-    cut = name if len(name) <= FULL_NAME_MAX else name[:FULL_NAME_MAX] + " …"
-    out.line(("  " + cut, LABEL))
-    if len(name) > FULL_NAME_MAX:
+    out.line("  ", (name, LABEL))  # shown() cuts it: "…(+N chars)"
+    if len(name) > MAX_SHOWN:
         out.line(("  (whole in `tracetui export --table kernels`)", LABEL))
 
 
