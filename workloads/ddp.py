@@ -15,6 +15,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from workloads import data_parallel
+from workloads.mlp import GeGLUMLP
 
 LABEL = "ddp_step"
 
@@ -28,7 +29,7 @@ def build_rank(
 ) -> tuple[data_parallel.Step, tuple[str, ...]]:
     """One DDP training step of this rank and the ``record_function`` labels it emits."""
 
-    def wrap(model: nn.Module) -> nn.Module:
+    def wrap(model: GeGLUMLP) -> nn.Module:
         return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
 
     autocast = dtype if dtype != torch.float32 and device.type == "cuda" else None

@@ -23,6 +23,7 @@ from torch import nn
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
 from workloads import data_parallel
+from workloads.mlp import GeGLUMLP
 
 LABEL = "fsdp_step"
 
@@ -36,13 +37,16 @@ def build_rank(
 ) -> tuple[data_parallel.Step, tuple[str, ...]]:
     """One FSDP2 training step of this rank and the ``record_function`` labels it emits."""
     mixed = dtype != torch.float32 and device.type == "cuda"
-    policy = MixedPrecisionPolicy(param_dtype=dtype, reduce_dtype=torch.float32) if mixed else None
+    policy = (
+        MixedPrecisionPolicy(param_dtype=dtype, reduce_dtype=torch.float32)
+        if mixed
+        else MixedPrecisionPolicy()
+    )
 
-    def wrap(model: nn.Module) -> nn.Module:
-        kwargs = {"mp_policy": policy} if policy is not None else {}
+    def wrap(model: GeGLUMLP) -> nn.Module:
         for layer in (model.gate_proj, model.up_proj, model.down_proj):
-            fully_shard(layer, **kwargs)
-        fully_shard(model, **kwargs)
+            fully_shard(layer, mp_policy=policy)
+        fully_shard(model, mp_policy=policy)
         return model
 
     return data_parallel.build_rank(LABEL, wrap, shapes, device, rank, straggler)

@@ -117,7 +117,10 @@ def _shape_options(func: click.decorators.FC) -> click.decorators.FC:
     "and fsdp the directory of the rank traces [default: ./WORKLOAD_BACKEND_Nranks].",
 )
 @click.option(
-    "--ranks", type=click.IntRange(1, 64), default=None, help="ddp, fsdp: processes, one per rank [default: 2]."
+    "--ranks",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="ddp, fsdp: processes, one per rank [default: 2].",
 )
 @click.option(
     "--backend",

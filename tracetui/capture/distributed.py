@@ -129,4 +129,6 @@ def _command(workload: str, argv: list[str] | None) -> str:
     import shlex
 
     args = sys.argv[1:] if argv is None else argv
-    return shlex.join(["tracetui", *args]) if args and args[0] == "capture" else f"tracetui capture {workload}"
+    if args and args[0] == "capture":
+        return shlex.join(["tracetui", *args])
+    return f"tracetui capture {workload}"
