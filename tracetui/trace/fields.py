@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tracetui.trace.categories import GPU_LANE, LAUNCH_CALLS, LEGACY_CATEGORIES
+from tracetui.trace.categories import CATEGORY_NAMES, GPU_LANE, LAUNCH_CALLS
 from tracetui.trace.schema import ARG_KEYS, SHAPE_KEYS
 
 INT, FLOAT, STR, RAW, ID, PH = "int", "float", "str", "raw", "id", "ph"
@@ -29,7 +29,7 @@ MODELLED_PHASES = ("X", "i", "I", "s", "t", "f", "M")
 def group_of(phase: str, cat: str | None) -> str:
     """The group of an event with this phase and category ("x_other": other complete events)."""
     if phase == "X":
-        cat = LEGACY_CATEGORIES.get(cat or "", cat)
+        cat = CATEGORY_NAMES.get(cat or "", cat)
         if cat in GPU_SET:
             return "gpu"
         if cat in CALL_SET:
@@ -218,7 +218,7 @@ def scan_spec() -> tuple[object, ...]:
     phases = [(b"X", -1)] + [
         (phase.encode(), GROUP_CODE[group_of(phase, None)]) for phase in MODELLED_PHASES if phase != "X"
     ]
-    known = {*GPU_SET, *CALL_SET, "cpu_op", "python_function", *LEGACY_CATEGORIES}
+    known = {*GPU_SET, *CALL_SET, "cpu_op", "python_function", *CATEGORY_NAMES}
     cats = [(name.encode(), GROUP_CODE[group_of("X", name)]) for name in sorted(known)]
     other = GROUP_CODE["other"]
     return (slots, ph, cat, phases, cats, GROUP_CODE["x_other"], other, tables)

@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from tracetui.trace.categories import LEGACY_CATEGORIES
+from tracetui.trace.categories import CATEGORY_NAMES, LEGACY_CATEGORIES
 from tracetui.trace.fields import (
     DICT,
     FLOAT,
@@ -215,18 +215,21 @@ class Tables:
     legacy_categories: bool = False
 
 
+TEXT_TABLES = ("x", "flows", "instants")  # the scan tables whose categories are renamed
+
+
 def build_tables(scanned: dict[str, pl.DataFrame]) -> Tables:
     """The raw tables of the scan tables (native or from chunks)."""
-    legacy = any(
-        bool(scanned[name]["cat"].is_in(list(LEGACY_CATEGORIES)).any()) for name in ("x", "flows", "instants")
-    )
+    present = {name: bool(scanned[name]["cat"].is_in(list(CATEGORY_NAMES)).any()) for name in TEXT_TABLES}
+    old = list(LEGACY_CATEGORIES)
+    legacy = any(present[name] and bool(scanned[name]["cat"].is_in(old).any()) for name in TEXT_TABLES)
 
     def base(name: str) -> pl.DataFrame:
         frame = scanned[name]
         nulls = [c for c in ("cat", "name") if frame[c].null_count()]  # rare: no copy otherwise
         if nulls:
             frame = frame.with_columns(pl.col(nulls).fill_null(""))
-        return frame.with_columns(pl.col("cat").replace(LEGACY_CATEGORIES)) if legacy else frame
+        return frame.with_columns(pl.col("cat").replace(CATEGORY_NAMES)) if present[name] else frame
 
     events = base("x").select(
         "cat", "name", "pid", "tid", "ts", "dur", "id", "external_id", "correlation", "lane"

@@ -25,7 +25,7 @@ from tracetui.trace.frames import build_tables
 from tracetui.trace.layout import ARGS_TABLES
 from tracetui.trace.links import ANOMALY_SCHEMA
 from tracetui.trace.model import NO_PARTS, PartStore, TableSource, Trace
-from tracetui.trace.nesting import nest
+from tracetui.trace.nesting import classify_overlaps, nest
 from tracetui.trace.source import Source, open_source, read_fraction
 from tracetui.trace.times import exact_times as _exact_times
 
@@ -118,7 +118,7 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     say("counting")
     events = rows.attach(events, stats.node_stats(events, tree)).drop("lane")
     del tree
-    anomalies = [overlaps, duplicates]
+    anomalies = [classify_overlaps(overlaps, events), duplicates]
     if "baseTimeNanoseconds" in decoded.top:
         anomalies.append(links.external_id_mismatches(events))
     anomalies.append(_missing_times(events))
@@ -178,11 +178,7 @@ def _tracks(
     """One row per (pid, tid) of the events: kind (cpu/gpu), display name, and a stable track
     number; and per lane of the scan (its (pid, tid)), its ``track`` and ``process`` (a number
     per pid)."""
-    names = (
-        meta.filter(pl.col("name") == "thread_name")
-        .group_by("pid", "tid", maintain_order=True)
-        .agg(pl.col("meta_name").first().str.strip_chars().alias("thread_name"))
-    )
+    names = _thread_names(meta)
     per_lane = events.group_by("lane").agg(
         pl.col("cat").is_in(GPU_LANE).any().alias("gpu"), pl.len().alias("events")
     )
@@ -210,6 +206,20 @@ def _tracks(
         maintain_order="left",
     ).with_columns(process=pl.col("pid").rank("dense").cast(pl.UInt32))
     return tracks, of_lanes
+
+
+def _thread_names(meta: pl.DataFrame) -> pl.DataFrame:
+    """``(pid, tid, thread_name)``. Kineto may name a thread twice, ``thread 502 (python3)`` (the
+    process's name) and ``thread 502 (pt_autograd_0)``, in either order: the specific name wins."""
+    process = meta.filter(pl.col("name") == "process_name").group_by("pid").agg(pl.col("meta_name").last())
+    name = pl.col("meta_name").str.strip_chars()
+    generic = name.str.ends_with(pl.format("({})", pl.col("process"))).fill_null(False)
+    return (
+        meta.filter((pl.col("name") == "thread_name") & pl.col("meta_name").is_not_null())
+        .join(process.rename({"meta_name": "process"}), on="pid", how="left")
+        .group_by("pid", "tid", maintain_order=True)
+        .agg(pl.coalesce(name.filter(~generic).last(), name.last()).alias("thread_name"))
+    )
 
 
 def _with_launch_columns(events: pl.DataFrame, launch: pl.DataFrame, rows: Rows) -> pl.DataFrame:

@@ -26,7 +26,7 @@ from tracetui.safetext import clean_value
 from tracetui.trace import repair, stats
 from tracetui.trace.align import lookup
 from tracetui.trace.args import NO_ARGS, RawArgs
-from tracetui.trace.categories import GPU_KIND, GPU_WORK
+from tracetui.trace.categories import ACCELERATOR_OF_CALL, GPU_KIND, GPU_WORK
 from tracetui.trace.layout import FACTS, MODEL_TABLES
 from tracetui.trace.schema import SHAPE_KEYS
 from tracetui.trace.text import clean_series
@@ -283,11 +283,29 @@ class Trace:
             if not isinstance(device.get("id"), int | str | None):
                 device["id"] = None
         known = {d.get("id") for d in devices}
-        kinds = lookup(self.columns_of("events", "id", "cat"), self.column("gpu_args", "id"), "cat")["cat"]
-        device_ids = self.column("gpu_args", "device")
-        seen = device_ids.filter(kinds.is_in(list(GPU_KIND))).drop_nulls().unique().sort().to_list()
-        devices += [{"id": d, "name": None} for d in seen if d not in known]
-        return devices
+        return devices + [d for d in self._devices_of_work() if d["id"] not in known]
+
+    def _devices_of_work(self) -> list[dict[str, Any]]:
+        """Devices seen in device work (``args.device``, else its lane's numeric pid), named by the
+        accelerator whose runtime launched it (``MTIA 0``) where that is not CUDA's. Reads the
+        events' ids and categories, and their pids or launch links only when some device work
+        lacks a device or some call is another accelerator's."""
+        events = self.columns_of("events", "id", "cat")
+        cats = events["cat"]
+        rows = cats.is_in(list(GPU_KIND)).arg_true()
+        args = self.columns_of("gpu_args", "id", "device")
+        device = lookup(args, events["id"].gather(rows), "device")["device"]
+        if device.null_count():
+            pid = self.column("events", "pid").gather(rows).cast(pl.String).cast(pl.Int64, strict=False)
+            device = device.fill_null(pid.cast(device.dtype, strict=False))
+        kind = pl.repeat(None, len(rows), dtype=pl.String, eager=True)
+        if cats.is_in(list(ACCELERATOR_OF_CALL)).any():
+            launch = self.column("events", "launch_id").gather(rows)
+            call = lookup(events, launch, "cat")["cat"].cast(pl.String)
+            kind = call.replace_strict(ACCELERATOR_OF_CALL, default=None, return_dtype=pl.String)
+        work = pl.DataFrame({"id": device, "kind": kind}).drop_nulls("id")
+        named = work.group_by("id").agg(pl.col("kind").drop_nulls().mode().first()).sort("id")
+        return [{"id": i, "name": None if k is None else f"{k} {i}"} for i, k in named.iter_rows()]
 
     # ---- views ---------------------------------------------------------------------
     @cached_property
@@ -315,8 +333,18 @@ class Trace:
         return stats.runtime_table(self.events)
 
     @cached_property
+    def span_work(self) -> pl.DataFrame:
+        """GPU work of each step and annotation instance, launched by any thread while it was open."""
+        return stats.span_work(self._span_events())
+
+    @cached_property
+    def span_threads(self) -> pl.DataFrame:
+        """That work per span and launching thread (the split: "358 here + 666 on pt_autograd_0")."""
+        return stats.span_threads(self.span_work, self._span_events(), self.tracks)
+
+    @cached_property
     def annotation_instances(self) -> pl.DataFrame:
-        return stats.annotation_instances(self.events)
+        return stats.annotation_instances(self._span_events(), self.span_work)
 
     @cached_property
     def annotations(self) -> pl.DataFrame:
@@ -324,7 +352,14 @@ class Trace:
 
     @cached_property
     def step_instances(self) -> pl.DataFrame:
-        return stats.step_instances(self.events)
+        return stats.step_instances(self._span_events(), self.span_work)
+
+    def _span_events(self) -> pl.DataFrame:
+        """The events' columns that steps and annotations are counted from (:data:`stats.SPAN_COLUMNS`;
+        a trace from the cache reads only these), with each event's ``pid`` from its track."""
+        events = self.columns_of("events", *stats.SPAN_COLUMNS)
+        tracks = self.tracks.select(pl.col("track").cast(pl.Int32), "pid").sort("track")
+        return events.with_columns(lookup(tracks, events["track"], "pid", on="track")["pid"])
 
     @cached_property
     def steps(self) -> pl.DataFrame:

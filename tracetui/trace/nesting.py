@@ -19,6 +19,7 @@ from __future__ import annotations
 import polars as pl
 
 from tracetui.trace import native
+from tracetui.trace.align import lookup
 from tracetui.trace.categories import CALL_RANK, GPU_LANE, LAUNCH_CALLS, NEST_RANK, OTHER_RANK
 from tracetui.trace.vector import depths, nearest_marked_ancestor, prev_at_least_self
 
@@ -57,6 +58,39 @@ def nest(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     )
     tree = cpu.select("id", "track", pl.col("pos", "end_pos").cast(pl.Int32), "parent", "depth", "parent_pos")
     return tree, anomalies
+
+
+PROFILER_OVERLAP = "profiler_overlap"
+# torch's profiler's own python frames: record_function's __enter__/__exit__, profiler.step()
+PROFILER_FRAME = (
+    r"(?:^|/)torch/(?:autograd/profiler|profiler/profiler)\.py\(\d+\): (?:__enter__|__exit__|step)$"
+)
+
+
+def classify_overlaps(overlaps: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
+    """``overlaps`` with the known profiler artifacts as ``profiler_overlap``: with ``with_stack``,
+    ``record_function``'s ``__enter__``/``__exit__`` frames (and ``profiler.step()``) straddle the
+    annotation they open or close (the span starts inside ``__enter__``, ends inside ``__exit__``).
+    Benign, and kept out of the headline count of anomalies; every other overlap stays
+    ``partial_overlap``."""
+    if overlaps.is_empty():
+        return overlaps
+    frame = (pl.col("cat") == "python_function") & pl.col("name").str.contains(PROFILER_FRAME)
+    span = pl.col("cat") == "user_annotation"
+    # the rows of the overlapping events only (a binary search each), never the whole table
+    one, other = (
+        lookup(events, overlaps[side], "cat", "name").select(frame.alias("frame"), span.alias("span"))
+        for side in ("event_id", "other_id")
+    )
+    benign = (one["frame"] & other["span"]) | (one["span"] & other["frame"])
+    return overlaps.select(
+        pl.when(pl.lit(benign.fill_null(False)))
+        .then(pl.lit(PROFILER_OVERLAP))
+        .otherwise(pl.col("kind"))
+        .alias("kind"),
+        "event_id",
+        "other_id",
+    )
 
 
 def _structure_of(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tracetui.trace.categories import GPU_KIND, GPU_WORK, LAUNCH_CALLS
-from tracetui.trace.stats import merged_intervals
+from tracetui.trace.stats import THREAD_NAME, merged_intervals
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -82,6 +82,14 @@ class Window:
     start_ns: int
     end_ns: int
     title: str
+    subject_us: float | None = None
+    """The duration of what the title names (a step's, a zoomed node's); the axis writes it. None:
+    the window's own length (a window holds margins, and a step's GPU tail)."""
+
+    @property
+    def label_us(self) -> float:
+        """What the axis writes after the title."""
+        return self.subject_us if self.subject_us is not None else (self.end_ns - self.start_ns) / 1000
 
 
 def lane_label(thread_name: str | None, pid: str, tid: str, kind: str) -> str:
@@ -89,7 +97,7 @@ def lane_label(thread_name: str | None, pid: str, tid: str, kind: str) -> str:
     if kind == "gpu":
         return f"GPU {pid} s{tid}"
     if thread_name:
-        found = re.search(r"\(([^)]*)\)\s*$", thread_name)
+        found = re.search(THREAD_NAME, thread_name)
         return f"CPU {found.group(1) if found else thread_name}"
     return f"CPU {tid}"
 
@@ -137,11 +145,11 @@ def lanes(trace: Trace, window: Window) -> list[Lane]:
 def window_for(trace: Trace, step_id: int | None) -> Window:
     """The step's time range (GPU work it launched included), else the whole trace."""
     if step_id is not None:
-        events = trace.columns_of("events", "cat", "name", "step_id", "start_ns", "end_ns")
+        events = trace.columns_of("events", "cat", "name", "step_id", "start_ns", "end_ns", "dur")
         step = events.row(trace.row(step_id), named=True)
         gpu = events.filter(pl.col("cat").is_in(list(GPU_KIND)) & (pl.col("step_id") == step_id))
         end = max(step["end_ns"], gpu["end_ns"].max() or step["end_ns"])  # type: ignore[type-var]
-        return Window(step["start_ns"], int(end), step["name"])
+        return Window(step["start_ns"], int(end), step["name"], step["dur"])
     times = trace.columns_of("events", "start_ns", "end_ns")
     start = times["start_ns"].min()
     end = times["end_ns"].max()
