@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui import formatting as fmt
+from tracetui.insight.distributions import BINS, PERCENTILES
 from tracetui.trace.categories import GPU_WORK
+from tracetui.views.distribution import sparkline
 from tracetui.views.insight import Insight
 
 if TYPE_CHECKING:
@@ -56,7 +58,10 @@ class TableSpec:
 
 
 def _join_optional(
-    frame: pl.DataFrame, extra: pl.DataFrame | None, on: str, columns: dict[str, type[pl.DataType]]
+    frame: pl.DataFrame,
+    extra: pl.DataFrame | None,
+    on: str,
+    columns: dict[str, type[pl.DataType] | pl.DataType],
 ) -> pl.DataFrame:
     """``frame`` with ``columns`` from ``extra`` (joined on ``on``), null where ``extra`` lacks them."""
     present = [c for c in columns if extra is not None and c in extra.columns and on in extra.columns]
@@ -128,8 +133,11 @@ def _kernels(trace: Trace, insight: Insight) -> TableSpec:
         frame = frame.with_columns(
             pl.lit(None, pl.String).alias("short"), pl.lit(None, pl.String).alias("family")
         )
+    rates: dict[str, type[pl.DataType] | pl.DataType]
     rates = {"tflops": pl.Float64, "gbs": pl.Float64, "roof_fraction": pl.Float64, "bound": pl.String}
     frame = _join_optional(frame, insight.kernel_names, "name", rates)
+    spread = {**{f"p{p}_us": pl.Float64 for p in PERCENTILES}, "histogram": pl.List(pl.UInt32)}
+    frame = _join_optional(frame, insight.distributions, "name", spread)
     return TableSpec(
         key="kernels",
         title="Kernels",
@@ -140,7 +148,11 @@ def _kernels(trace: Trace, insight: Insight) -> TableSpec:
             Column("total_us", "total", 10, fmt=fmt.duration),
             Column("avg_us", "avg", 9, fmt=fmt.duration),
             Column("min_us", "min", 9, fmt=fmt.duration),
+            Column("p50_us", "p50", 9, fmt=fmt.duration),
+            Column("p90_us", "p90", 9, fmt=fmt.duration),
+            Column("p99_us", "p99", 9, fmt=fmt.duration),
             Column("max_us", "max", 9, fmt=fmt.duration),
+            Column("histogram", "min … max", BINS, "left", sparkline),
             Column("tflops", "TFLOP/s", 8, fmt=fmt.number),
             Column("gbs", "GB/s", 7, fmt=fmt.number),
             Column("roof_fraction", "of roof", 8, fmt=lambda v: fmt.percent(v * 100)),

@@ -117,6 +117,14 @@ class ExplorerScreen(Screen[None]):
             tooltip="go to the op that allocated the biggest block alive at the memory peak",
         ),
         Binding(
+            "s",
+            "slowest",
+            "Slowest calls",
+            show=False,
+            id="explorer.slowest",
+            tooltip="GPU work or a step: go to the slowest call of its name; again (or n): the next slowest",
+        ),
+        Binding(
             "v", "toggle_timeline", "Timeline", show=False, id="explorer.timeline", tooltip="show or hide"
         ),
         Binding(
@@ -506,6 +514,26 @@ class ExplorerScreen(Screen[None]):
         self.notify(target.message, timeout=6, markup=False)
         if target.op_id is not None and not self.dispatch_tree.reveal_event(target.op_id):
             self.notify("That op is hidden by the current filters.", severity="warning", timeout=3)
+
+    # ---- distributions --------------------------------------------------------------------------------
+    def action_slowest(self) -> None:
+        """Go to the slowest call of the cursor's GPU work name (of the steps, on a step); again: the
+        next slowest (the details pane lists them)."""
+        node = self.dispatch_tree.cursor_node
+        if node is None:
+            return
+        steps = node.kind == "step"
+        row = self.insight.step_distribution() if steps else self.insight.distribution(node.full_name)
+        if node.kind not in (*GPU_KINDS, "step") or row is None:
+            self.notify("s: on GPU work or a step (once the tables are ready).", timeout=3)
+            return
+        label = "slowest steps" if steps else "slowest calls"
+        search = Search("ProfilerStep" if steps else node.full_name, label, exact=True)
+        if search == self.matches.search and self.matches.ids:
+            self._go_to_match(self.matches.index + 1)
+            return
+        self.matches = Matches(search, tuple(row["slowest_ids"]))
+        self._go_to_match(0)
 
     # ---- status --------------------------------------------------------------------------------------
     def compute_status(self) -> Content:
