@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from tracetui.atomic import write_atomic
 from tracetui.errors import TraceError
 
 if TYPE_CHECKING:
@@ -108,7 +109,9 @@ def kernels_table(trace: Trace) -> pl.DataFrame:
 
 
 def write_table(frame: pl.DataFrame, fmt: str, output: Path | None, source: Path) -> None:
-    """Write ``frame``; to stdout when ``output`` is None (not for parquet)."""
+    """Write ``frame``; to stdout when ``output`` is None (not for parquet). A file is written whole
+    or not at all (:func:`tracetui.atomic.write_atomic`); CSV cells that a spreadsheet would run
+    as formulas are escaped, lists joined."""
     if output is not None and output.exists() and output.resolve() == source.resolve():
         raise TraceError(output, "refusing to overwrite the trace being exported")
     if fmt == "csv":
@@ -120,15 +123,12 @@ def write_table(frame: pl.DataFrame, fmt: str, output: Path | None, source: Path
         frame.write_csv(buffer) if fmt == "csv" else frame.write_json(buffer)
         sys.stdout.write(buffer.getvalue() + ("" if fmt == "csv" else "\n"))
         return
-    try:
-        if fmt == "csv":
-            frame.write_csv(output)
-        elif fmt == "parquet":
-            frame.write_parquet(output)
-        else:
-            frame.write_json(output)
-    except OSError as exc:
-        raise TraceError(output, f"cannot write: {exc.strerror or exc}") from None
+    if fmt == "csv":
+        write_atomic(output, frame.write_csv)
+    elif fmt == "parquet":
+        write_atomic(output, frame.write_parquet)
+    else:
+        write_atomic(output, frame.write_json)
 
 
 FORMULA_START = r"^[=+\-@\t\r]"  # what a spreadsheet reads as the start of a formula

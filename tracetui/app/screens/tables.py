@@ -7,6 +7,7 @@ every time the screen opens; one view and a one-line tab bar cost a few ms.)
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import events
@@ -36,6 +37,13 @@ class TablesScreen(Screen[tuple[str, dict[str, Any]] | None]):
         Binding("5", "show('anomalies')", "Anomalies", show=False, id="tables.anomalies"),
         Binding("6", "show('orphans')", "Orphans", show=False, id="tables.orphans"),
         Binding("7", "show('memory')", "Memory", show=False, id="tables.memory"),
+        Binding(
+            "E",
+            "export",
+            "Export",
+            id="tables.export",
+            tooltip="write this table, as sorted, to a .csv, .parquet or .json file",
+        ),
     ]
 
     DEFAULT_CSS: ClassVar[str] = """
@@ -109,6 +117,35 @@ class TablesScreen(Screen[tuple[str, dict[str, Any]] | None]):
         event.stop()
         self._states[self.active] = self.table.state()
         self.dismiss((self.active, event.row))
+
+    def action_export(self) -> None:
+        """Ask for a file name, then write the table as shown (its columns, sort and rows)."""
+        from tracetui.app.exporting import TABLE_HINT, default_target, table_title
+        from tracetui.app.screens.export_dialog import ExportDialog
+
+        traces = getattr(self.app, "trace_paths", list)()
+        if not traces:
+            return
+        table, spec = self.table, self.tables[self.active]
+        sort = next((c.title for c in table.columns if c.key == table.sort_key), None)
+        title = table_title(spec.title, table.row_count, sort, table.sort_descending)
+        default = default_target(traces[0], self.active, ".csv")
+        self.app.push_screen(ExportDialog(title, default.name, TABLE_HINT), self._export_to)
+
+    def _export_to(self, target: Path | None) -> None:
+        from tracetui.app.exporting import shown_columns, write_export
+        from tracetui.errors import TraceError
+
+        if target is None:
+            return
+        source = self.app.trace_paths()[0]  # type: ignore[attr-defined]
+        frame = shown_columns(self.table.frame, self.table.columns)
+        try:
+            message = write_export(frame, target, source, f"the {self.tables[self.active].title} table")
+        except TraceError as exc:
+            self.notify(str(exc), title="Not exported", severity="error", markup=False)
+        else:
+            self.notify(message, title="Exported", markup=False)
 
     def action_close(self) -> None:
         self._states[self.active] = self.table.state()
