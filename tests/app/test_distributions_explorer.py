@@ -31,7 +31,9 @@ def spread_trace(path: Path) -> Path:
             call = step * 10 + i
             start = base + 10 + i * 100
             events.append(synthetic.op("aten::mm", start, 20))
-            events.append(synthetic.op("cudaLaunchKernel", start + 1, 5, cat="cuda_runtime", correlation=call + 1))
+            events.append(
+                synthetic.op("cudaLaunchKernel", start + 1, 5, cat="cuda_runtime", correlation=call + 1)
+            )
             events.append(synthetic.kernel(SLOW, start + 30, DURATIONS[call], call + 1))
     return synthetic.write(path, events)
 
@@ -121,7 +123,18 @@ async def test_kernels_table_percentiles_and_histogram(spread_path: Path) -> Non
         screen = app.screen
         assert isinstance(screen, TablesScreen)
         titles = [c.title for c in screen.table.columns]
-        assert titles[:10] == ["kernel", "calls", "total", "avg", "min", "p50", "p90", "p99", "max", "min … max"]
+        assert titles[:10] == [
+            "kernel",
+            "calls",
+            "total",
+            "avg",
+            "min",
+            "p50",
+            "p90",
+            "p99",
+            "max",
+            "min … max",
+        ]
         row = screen.table.row(0)
         assert (row["p50_us"], row["p90_us"], round(row["p99_us"], 3)) == (15.0, 19.0, 65.555)
         assert screen.table.columns[9].text(row["histogram"]) == sparkline(row["histogram"])

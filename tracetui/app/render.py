@@ -40,8 +40,8 @@ class Request:
     error: str | None = field(default=None, init=False)
 
 
-def parse_size(text: str) -> tuple[int, int]:
-    """``"160x48"`` → ``(160, 48)``; a one-line usage error otherwise."""
+def parse_size(_ctx: click.Context | None, _param: click.Parameter | None, text: str) -> tuple[int, int]:
+    """``--size``: ``"160x48"`` → ``(160, 48)``; a one-line usage error otherwise."""
     parts = text.lower().split("x")
     low, high = SIZE_RANGE
     if len(parts) != 2 or not all(p.isdigit() for p in parts):
@@ -131,15 +131,19 @@ def render(trace: Path, output: Path, request: Request, size: tuple[int, int] = 
     show_default=True,
     help="With --view tables: which table (--node then selects its row).",
 )
-@click.option("--size", default="160x48", show_default=True, help="Terminal size, WIDTHxHEIGHT.")
+@click.option(
+    "--size", default="160x48", show_default=True, callback=parse_size, help="Terminal size, WIDTHxHEIGHT."
+)
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="The SVG file."
 )
-def render_command(trace: Path, view: str, node: str | None, table: str, size: str, output: Path) -> None:
+def render_command(
+    trace: Path, view: str, node: str | None, table: str, size: tuple[int, int], output: Path
+) -> None:
     """Save a view of the explorer on TRACE as an SVG picture (for CI reports, bug reports, docs).
 
     tree: the explorer as it opens (the hottest chain open to its kernel, the details, the timeline);
     timeline: the tree and the timeline (zoomed to --node when given); tables: one of the tables.
     The same trace and options give a byte-identical file.
     """
-    render(trace, output, Request(view, node, table), parse_size(size))
+    render(trace, output, Request(view, node, table), size)

@@ -146,4 +146,6 @@ def _no_formulas(frame: pl.DataFrame) -> pl.DataFrame:
 def _flatten_lists(frame: pl.DataFrame) -> pl.DataFrame:
     """CSV has no lists: join them with '; '."""
     lists = [name for name, dtype in frame.schema.items() if isinstance(dtype, pl.List)]
-    return frame.with_columns(pl.col(c).list.join("; ") for c in lists)
+    return frame.with_columns(
+        pl.col(c).list.eval(pl.element().cast(pl.String)).list.join("; ") for c in lists
+    )
