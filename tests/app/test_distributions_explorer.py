@@ -166,10 +166,14 @@ def test_snapshot_kernels_table_with_percentiles(snap_compare, spread_path: Path
 
 
 def test_snapshot_distribution_at_80x24(snap_compare, spread_path: Path) -> None:
-    """80×24: the details under the tree, the histogram in it."""
+    """80×24: the details under the tree, scrolled to the histogram."""
 
     async def run_before(pilot) -> None:
         await settle(pilot)
         await goto(pilot, SLOW, nth=27)
+        lines = details_text(pilot.app).splitlines()
+        top = next(i for i, line in enumerate(lines) if line.startswith("Distribution"))
+        pilot.app.screen.query_one("#details-pane").scroll_to(y=top, animate=False)
+        await pilot.pause()
 
     assert snap_compare(TraceApp(spread_path), terminal_size=(80, 24), run_before=run_before)
