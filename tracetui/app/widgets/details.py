@@ -172,7 +172,7 @@ def show_distribution(out: Lines, view: DistributionView) -> None:
     out.heading(view.title)
     out.line((f"  {view.low} ", LABEL), (view.bars, "bold $text-accent"), (f" {view.high}", LABEL))
     out.line("  ", view.stats)
-    out.line(("  slowest", LABEL), ("   s: go to the slowest, again: the next", KEY))
+    out.line(("  slowest", LABEL), ("   s: go to each in turn", KEY))
     for call in view.slowest:
         out.line(
             (f"  {call.duration:>10}  ", "bold" if call.current else ""),
