@@ -26,4 +26,8 @@ def write_atomic(target: Path, write: Callable[[Path], None]) -> None:
 
 def write_text_atomic(target: Path, text: str) -> None:
     """:func:`write_atomic` of UTF-8 text."""
-    write_atomic(target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+    def write(tmp: Path) -> None:
+        tmp.write_text(text, encoding="utf-8")
+
+    write_atomic(target, write)

@@ -100,7 +100,7 @@ def render(trace: Path, output: Path, request: Request, size: tuple[int, int] = 
     if output.exists() and output.resolve() == trace.resolve():
         raise TraceError(output, "refusing to overwrite the trace being rendered")
     from tracetui.app.app import TraceApp
-    from tracetui.app.saving import write_text_atomic
+    from tracetui.atomic import write_text_atomic
 
     app = TraceApp(trace)
 

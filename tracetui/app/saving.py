@@ -8,7 +8,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tracetui.atomic import write_text_atomic
 
@@ -38,7 +38,7 @@ def free_name(folder: Path, stem: str, suffix: str) -> Path:
     return candidate
 
 
-def save_svg(app: App[object], target: Path) -> None:
+def save_svg(app: App[Any], target: Path) -> None:
     """Write the current screen of a running ``app`` to ``target`` as SVG, atomically."""
     write_text_atomic(target, app.export_screenshot())
 
@@ -64,7 +64,7 @@ def view_name(screen: Screen[object]) -> str:
     return type(screen).__name__.lower().removesuffix("screen") or "screen"
 
 
-def save_screen(app: App[object], traces: Sequence[Path], folder: Path) -> str:
+def save_screen(app: App[Any], traces: Sequence[Path], folder: Path) -> str:
     """Save ``app``'s current screen as ``tracetui_<trace>_<view>.svg`` in ``folder`` (in a browser:
     send it as a download); returns the notification's text, which says where it went."""
     stem = "_".join(["tracetui", *(file_stem(p.name) for p in traces), view_name(app.screen)])

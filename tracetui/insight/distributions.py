@@ -17,7 +17,7 @@ last bin and identical durations all fall in the first.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from tracetui.trace import Trace
 
 PERCENTILES = (50, 90, 99)
-INTERPOLATION = "linear"  # numpy.percentile's default method
+INTERPOLATION: Literal["linear"] = "linear"  # numpy.percentile's default method
 BINS = 16
 SLOWEST = 5  # the slowest calls listed (and walked by the explorer's `s`)
 
@@ -59,15 +59,16 @@ def histogram_column(ns: pl.Expr = DUR_NS, bins: int = BINS) -> pl.Expr:
 def distribution_columns(ns: pl.Expr = DUR_NS, ids: pl.Expr | None = None) -> list[pl.Expr]:
     """Every column of a distribution (an aggregation over a group's durations and event ids)."""
     ids = pl.col("id") if ids is None else ids
-    slowest_first = {"by": [ns, ids], "descending": [True, False]}
+    slowest = ids.sort_by([ns, ids], descending=[True, False]).head(SLOWEST)
+    slowest_ns = ns.sort_by([ns, ids], descending=[True, False]).head(SLOWEST)
     return [
         pl.len().alias("calls"),
         (ns.min() / US).alias("min_us"),
         *percentile_columns(ns),
         (ns.max() / US).alias("max_us"),
         histogram_column(ns),
-        ids.sort_by(**slowest_first).head(SLOWEST).cast(pl.UInt32).alias("slowest_ids"),
-        (ns.sort_by(**slowest_first).head(SLOWEST) / US).alias("slowest_us"),
+        slowest.cast(pl.UInt32).alias("slowest_ids"),
+        (slowest_ns / US).alias("slowest_us"),
     ]
 
 

@@ -3,7 +3,7 @@ how a row leads back into the tree. Pure; built once per trace in a worker."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -61,7 +61,7 @@ def _join_optional(
     frame: pl.DataFrame,
     extra: pl.DataFrame | None,
     on: str,
-    columns: dict[str, type[pl.DataType] | pl.DataType],
+    columns: Mapping[str, type[pl.DataType] | pl.DataType],
 ) -> pl.DataFrame:
     """``frame`` with ``columns`` from ``extra`` (joined on ``on``), null where ``extra`` lacks them."""
     present = [c for c in columns if extra is not None and c in extra.columns and on in extra.columns]
@@ -136,7 +136,8 @@ def _kernels(trace: Trace, insight: Insight) -> TableSpec:
     rates: dict[str, type[pl.DataType] | pl.DataType]
     rates = {"tflops": pl.Float64, "gbs": pl.Float64, "roof_fraction": pl.Float64, "bound": pl.String}
     frame = _join_optional(frame, insight.kernel_names, "name", rates)
-    spread = {**{f"p{p}_us": pl.Float64 for p in PERCENTILES}, "histogram": pl.List(pl.UInt32)}
+    spread: dict[str, type[pl.DataType] | pl.DataType] = {f"p{p}_us": pl.Float64 for p in PERCENTILES}
+    spread["histogram"] = pl.List(pl.UInt32)
     frame = _join_optional(frame, insight.distributions, "name", spread)
     return TableSpec(
         key="kernels",

@@ -123,7 +123,7 @@ class TablesScreen(Screen[tuple[str, dict[str, Any]] | None]):
         from tracetui.app.exporting import TABLE_HINT, default_target, table_title
         from tracetui.app.screens.export_dialog import ExportDialog
 
-        traces = getattr(self.app, "trace_paths", list)()
+        traces: list[Path] = getattr(self.app, "trace_paths", list)()
         if not traces:
             return
         table, spec = self.table, self.tables[self.active]
