@@ -13,6 +13,7 @@ from textual.content import Content
 from tracetui import formatting as fmt
 from tracetui.app.saving import file_stem, free_name, shown_folder
 from tracetui.errors import TraceError
+from tracetui.safetext import shown
 
 if TYPE_CHECKING:
     import polars as pl
@@ -59,4 +60,4 @@ def table_title(title: str, rows: int, sort: str | None, descending: bool) -> Co
 
 def subtree_title(label: str) -> Content:
     """``Export the subtree under NAME`` (the name is trace text: plain, never markup)."""
-    return Content.assemble("Export the subtree under ", (label, "bold"))
+    return Content.assemble("Export the subtree under ", (shown(label), "bold"))

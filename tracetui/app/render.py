@@ -100,7 +100,7 @@ def render(trace: Path, output: Path, request: Request, size: tuple[int, int] = 
     if output.exists() and output.resolve() == trace.resolve():
         raise TraceError(output, "refusing to overwrite the trace being rendered")
     from tracetui.app.app import TraceApp
-    from tracetui.atomic import write_text_atomic
+    from tracetui.app.saving import write_svg
 
     app = TraceApp(trace)
 
@@ -115,7 +115,7 @@ def render(trace: Path, output: Path, request: Request, size: tuple[int, int] = 
         raise TraceError(None, request.error)
     if request.svg is None:
         raise TraceError(trace, "the explorer stopped before the view could be drawn")
-    write_text_atomic(output, request.svg)
+    write_svg(output, request.svg)
 
 
 @click.command("render")

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracetui.atomic import write_text_atomic
+from tracetui.errors import TraceError
+from tracetui.output import write_file
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -38,9 +39,18 @@ def free_name(folder: Path, stem: str, suffix: str) -> Path:
     return candidate
 
 
+def write_svg(target: Path, svg: str) -> None:
+    """Write ``svg`` to ``target`` whole or not at all (:func:`tracetui.output.write_file`); an OS
+    error is one line."""
+    try:
+        write_file(target, lambda tmp: tmp.write_text(svg, encoding="utf-8"))
+    except OSError as exc:
+        raise TraceError(target, f"cannot write: {exc.strerror or exc}") from None
+
+
 def save_svg(app: App[Any], target: Path) -> None:
-    """Write the current screen of a running ``app`` to ``target`` as SVG, atomically."""
-    write_text_atomic(target, app.export_screenshot())
+    """Write the current screen of a running ``app`` to ``target`` as SVG."""
+    write_svg(target, app.export_screenshot())
 
 
 def shown_folder(folder: Path) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 
 from tracetui.errors import TraceError
-from tracetui.safetext import clean
+from tracetui.safetext import shown
 from tracetui.trace.source import check_readable
 
 DEFAULT_HOST = "127.0.0.1"
@@ -79,7 +79,7 @@ def serve(trace: Path | None, host: str, port: int) -> None:
         trace = trace.resolve()
     sock = bind(host, port)
     url = url_of(sock, host)
-    name = clean(trace.name if trace is not None else "the bundled sample")
+    name = shown(trace.name if trace is not None else "the bundled sample")
     server = TraceServer(command_line(trace), sock, url, title=f"tracetui · {name}")
     click.echo(f"tracetui: serving {name} at {url} (Ctrl+C stops)")
     if host in EVERY_INTERFACE:
