@@ -62,10 +62,10 @@ def bind(host: str, port: int) -> socket.socket:
 def url_of(sock: socket.socket, host: str) -> str:
     """The address a browser opens: the bound one (the machine's name when bound to every interface)."""
     port = sock.getsockname()[1]
-    shown = socket.gethostname() if host in EVERY_INTERFACE else host
-    if ":" in shown:  # an IPv6 address
-        shown = f"[{shown}]"
-    return f"http://{shown}:{port}"
+    address = socket.gethostname() if host in EVERY_INTERFACE else host
+    if ":" in address:  # an IPv6 address
+        address = f"[{address}]"
+    return f"http://{address}:{port}"
 
 
 def serve(trace: Path | None, host: str, port: int) -> None:
