@@ -144,7 +144,7 @@ def test_step_times_across_ranks_against_numpy() -> None:
 def test_one_number_everywhere() -> None:
     """p50/p90/p99 of a kernel: the summary's JSON, the kernels table and the details pane's data
     are the same numbers."""
-    from tracetui.report.summary_data import summary_data
+    from tracetui.insight.summary_data import summary_data
     from tracetui.views.insight import load_insight
     from tracetui.views.tables import build_tables
 

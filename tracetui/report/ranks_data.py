@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tracetui.insight.distributions import rank_step_times
-from tracetui.report.summary_data import records
+from tracetui.insight.summary_data import records
 
 if TYPE_CHECKING:
     from tracetui.ranks.run import RunReport
