@@ -12,13 +12,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from tests.app.conftest import WIDE, fixture, goto, settle, tree_of
 from tracetui.app.app import TraceApp
 from tracetui.app.screens.export_dialog import ExportDialog
 from tracetui.app.screens.tables import TablesScreen
 from tracetui.views.subtree import subtree_frame
+from tracetui.views.tables import Column, filter_rows
 
 
 @pytest.fixture
@@ -197,6 +198,76 @@ async def test_export_the_sorted_table_to_csv_and_parquet(in_tmp: Path) -> None:
         assert pl.read_parquet(in_tmp / "ops.parquet")["name"].to_list() == shown
 
 
+async def test_export_the_sorted_and_filtered_table(in_tmp: Path) -> None:
+    """F keeps the rows containing a text (any text column, any case); E writes exactly those rows,
+    in the table's sort; the filter stays with its table when another is shown."""
+    app = TraceApp(fixture("mlp_train_tbhandler_stack_memory.pt.trace"))
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        for key in ("1", "left", "left", "left", "s"):  # ops by calls, most first
+            await pilot.press(key)
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TablesScreen)
+        every = screen.table.row_count
+        await pilot.press("F")
+        await pilot.press(*"BACKWARD")  # typed keys reach the field, not the screen's bindings
+        await pilot.press("enter")
+        await settle(pilot)
+        kept = [screen.table.row(i) for i in range(screen.table.row_count)]
+        ops = screen.tables["ops"].frame
+        expected = ops.filter(ops["name"].str.to_lowercase().str.contains("backward", literal=True))
+        assert 0 < len(kept) == expected.height < every
+        assert all("backward" in row["name"].lower() for row in kept)
+        calls = [row["calls"] for row in kept]
+        assert calls == sorted(calls, reverse=True)
+        hint = str(screen.query_one("#tables-hint", Static).render())
+        assert f"“BACKWARD”: {len(kept)} of {every} rows" in hint
+        await pilot.press("E")
+        await settle(pilot)
+        title = str(app.screen.title_content)  # type: ignore[attr-defined]
+        assert f"{len(kept)} rows containing “BACKWARD”, sorted by calls ▼" in title
+        await pilot.press("enter")
+        await settle(pilot)
+        csv = pl.read_csv(in_tmp / "tracetui_mlp_train_tbhandler_stack_memory_ops.csv")
+        assert csv["name"].to_list() == [row["name"] for row in kept]
+        assert csv["calls"].to_list() == calls
+        # Another table and back: the filter and the sort are where they were left.
+        await pilot.press("2")
+        await settle(pilot)
+        assert screen.table.filter_text == "" and screen.table.row_count > 0
+        await pilot.press("1")
+        await settle(pilot)
+        assert screen.table.filter_text == "BACKWARD" and screen.table.row_count == len(kept)
+        # Re-sorting keeps the filter; an empty filter shows every row again.
+        await pilot.press("s")
+        await settle(pilot)
+        assert screen.table.row_count == len(kept) and screen.table.sort_descending is False
+        await pilot.press("F", "enter")  # the field opens with the filter in it: Enter keeps it
+        await settle(pilot)
+        assert screen.table.row_count == len(kept)
+        await pilot.press("F")
+        app.screen.query_one("#table-filter", Input).value = ""
+        await pilot.press("enter")
+        await settle(pilot)
+        assert screen.table.row_count == every and screen.table.filter_text == ""
+        await pilot.press("F", "z", "escape")  # Esc: the field closes, the filter is unchanged
+        await settle(pilot)
+        assert isinstance(app.screen, TablesScreen) and screen.table.row_count == every
+
+
+def test_filter_rows_reads_every_shown_text_column() -> None:
+    columns = [Column("name", "name", 0, "left"), Column("ops", "ops", 0, "left"), Column("n", "n", 5)]
+    frame = pl.DataFrame(
+        {"name": ["GEMM a", "relu", None, "x"], "ops": [["aten::mm"], ["aten::relu"], ["aten::MM"], []]}
+    ).with_columns(n=pl.Series([3, 2, 1, 0]), hidden=pl.Series(["mm", "mm", "mm", "mm"]))
+    assert filter_rows(frame, columns, "mm")["n"].to_list() == [3, 1]  # any case; a list by its items
+    assert filter_rows(frame, columns, "  gemm ")["n"].to_list() == [3]
+    assert filter_rows(frame, columns, "")["n"].to_list() == [3, 2, 1, 0]
+    assert filter_rows(frame, columns, ".*")["n"].to_list() == []  # literal, not a pattern
+    assert filter_rows(frame, [Column("n", "n", 5)], "3").height == 0  # no text column: no row
+
+
 async def test_export_escapes_formulas_like_the_export_command(tmp_path: Path, in_tmp: Path) -> None:
     """A trace name that a spreadsheet would run: the same escaping as `tracetui export`."""
     doc = json.loads(gzip.decompress(fixture("mlp_eager").read_bytes()))
@@ -292,6 +363,15 @@ def test_snapshot_export_dialog(snap_compare, in_tmp: Path) -> None:
         await settle(pilot)
         await goto(pilot, "aten::mm")
         await pilot.press("E")
+        await settle(pilot)
+
+    assert snap_compare(TraceApp(fixture("mlp_eager")), terminal_size=WIDE, run_before=run_before)
+
+
+def test_snapshot_filtered_table(snap_compare, in_tmp: Path) -> None:
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await pilot.press("2", "F", *"gemm", "enter")
         await settle(pilot)
 
     assert snap_compare(TraceApp(fixture("mlp_eager")), terminal_size=WIDE, run_before=run_before)

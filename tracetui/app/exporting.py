@@ -52,10 +52,12 @@ def write_export(frame: pl.DataFrame, target: Path, source: Path, what: str) -> 
     return f"Wrote {what} ({fmt.count(frame.height)} rows) to {target.name} in {shown_folder(where)}"
 
 
-def table_title(title: str, rows: int, sort: str | None, descending: bool) -> Content:
-    """``Export the Kernels table: 5 rows, sorted by total ▼``."""
+def table_title(title: str, rows: int, sort: str | None, descending: bool, filter_text: str = "") -> Content:
+    """``Export the Kernels table: 5 rows containing “gemm”, sorted by total ▼`` (the filter is text
+    the user typed: plain, never markup)."""
     order = "" if sort is None else f", sorted by {sort} {'▼' if descending else '▲'}"
-    return Content(f"Export the {title} table: {fmt.count(rows)} rows{order}")
+    kept = f" containing “{shown(filter_text)}”" if filter_text else ""
+    return Content.assemble(f"Export the {title} table: {fmt.count(rows)} rows", kept, order)
 
 
 def subtree_title(label: str) -> Content:

@@ -57,6 +57,27 @@ class TableSpec:
         return "name", row["name"]
 
 
+def filter_rows(frame: pl.DataFrame, columns: list[Column], text: str) -> pl.DataFrame:
+    """The rows of ``frame`` where any shown text column contains ``text`` (case-insensitive, literal;
+    a list column by any of its items); ``frame`` itself when ``text`` is empty. Order kept."""
+    needle = text.strip().lower()
+    if not needle:
+        return frame
+    matches = []
+    for column in columns:
+        dtype = frame.schema.get(column.key)
+        if dtype == pl.String:
+            value = pl.col(column.key)
+        elif isinstance(dtype, pl.List) and dtype.inner == pl.String:
+            value = pl.col(column.key).list.join(", ")
+        else:
+            continue
+        matches.append(value.str.to_lowercase().str.contains(needle, literal=True).fill_null(False))
+    if not matches:
+        return frame.clear()
+    return frame.filter(pl.any_horizontal(matches))
+
+
 def _join_optional(
     frame: pl.DataFrame,
     extra: pl.DataFrame | None,
