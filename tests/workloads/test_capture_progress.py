@@ -47,6 +47,41 @@ def test_a_terminal_gets_a_bar_under_the_finished_stages() -> None:
     assert "━" in text  # the bar was drawn
 
 
+def test_capture_on_a_terminal_draws_the_bar(tmp_path: Path) -> None:
+    """The real command with its stderr on a pseudo-terminal: the bar (``━``, ``N/M``) is drawn and
+    each finished stage is listed above it."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tracetui", "capture", "linear", *TINY_LINEAR, "--steps", "1"],
+            cwd=tmp_path,
+            env=cli_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=follower,
+        )
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the child closed the terminal (Linux: EIO)
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert process.wait(timeout=300) == 0
+    finally:
+        os.close(leader)
+    text = b"".join(chunks).decode(errors="replace")
+    assert "━" in text and re.search(r"\d/\d", text)  # the bar and its count
+    listed = re.findall(r"(?:^|\x1b\[2K|\n)([a-z][^\r\n\x1b]*?)… done in [\d.]+ s", text)
+    assert listed[-1] == "exporting the trace" and any(s.startswith("profiler step") for s in listed)
+
+
 def test_a_failed_stage_says_so() -> None:
     out = io.StringIO()
     with pytest.raises(RuntimeError), Stages(2, stream=out, live=True) as stages, stages.stage("compiling"):
