@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import selectors
 import signal
 import subprocess
 import sys
@@ -12,6 +13,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 URL = re.compile(r"http://\S+")
+START_TIMEOUT_S = 120  # a loaded 2-core CI machine: importing textual-serve and aiohttp can be slow
+
+
+def first_line(process: subprocess.Popen[str], timeout: float) -> str:
+    """The server's first stdout line, or a failure naming what it said, within ``timeout``: never a
+    test that hangs on a server that neither starts nor exits."""
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout):
+            raise AssertionError(f"tracetui serve printed no URL within {timeout:.0f} s")
+    line = process.stdout.readline()
+    if not line:  # it exited: say why
+        process.wait(timeout=10)
+        stderr = process.stderr.read() if process.stderr else ""
+        raise AssertionError(f"tracetui serve exited ({process.returncode}): {stderr.strip()}")
+    return line
 
 
 @contextlib.contextmanager
@@ -26,10 +44,9 @@ def served(trace: Path, *extra: str) -> Iterator[tuple[str, str]]:
         start_new_session=True,
     )
     try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
+        line = first_line(process, START_TIMEOUT_S)
         found = URL.search(line)
-        assert found, f"no URL in {line!r}; stderr: {process.stderr.read() if process.stderr else ''}"
+        assert found, f"no URL in {line!r}"
         yield found.group(0), line
     finally:
         with contextlib.suppress(ProcessLookupError):

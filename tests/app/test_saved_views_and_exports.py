@@ -135,6 +135,27 @@ def test_render_views_show_what_they_say(tmp_path: Path) -> None:
     assert table.returncode == 0 and "ProfilerStep#2" in (tmp_path / "b.svg").read_text()
 
 
+REPO = Path(__file__).resolve().parents[2]
+README_PICTURES = {  # as README.md says they are made
+    "explorer.svg": ["--size", "130x34"],
+    "kernels_table.svg": ["--view", "tables", "--table", "kernels", "--size", "152x12"],
+    "timeline.svg": ["--view", "timeline", "--node", "aten::gelu", "--size", "130x30"],
+}
+
+
+@pytest.mark.parametrize("name", README_PICTURES)
+def test_readme_pictures_are_current(tmp_path: Path, name: str) -> None:
+    """The README shows docs/screenshots/NAME, and it is what `tracetui render` draws today (after a
+    change to the screen: run the README's render commands again)."""
+    readme = (REPO / "README.md").read_text()
+    assert f"](docs/screenshots/{name})" in readme
+    args = README_PICTURES[name]
+    assert " ".join(args[-2:]) in readme  # the command line the README gives
+    done = render([str(REPO / "sample_traces" / "mlp_eager.json.gz"), *args, "-o", name], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / name).read_bytes() == (REPO / "docs" / "screenshots" / name).read_bytes()
+
+
 @pytest.mark.parametrize(
     ("args", "error"),
     [
