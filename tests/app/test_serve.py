@@ -152,7 +152,8 @@ def missing_browser(reason: str) -> NoReturn:
 
 
 def test_explorer_in_a_real_browser(tmp_path: Path) -> None:
-    """The sample trace's tree, as the explorer opens it, is on the page of a headless chromium."""
+    """The sample trace's tree, as the explorer opens it, is on the page of a headless chromium; ctrl+s
+    there sends the screen's SVG to the browser as a download."""
     try:
         from playwright import sync_api
     except ImportError:
@@ -160,7 +161,7 @@ def test_explorer_in_a_real_browser(tmp_path: Path) -> None:
     if not os.access(CHROMIUM, os.X_OK):
         missing_browser(f"no browser at {CHROMIUM} (apt-get install chromium, or set TRACETUI_CHROMIUM)")
     started = time.monotonic()
-    screen = None
+    screen, download = None, None
     with served(fixture("mlp_eager")) as (url, _), sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch_persistent_context(
             str(tmp_path / "profile"),  # a fresh user-data-dir
@@ -183,6 +184,11 @@ def test_explorer_in_a_real_browser(tmp_path: Path) -> None:
                 time.sleep(0.25)
             shot = artifacts(tmp_path) / "serve_mlp_eager.png"
             page.screenshot(path=str(shot))
+            if screen is not None:
+                page.evaluate("() => window.__terminals[0].focus()")  # keys go to the terminal
+                with page.expect_download(timeout=BROWSER_TIMEOUT_S * 1000) as saved:
+                    page.keyboard.press("Control+s")
+                download = (saved.value.suggested_filename, Path(saved.value.path()).read_text())
         finally:
             browser.close()
     assert screen is not None, "the page's terminal was not found (textual-serve's page changed?)"
@@ -194,4 +200,8 @@ def test_explorer_in_a_real_browser(tmp_path: Path) -> None:
         assert any(row in line for line in lines), row
     assert any("aten::t" in line and "no kernel" in line for line in lines)
     assert shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert download is not None
+    name, svg = download
+    assert name == "tracetui_mlp_eager_tree.svg"
+    assert svg.startswith("<svg") and "nvjet&#160;gemm&#160;bf16&#160;256x128" in svg
     print(f"browser test: {time.monotonic() - started:.1f} s, screenshot {shot}")
