@@ -102,6 +102,37 @@ async def test_step_details_show_the_step_times(spread_path: Path) -> None:
         assert node is not None and node.name == "ProfilerStep#4"  # the longest step
 
 
+async def test_ranks_screen_shows_the_step_times_across_ranks() -> None:
+    """The Ranks screen's line is the run's `summary --json` ``distributed.step_times``, written by
+    the one formatter."""
+    import json
+
+    from click.testing import CliRunner
+
+    from tests.ranks.conftest import GLOO4
+    from tracetui import formatting as fmt
+    from tracetui.app.run_app import RunApp
+    from tracetui.app.screens.ranks import RanksScreen
+    from tracetui.cli import cli
+    from tracetui.ranks.discover import resolve
+
+    result = CliRunner().invoke(cli, ["summary", str(GLOO4), "--json"])
+    times = json.loads(result.output)["distributed"]["step_times"]
+    app = RunApp(resolve([GLOO4]), GLOO4.name)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, RanksScreen)
+        facts = str(app.screen.query_one("#ranks-facts").render()).splitlines()
+    line = next(text for text in facts if text.startswith("step times ("))
+    slowest = times["slowest"][0]
+    assert line == (
+        f"step times ({times['count']} steps of 4 ranks): {fmt.duration(times['min_us'])} "
+        f"{sparkline(times['histogram']['bins'])} {fmt.duration(times['max_us'])} "
+        f"({slowest['name']} on rank {slowest['rank']}) · "
+        + " · ".join(f"p{p} {fmt.duration(times[f'p{p}_us'])}" for p in (50, 90, 99))
+    )
+
+
 async def test_s_elsewhere_says_what_it_is_for(spread_path: Path) -> None:
     app = TraceApp(spread_path)
     async with app.run_test(size=WIDE) as pilot:

@@ -34,6 +34,22 @@ def percentiles_text(row: Mapping[str, Any]) -> str:
     return " · ".join(f"{label} {fmt.duration(row[key])}" for label, key in keys if row.get(key) is not None)
 
 
+def steps_across_ranks(times: Mapping[str, Any] | None) -> str | None:
+    """The steps' distribution over every rank (:func:`~tracetui.insight.distributions.rank_step_times`)
+    on one line: ``step times (12 steps of 4 ranks): 26.60 ms ▄·▂…█ 33.72 ms (ProfilerStep#2 on rank 0)
+    · p50 33.21 ms · p90 33.66 ms · p99 33.72 ms``; ``None`` without steps."""
+    if not times:
+        return None
+    worst = times["slowest"][0]
+    ranks = len(times["ranks"])
+    return (
+        f"step times ({fmt.count(times['count'])} steps of {ranks} rank{'s' if ranks != 1 else ''}): "
+        f"{fmt.duration(times['min_us'])} {sparkline(times['histogram']['bins'])} "
+        f"{fmt.duration(times['max_us'])} ({worst['name']} on rank {worst['rank']}) · "
+        f"{percentiles_text(times)}"
+    )
+
+
 @dataclass(frozen=True)
 class SlowCall:
     """One of the slowest calls: its event, duration, where it ran (its step), and whether it is the
