@@ -123,12 +123,12 @@ async def test_ranks_screen_shows_the_step_times_across_ranks() -> None:
         await settle(pilot)
         assert isinstance(app.screen, RanksScreen)
         facts = str(app.screen.query_one("#ranks-facts").render()).splitlines()
-    line = next(text for text in facts if text.startswith("step times ("))
+    line = next(text for text in facts if text.startswith("step times of "))
     slowest = times["slowest"][0]
     assert line == (
-        f"step times ({times['count']} steps of 4 ranks): {fmt.duration(times['min_us'])} "
+        f"step times of 4 ranks ({times['count']}): {fmt.duration(times['min_us'])} "
         f"{sparkline(times['histogram']['bins'])} {fmt.duration(times['max_us'])} "
-        f"({slowest['name']} on rank {slowest['rank']}) · "
+        f"({slowest['name']}, rank {slowest['rank']}) · "
         + " · ".join(f"p{p} {fmt.duration(times[f'p{p}_us'])}" for p in (50, 90, 99))
     )
 

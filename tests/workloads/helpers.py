@@ -14,6 +14,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 TINY_MLP = ["--batch", "4", "--seq", "2", "--dim", "8", "--hidden", "16"]
 TINY_LINEAR = ["--batch", "4", "--in-dim", "8", "--out-dim", "16"]
+TINY_RANKS = ["--batch", "2", "--seq", "4", "--dim", "16", "--hidden", "32"]
+DISTRIBUTED_EXPECT = REPO / "workloads" / "expect" / "distributed.toml"
 
 
 @dataclass

@@ -36,16 +36,16 @@ def percentiles_text(row: Mapping[str, Any]) -> str:
 
 def steps_across_ranks(times: Mapping[str, Any] | None) -> str | None:
     """The steps' distribution over every rank (:func:`~tracetui.insight.distributions.rank_step_times`)
-    on one line: ``step times (12 steps of 4 ranks): 26.60 ms ▄·▂…█ 33.72 ms (ProfilerStep#2 on rank 0)
-    · p50 33.21 ms · p90 33.66 ms · p99 33.72 ms``; ``None`` without steps."""
+    on one line: ``step times of 4 ranks (12): 26.60 ms ▄·▂…█ 33.72 ms (ProfilerStep#2, rank 0) ·
+    p50 33.21 ms · p90 33.66 ms · p99 33.72 ms``; ``None`` without steps."""
     if not times:
         return None
     worst = times["slowest"][0]
     ranks = len(times["ranks"])
     return (
-        f"step times ({fmt.count(times['count'])} steps of {ranks} rank{'s' if ranks != 1 else ''}): "
+        f"step times of {ranks} rank{'s' if ranks != 1 else ''} ({fmt.count(times['count'])}): "
         f"{fmt.duration(times['min_us'])} {sparkline(times['histogram']['bins'])} "
-        f"{fmt.duration(times['max_us'])} ({worst['name']} on rank {worst['rank']}) · "
+        f"{fmt.duration(times['max_us'])} ({worst['name']}, rank {worst['rank']}) · "
         f"{percentiles_text(times)}"
     )
 
