@@ -20,7 +20,7 @@ from tracetui.app.collector import IdleCollection
 from tracetui.app.messages import LoadFailed, LoadProgress, TraceLoaded
 from tracetui.app.palette import NameSearch
 from tracetui.app.screens.error import ErrorScreen
-from tracetui.app.screens.help import HelpScreen, Section
+from tracetui.app.screens.help import MOUSE, HelpScreen, Mouse, Section
 from tracetui.app.screens.loading import LoadingScreen
 from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, TraceError
 from tracetui.safetext import shown
@@ -90,9 +90,13 @@ class TracetuiApp(IdleCollection):
     def everywhere(self) -> list[BindingType]:
         return [*self.BINDINGS, Binding("ctrl+p", "command_palette", "Command palette")]
 
+    def help_mouse(self) -> Mouse:
+        """What the mouse does here, for the help screen (override)."""
+        return MOUSE
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.help_sections()))
+            self.push_screen(HelpScreen(self.help_sections(), self.help_mouse()))
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         # Textual's own "Screenshot" saves to another folder with its own naming: ctrl+s is the one way.

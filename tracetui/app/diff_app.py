@@ -10,7 +10,7 @@ from textual import work
 
 from tracetui.app.app import TracetuiApp, load_failed
 from tracetui.app.messages import DiffLoaded, LoadProgress
-from tracetui.app.screens.help import Section
+from tracetui.app.screens.help import DIFF_MOUSE, Mouse, Section
 from tracetui.app.screens.loading import LoadingScreen
 
 if TYPE_CHECKING:
@@ -79,3 +79,6 @@ class DiffApp(TracetuiApp):
         from tracetui.app.widgets.diff_tree import DiffTree
 
         return [("Comparison", [*DiffTree.BINDINGS, *DiffScreen.BINDINGS]), ("Everywhere", self.everywhere())]
+
+    def help_mouse(self) -> Mouse:
+        return DIFF_MOUSE

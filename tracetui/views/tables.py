@@ -24,13 +24,15 @@ Formatter = Callable[[Any], str]
 
 @dataclass(frozen=True)
 class Column:
-    """One column: the frame column, its title, width (0: share the rest), alignment, formatter."""
+    """One column: the frame column, its title, width (0: share the rest), alignment, formatter;
+    ``name``: the row's name, which gets at least half the table's width (80 columns: 40)."""
 
     key: str
     title: str
     width: int = 0
     align: str = "right"
     fmt: Formatter = str
+    name: bool = False
 
     def text(self, value: Any) -> str:
         return "" if value is None else self.fmt(value)
@@ -127,7 +129,7 @@ def _ops(trace: Trace) -> TableSpec:
         title="Ops",
         frame=trace.ops,
         columns=[
-            Column("name", "op", 0, "left"),
+            Column("name", "op", 0, "left", name=True),
             Column("calls", "calls", 8, fmt=fmt.count),
             Column("cpu_total_us", "CPU total", 10, fmt=fmt.duration),
             Column("cpu_self_us", "CPU self", 10, fmt=fmt.duration),
@@ -165,7 +167,7 @@ def _kernels(trace: Trace, insight: Insight) -> TableSpec:
         title="Kernels",
         frame=frame,
         columns=[
-            Column("short", "kernel", 36, "left"),
+            Column("short", "kernel", 36, "left", name=True),
             Column("calls", "calls", 7, fmt=fmt.count),
             Column("total_us", "total", 10, fmt=fmt.duration),
             Column("avg_us", "avg", 9, fmt=fmt.duration),
@@ -195,9 +197,10 @@ def _annotations(trace: Trace) -> TableSpec:
         title="Annotations",
         frame=trace.annotations,
         columns=[
-            Column("name", "annotation", 0, "left"),
+            Column("name", "annotation", 0, "left", name=True),
             Column("calls", "calls", 7, fmt=fmt.count),
             Column("kernels_per_call", "kernels/call", 12, fmt=fmt.count),
+            Column("kernels_here_per_call", "own thread", 10, fmt=fmt.count),
             Column("gpu_events_per_call", "GPU ev/call", 11, fmt=fmt.count),
             Column("cpu_us_per_call", "CPU/call", 10, fmt=fmt.duration),
             Column("gpu_us_per_call", "GPU/call", 10, fmt=fmt.duration),
@@ -213,19 +216,19 @@ def _steps(trace: Trace, insight: Insight) -> TableSpec:
     frame = trace.steps.with_columns(
         busy_pct=pl.when(pl.col("dur") > 0).then(pl.col("gpu_busy_us") / pl.col("dur") * 100).otherwise(0.0)
     )
-    verdicts = {"idle_gaps": pl.Int64, "largest_gap_us": pl.Float64, "bound": pl.String}
-    frame = _join_optional(frame, insight.steps, "id", verdicts)
+    frame = _join_optional(frame, insight.steps, "id", {"bound": pl.String})
     return TableSpec(
         key="steps",
         title="Steps",
         frame=frame,
         columns=[
-            Column("name", "step", 0, "left"),
+            Column("name", "step", 0, "left", name=True),
             Column("dur", "CPU span", 10, fmt=fmt.duration),
             Column("gpu_us", "GPU", 10, fmt=fmt.duration),
             Column("gpu_busy_us", "GPU busy", 10, fmt=fmt.duration),
             Column("busy_pct", "busy", 8, fmt=fmt.percent),
             Column("kernels", "kernels", 8, fmt=fmt.count),
+            Column("kernels_here", "own thread", 10, fmt=fmt.count),
             Column("memcpys", "memcpys", 8, fmt=fmt.count),
             Column("memsets", "memsets", 8, fmt=fmt.count),
             Column("idle_gaps", "gaps", 6, fmt=fmt.count),
@@ -251,7 +254,7 @@ def _anomalies(trace: Trace) -> TableSpec:
         columns=[
             Column("kind", "kind", 22, "left"),
             Column("event_id", "event id", 9, fmt=str),
-            Column("event", "event", 0, "left"),
+            Column("event", "event", 0, "left", name=True),
             Column("other_id", "other id", 9, fmt=str),
             Column("other", "other", 0, "left"),
         ],
@@ -270,7 +273,7 @@ def _orphans(trace: Trace) -> TableSpec:
         title="Orphans",
         frame=frame,
         columns=[
-            Column("name", "GPU work", 0, "left"),
+            Column("name", "GPU work", 0, "left", name=True),
             Column("cat", "cat", 11, "left"),
             Column("start_ms", "start (ms)", 11, fmt=lambda v: fmt.fixed(v, 3)),
             Column("dur", "duration", 10, fmt=fmt.duration),

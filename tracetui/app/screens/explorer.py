@@ -35,6 +35,8 @@ from tracetui.views.tree import GPU_KINDS, NodeKey, TreeModel, TreeOptions
 
 DETAILS_DELAY = 0.08  # s: the details pane waits for the cursor to rest this long
 KEYS_HINT = "? help · / find · e expand chain · g go to op · t tables · k kernels only · p python"
+KEYS_HINT_NARROW = "? help · / find · e chain · g op · t tables · k kernels · p python · ^p all"
+NARROW = 110  # columns: below, the details go under the tree and the footer is compact
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,7 @@ class ExplorerScreen(Screen[None]):
     model: var[TreeModel] = var(cast(TreeModel, None), init=False)  # set in __init__
     matches: var[Matches] = var(Matches(), init=False)
     rebuilding: var[bool] = var(False, init=False)
+    narrow: var[bool] = var(False, init=False)
     status: var[Content] = var(Content(""))
 
     def __init__(
@@ -240,7 +243,7 @@ class ExplorerScreen(Screen[None]):
         launched = None
         node = model.node(key)
         if isinstance(key, int) and node.kind not in GPU_KINDS and node.gpu_events:
-            busy = merged_intervals(self.trace.launched_below(key))
+            busy = merged_intervals(model.launched(key))
             launched = Lane("launched", "gpu", busy["start_ns"].to_list(), busy["end_ns"].to_list())
         elif node.kind in GPU_KINDS and node.start_ns is not None:
             launched = Lane("launched", "gpu", [node.start_ns], [node.end_ns or node.start_ns])
@@ -292,7 +295,8 @@ class ExplorerScreen(Screen[None]):
         end = node.end_ns or node.start_ns
         margin = max(1, (end - node.start_ns) // 20)
         self._pending.add("timeline")
-        self.load_window(None, Window(node.start_ns - margin, end + margin, f"zoom: {node.name}"))
+        duration = node.cpu_us if node.cpu_us is not None else node.gpu_us  # what its row says
+        self.load_window(None, Window(node.start_ns - margin, end + margin, f"zoom: {node.name}", duration))
 
     def action_toggle_timeline(self) -> None:
         timeline = self.query_one(Timeline)
@@ -304,7 +308,20 @@ class ExplorerScreen(Screen[None]):
 
     # ---- expectations ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("find_next", "find_previous") and self.narrow:
+            return bool(self.matches.ids)  # narrow: n / N in the footer only while there is something to walk
         return action != "toggle_expectations" or self.checks is not None  # no --expect: no key
+
+    def on_resize(self) -> None:
+        """Below 110 columns the footer is compact, without the palette's key (^p still works): its
+        keys fit in 80 columns."""
+        narrow = self.size.width < NARROW
+        footer = self.query_one(Footer)
+        footer.compact = narrow
+        footer.show_command_palette = not narrow
+        if narrow != self.narrow:
+            self.narrow = narrow
+            self.refresh_bindings()
 
     def action_toggle_expectations(self) -> None:
         """Hidden: show and focus the panel; focused: hide it; shown: focus it."""
@@ -335,6 +352,9 @@ class ExplorerScreen(Screen[None]):
         self._rebuild(replace(self.model.options, kernels_only=not self.model.options.kernels_only))
 
     def action_toggle_python(self) -> None:
+        if not self.model.options.hide_python and not self.trace.events["cat"].eq("python_function").any():
+            self.notify("This trace has no python frames (profile with with_stack=True).", timeout=3)
+            return
         self._rebuild(replace(self.model.options, hide_python=not self.model.options.hide_python))
 
     def action_name_filter(self) -> None:
@@ -421,6 +441,8 @@ class ExplorerScreen(Screen[None]):
         self.matches = Matches(search, tuple(matches))
 
     def watch_matches(self, old: Matches, new: Matches) -> None:
+        if bool(old.ids) != bool(new.ids):
+            self.refresh_bindings()
         if new.search != old.search:
             search = new.search
             self.dispatch_tree.find_query = search.query if search is not None and not search.exact else ""
@@ -601,7 +623,8 @@ class ExplorerScreen(Screen[None]):
                 (f"  {position}", "bold"),
             ]
             parts += [("   n / N: next / previous", "$text-muted")]
-        return Content.assemble(" ", *(parts or [(KEYS_HINT, "$text-muted")]))
+        hint = KEYS_HINT_NARROW if self.narrow else KEYS_HINT
+        return Content.assemble(" ", *(parts or [(hint, "$text-muted")]))
 
     def watch_status(self, status: Content) -> None:
         self.query_one("#status", Static).update(status)

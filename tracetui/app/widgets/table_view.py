@@ -104,11 +104,13 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
         self.sort_key: str | None = None
         self.sort_descending = False
         self._strips: dict[tuple[Any, ...], Strip] = {}
+        self._name_lengths: dict[str, int] = {}
 
     # ---- data ---------------------------------------------------------------------------------
     def set_data(self, frame: pl.DataFrame, columns: list[Column]) -> None:
         """Show ``frame`` (keeping the current sort when its column still exists; no filter)."""
         self.columns = columns
+        self._name_lengths = {}
         self.column_index = min(self.column_index, max(0, len(columns) - 1))
         if self.sort_key in frame.columns:
             frame = self._sorted(frame)
@@ -142,6 +144,7 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
         self.frame, self.columns = state.frame, columns
         self.source = state.source if state.source is not None else state.frame
         self.filter_text = state.filter_text
+        self._name_lengths = {}
         self.sort_key, self.sort_descending = state.sort_key, state.sort_descending
         self.column_index, self.cursor_row = state.column_index, state.cursor_row
         self._refresh_all()
@@ -249,10 +252,25 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
 
     # ---- rendering --------------------------------------------------------------------------------
     def _widths(self, width: int) -> list[int]:
-        fixed = sum(c.width + 1 for c in self.columns if c.width)
+        """Each column's width: fixed ones as declared, the rest sharing what is left (at least 16);
+        the row's name column(s) as wide as their longest name, up to half of ``width`` (the other
+        columns scroll: ←/→)."""
+        names = sum(1 for c in self.columns if c.name)
+        half = (width // 2 - names + 1) // names if names else 0
+        floors = [min(half, self._longest(c.key)) if c.name else 0 for c in self.columns]
+        fixed = sum(max(c.width, f) + 1 for c, f in zip(self.columns, floors, strict=True) if c.width)
         flexible = [c for c in self.columns if not c.width]
         share = max(16, (width - fixed) // len(flexible)) if flexible else 0
-        return [c.width or share for c in self.columns]
+        return [max(c.width or share, f) for c, f in zip(self.columns, floors, strict=True)]
+
+    def _longest(self, key: str) -> int:
+        """The longest text in column ``key`` (once per data set: sorting and filtering keep it)."""
+        found = self._name_lengths.get(key)
+        if found is None:
+            values = self.source[key] if key in self.source.columns else pl.Series([], dtype=pl.String)
+            found = int(values.cast(pl.String).str.len_chars().max() or 0)  # type: ignore[arg-type]
+            self._name_lengths[key] = found
+        return found
 
     def row_style(self, row: dict[str, Any]) -> Style | None:
         """A style for a whole row, over the stripes (a subclass marks rows); ``None``: none."""
