@@ -29,6 +29,8 @@ COMMANDS: dict[str, str] = {
     "diff": "tracetui.app.command:diff_command",
     "check": "tracetui.compare.command:check_command",
     "convert": "tracetui.ranks.command:convert_command",
+    "serve": "tracetui.app.serve:serve_command",
+    "render": "tracetui.app.render:render_command",
 }
 
 EPILOG = """\b
@@ -68,6 +70,8 @@ SHORT_HELP = {
     "diff": "Compare two traces (or two ranks of a run): kernels, dispatch chains, time.",
     "check": "Check a trace against an expectations file (exit 1 on failure).",
     "convert": "Write the ranks of a distributed run as a Parquet dataset (local or Ray).",
+    "serve": "Explore a trace in a web browser (textual-serve; localhost by default).",
+    "render": "Save a view of the explorer (tree, timeline, tables) as an SVG picture.",
 }
 
 

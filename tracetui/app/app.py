@@ -51,7 +51,29 @@ class TracetuiApp(IdleCollection):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="every key"),
         Binding("q", "quit", "Quit", id="app.quit"),
+        Binding(
+            "ctrl+s",
+            "save_svg",
+            "Save SVG",
+            show=False,
+            id="app.save_svg",
+            tooltip="save the screen as an SVG picture in the current folder",
+        ),
     ]
+
+    def trace_paths(self) -> list[Path]:
+        """The traces a saved picture's file name names (override)."""
+        return []
+
+    def action_save_svg(self) -> None:
+        """Save the current screen as SVG; the notification says where."""
+        from tracetui.app.saving import save_screen
+        from tracetui.errors import TraceError
+
+        try:
+            self.notify(save_screen(self, self.trace_paths(), Path.cwd()), title="Saved", markup=False)
+        except TraceError as exc:
+            self.notify(str(exc), title="Not saved", severity="error", markup=False)
 
     def on_load_progress(self, message: LoadProgress) -> None:
         if self.screen_stack and isinstance(self.screen, LoadingScreen):  # none: the app is leaving
@@ -77,7 +99,8 @@ class TracetuiApp(IdleCollection):
             self.push_screen(HelpScreen(self.help_sections(), self.help_mouse()))
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        # Textual's own "Screenshot" saves to another folder with its own naming: ctrl+s is the one way.
+        yield from (c for c in super().get_system_commands(screen) if c.title != "Screenshot")
         seen: set[str] = set()
         for active in screen.active_bindings.values():
             binding = active.binding
@@ -114,6 +137,9 @@ class TraceApp(TracetuiApp):
         self.sample = sample
         self.freeze_gc = freeze_gc
         self.expect = expect
+
+    def trace_paths(self) -> list[Path]:
+        return [self.path]
 
     def on_mount(self) -> None:
         self.push_screen(LoadingScreen(self.path))

@@ -47,6 +47,9 @@ class DiffApp(TracetuiApp):
         self.paths = (path_a, path_b)
         self.freeze_gc = freeze_gc
 
+    def trace_paths(self) -> list[Path]:
+        return list(self.paths)
+
     def on_mount(self) -> None:
         a, b = self.paths
         self.push_screen(LoadingScreen(a, title=f"{a.name} and {b.name}"))

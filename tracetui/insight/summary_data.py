@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from tracetui.insight.distributions import distribution_record, gpu_distributions, step_distribution
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.memory import memory_of
 from tracetui.insight.memory_data import memory_data
@@ -167,11 +168,15 @@ def _computed(trace: Trace) -> dict[str, Any]:
                 "avg_us",
                 "min_us",
                 "max_us",
+                "p50_us",
+                "p90_us",
+                "p99_us",
                 "orphans",
                 "launched_by",
                 "launched_via",
             ],
         ),
+        "step_times": distribution_record(step_distribution(trace.steps), trace),
         "runtime": records(trace.runtime, ["name", "calls", "cpu_us", "gpu_events", "kernels", "gpu_us"]),
         "rooflines": records(
             kernel_rooflines(trace),
@@ -236,7 +241,10 @@ def _decoded_kernels(trace: Trace) -> pl.DataFrame:
     if kernels.is_empty():
         return kernels
     decoded = kernel_name_columns(kernels["name"]).select("name", "short", "family", "kind")
-    return kernels.join(decoded, on="name", how="left", maintain_order="left")
+    spread = gpu_distributions(trace).select("name", "p50_us", "p90_us", "p99_us")
+    return kernels.join(decoded, on="name", how="left", maintain_order="left").join(
+        spread, on="name", how="left", maintain_order="left"
+    )
 
 
 def _counts(trace: Trace) -> dict[str, Any]:

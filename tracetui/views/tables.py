@@ -3,14 +3,16 @@ how a row leads back into the tree. Pure; built once per trace in a worker."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from tracetui import formatting as fmt
+from tracetui.insight.distributions import BINS, PERCENTILES
 from tracetui.trace.categories import GPU_WORK
+from tracetui.views.distribution import sparkline
 from tracetui.views.insight import Insight
 
 if TYPE_CHECKING:
@@ -57,8 +59,32 @@ class TableSpec:
         return "name", row["name"]
 
 
+def filter_rows(frame: pl.DataFrame, columns: list[Column], text: str) -> pl.DataFrame:
+    """The rows of ``frame`` where any shown text column contains ``text`` (case-insensitive, literal;
+    a list column by any of its items); ``frame`` itself when ``text`` is empty. Order kept."""
+    needle = text.strip().lower()
+    if not needle:
+        return frame
+    matches = []
+    for column in columns:
+        dtype = frame.schema.get(column.key)
+        if dtype == pl.String:
+            value = pl.col(column.key)
+        elif isinstance(dtype, pl.List) and dtype.inner == pl.String:
+            value = pl.col(column.key).list.join(", ")
+        else:
+            continue
+        matches.append(value.str.to_lowercase().str.contains(needle, literal=True).fill_null(False))
+    if not matches:
+        return frame.clear()
+    return frame.filter(pl.any_horizontal(matches))
+
+
 def _join_optional(
-    frame: pl.DataFrame, extra: pl.DataFrame | None, on: str, columns: dict[str, type[pl.DataType]]
+    frame: pl.DataFrame,
+    extra: pl.DataFrame | None,
+    on: str,
+    columns: Mapping[str, type[pl.DataType] | pl.DataType],
 ) -> pl.DataFrame:
     """``frame`` with ``columns`` from ``extra`` (joined on ``on``), null where ``extra`` lacks them."""
     present = [c for c in columns if extra is not None and c in extra.columns and on in extra.columns]
@@ -130,8 +156,12 @@ def _kernels(trace: Trace, insight: Insight) -> TableSpec:
         frame = frame.with_columns(
             pl.lit(None, pl.String).alias("short"), pl.lit(None, pl.String).alias("family")
         )
+    rates: dict[str, type[pl.DataType] | pl.DataType]
     rates = {"tflops": pl.Float64, "gbs": pl.Float64, "roof_fraction": pl.Float64, "bound": pl.String}
     frame = _join_optional(frame, insight.kernel_names, "name", rates)
+    spread: dict[str, type[pl.DataType] | pl.DataType] = {f"p{p}_us": pl.Float64 for p in PERCENTILES}
+    spread["histogram"] = pl.List(pl.UInt32)
+    frame = _join_optional(frame, insight.distributions, "name", spread)
     return TableSpec(
         key="kernels",
         title="Kernels",
@@ -142,7 +172,11 @@ def _kernels(trace: Trace, insight: Insight) -> TableSpec:
             Column("total_us", "total", 10, fmt=fmt.duration),
             Column("avg_us", "avg", 9, fmt=fmt.duration),
             Column("min_us", "min", 9, fmt=fmt.duration),
+            Column("p50_us", "p50", 9, fmt=fmt.duration),
+            Column("p90_us", "p90", 9, fmt=fmt.duration),
+            Column("p99_us", "p99", 9, fmt=fmt.duration),
             Column("max_us", "max", 9, fmt=fmt.duration),
+            Column("histogram", "min … max", BINS, "left", sparkline),
             Column("tflops", "TFLOP/s", 8, fmt=fmt.number),
             Column("gbs", "GB/s", 7, fmt=fmt.number),
             Column("roof_fraction", "of roof", 8, fmt=lambda v: fmt.percent(v * 100)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, ClassVar, cast
 
 from textual import on, work
@@ -118,6 +119,22 @@ class ExplorerScreen(Screen[None]):
             show=False,
             id="explorer.memory_peak",
             tooltip="go to the op that allocated the biggest block alive at the memory peak",
+        ),
+        Binding(
+            "s",
+            "slowest",
+            "Slowest calls",
+            show=False,
+            id="explorer.slowest",
+            tooltip="GPU work or a step: go to the slowest call of its name; again (or n): the next slowest",
+        ),
+        Binding(
+            "E",
+            "export_subtree",
+            "Export subtree",
+            show=False,
+            id="explorer.export_subtree",
+            tooltip="write the cursor's node and everything below it to a .json (.csv, .parquet) file",
         ),
         Binding(
             "v", "toggle_timeline", "Timeline", show=False, id="explorer.timeline", tooltip="show or hide"
@@ -529,6 +546,63 @@ class ExplorerScreen(Screen[None]):
         self.notify(target.message, timeout=6, markup=False)
         if target.op_id is not None and not self.dispatch_tree.reveal_event(target.op_id):
             self.notify("That op is hidden by the current filters.", severity="warning", timeout=3)
+
+    # ---- distributions --------------------------------------------------------------------------------
+    def action_slowest(self) -> None:
+        """Go to the slowest call of the cursor's GPU work name (of the steps, on a step); again: the
+        next slowest (the details pane lists them)."""
+        node = self.dispatch_tree.cursor_node
+        if node is None:
+            return
+        steps = node.kind == "step"
+        row = self.insight.step_distribution() if steps else self.insight.distribution(node.full_name)
+        if node.kind not in (*GPU_KINDS, "step") or row is None:
+            self.notify("s: on GPU work or a step (once the tables are ready).", timeout=3)
+            return
+        label = "slowest steps" if steps else "slowest calls"
+        search = Search("ProfilerStep" if steps else node.full_name, label, exact=True)
+        if search == self.matches.search and self.matches.ids:
+            self._go_to_match(self.matches.index + 1)
+            return
+        self.matches = Matches(search, tuple(row["slowest_ids"]))
+        self._go_to_match(0)
+
+    # ---- export ------------------------------------------------------------------------------------------
+    def action_export_subtree(self) -> None:
+        """Ask for a file name, then write the cursor's subtree (as the tree shows it) in a worker."""
+        from tracetui.app.exporting import SUBTREE_HINT, default_target, subtree_title
+        from tracetui.app.screens.export_dialog import ExportDialog
+
+        node = self.dispatch_tree.cursor_node
+        if node is None:
+            return
+        default = default_target(self.trace.path, node.name, ".json")
+        dialog = ExportDialog(subtree_title(node.full_name), default.name, SUBTREE_HINT)
+        self.app.push_screen(dialog, lambda target: self._export_subtree(node.key, target))
+
+    def _export_subtree(self, key: NodeKey, target: Path | None) -> None:
+        if target is not None:
+            self._pending.add("export")
+            self.export_subtree(key, self.model, target)
+
+    @work(thread=True, exclusive=True, group="export")
+    def export_subtree(self, key: NodeKey, model: TreeModel, target: Path) -> None:
+        from tracetui.app.exporting import write_export
+        from tracetui.errors import TraceError
+        from tracetui.views.subtree import subtree_frame
+
+        frame, truncated = subtree_frame(model, key, self.trace.t0_ns)
+        what = "the subtree" + (" (cut at its first rows: too big)" if truncated else "")
+        try:
+            message, failed = write_export(frame, target, self.trace.path, what), False
+        except TraceError as exc:
+            message, failed = str(exc), True
+        self.app.call_from_thread(self._exported, message, failed)
+
+    def _exported(self, message: str, failed: bool) -> None:
+        self._pending.discard("export")
+        title, severity = ("Not exported", "error") if failed else ("Exported", "information")
+        self.notify(message, title=title, severity=severity, markup=False)  # type: ignore[arg-type]
 
     # ---- status --------------------------------------------------------------------------------------
     def compute_status(self) -> Content:

@@ -13,6 +13,7 @@ from textual.content import Content
 
 from tracetui import formatting as fmt
 from tracetui.safetext import MAX_SHOWN, shown
+from tracetui.views.distribution import DistributionView, distribution_view
 from tracetui.views.insight import Insight
 from tracetui.views.memory import node_memory
 from tracetui.views.tree import GPU_KINDS, Node, NodeKey, TreeModel
@@ -126,6 +127,7 @@ def describe(
     event = trace.event(key)
     out.line((_kind_words(node, event), LABEL))
     _times(out, trace, node, event)
+    _distribution(out, trace, node, insight)
     if node.kind in GPU_KINDS:
         _launch(out, trace, event)
         _roofline(out, insight.get(key))
@@ -164,6 +166,35 @@ def _times(out: Lines, trace: Trace, node: Node, event: Mapping[str, Any]) -> No
     out.field("duration", fmt.duration(event["dur"]))
     if event.get("cpu_self_us") is not None:
         out.field("self (CPU)", fmt.duration(event["cpu_self_us"]))
+
+
+def _distribution(out: Lines, trace: Trace, node: Node, insight: Insight) -> None:
+    """GPU work: the durations of every call of its name; a step: of every step. The slowest are
+    listed, ``s`` walks them."""
+    if node.kind in GPU_KINDS:
+        row, what = insight.distribution(node.full_name), f"calls of this {node.kind}"
+    elif node.kind == "step":
+        row, what = insight.step_distribution(), "steps"
+    else:
+        return
+    if row is None or row["calls"] < 2:
+        return
+    view = distribution_view(row, trace, what, current=node.key if isinstance(node.key, int) else None)
+    show_distribution(out, view)
+
+
+def show_distribution(out: Lines, view: DistributionView) -> None:
+    """The histogram as a sparkline over its axis, the percentiles, and the slowest calls."""
+    out.heading(view.title)
+    out.line((f"  {view.low} ", LABEL), (view.bars, "bold $text-accent"), (f" {view.high}", LABEL))
+    out.line("  ", view.stats)
+    out.line(("  slowest", LABEL), ("   s: go to each in turn", KEY))
+    for call in view.slowest:
+        out.line(
+            (f"  {call.duration:>10}  ", "bold" if call.current else ""),
+            (call.where, LABEL),
+            ("  ← this one" if call.current else "", KEY),
+        )
 
 
 def _cpu_event(out: Lines, trace: Trace, model: TreeModel, node: Node, event: Mapping[str, Any]) -> None:

@@ -22,12 +22,13 @@ from textual.strip import Strip
 from tracetui.app.widgets.cells import pad
 from tracetui.app.widgets.line_style import CachedStyles
 from tracetui.app.widgets.row_tree import cursor_bindings
-from tracetui.views.tables import Column
+from tracetui.views.tables import Column, filter_rows
 
 
 @dataclass(frozen=True)
 class TableState:
-    """Where a table was left: its (sorted) frame, sort, selected column, cursor and scroll."""
+    """Where a table was left: its (sorted, filtered) frame, sort, selected column, cursor, scroll,
+    and the filter with the sorted rows it was applied to (``None``: no filter)."""
 
     frame: pl.DataFrame
     sort_key: str | None
@@ -35,10 +36,13 @@ class TableState:
     column_index: int
     cursor_row: int
     scroll_y: float
+    source: pl.DataFrame | None = None
+    filter_text: str = ""
 
 
 class TableView(CachedStyles, ScrollView, can_focus=True):
-    """Rows of a DataFrame; ←/→ pick a column, ``s`` sorts by it (again: reverse), Enter selects."""
+    """Rows of a DataFrame; ←/→ pick a column, ``s`` sorts by it (again: reverse), Enter selects;
+    :meth:`set_filter` keeps the rows whose text contains a string. ``frame`` is what is shown."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *cursor_bindings("table"),
@@ -91,6 +95,8 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
     def __init__(self, *, empty: str = "nothing here", id: str | None = None) -> None:
         super().__init__(id=id)
         self.frame = pl.DataFrame()
+        self.source = self.frame  # every row, sorted; ``frame`` is ``source`` filtered
+        self.filter_text = ""
         self.columns: list[Column] = []
         self.empty = empty
         self.cursor_row = 0
@@ -102,24 +108,42 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
 
     # ---- data ---------------------------------------------------------------------------------
     def set_data(self, frame: pl.DataFrame, columns: list[Column]) -> None:
-        """Show ``frame`` (keeping the current sort when its column still exists)."""
-        self.frame = frame
+        """Show ``frame`` (keeping the current sort when its column still exists; no filter)."""
         self.columns = columns
         self._name_lengths = {}
         self.column_index = min(self.column_index, max(0, len(columns) - 1))
         if self.sort_key in frame.columns:
-            self.frame = self._sorted(frame)
+            frame = self._sorted(frame)
+        self.frame = self.source = frame
+        self.filter_text = ""
         self.cursor_row = 0
+        self._refresh_all()
+
+    def set_filter(self, text: str) -> None:
+        """Show only the rows whose text columns contain ``text`` (empty: every row), in the sort."""
+        self.filter_text = text.strip()
+        self.frame = filter_rows(self.source, self.columns, self.filter_text)
+        self.cursor_row = 0
+        self.scroll_to(y=0, animate=False, immediate=True, force=True)
         self._refresh_all()
 
     def state(self) -> TableState:
         return TableState(
-            self.frame, self.sort_key, self.sort_descending, self.column_index, self.cursor_row, self.scroll_y
+            self.frame,
+            self.sort_key,
+            self.sort_descending,
+            self.column_index,
+            self.cursor_row,
+            self.scroll_y,
+            self.source,
+            self.filter_text,
         )
 
     def restore(self, state: TableState, columns: list[Column]) -> None:
         """Show a table as :meth:`state` left it."""
         self.frame, self.columns = state.frame, columns
+        self.source = state.source if state.source is not None else state.frame
+        self.filter_text = state.filter_text
         self._name_lengths = {}
         self.sort_key, self.sort_descending = state.sort_key, state.sort_descending
         self.column_index, self.cursor_row = state.column_index, state.cursor_row
@@ -139,6 +163,7 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
             if column.key == key:
                 self.column_index = index
         self.frame = self._sorted(self.frame)
+        self.source = self._sorted(self.source) if self.filter_text else self.frame
         self.cursor_row = 0
         self.scroll_to(y=0, animate=False, immediate=True, force=True)
         self._refresh_all()
@@ -239,10 +264,10 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
         return [max(c.width or share, f) for c, f in zip(self.columns, floors, strict=True)]
 
     def _longest(self, key: str) -> int:
-        """The longest text in column ``key`` (computed once per data set: sorting keeps it)."""
+        """The longest text in column ``key`` (once per data set: sorting and filtering keep it)."""
         found = self._name_lengths.get(key)
         if found is None:
-            values = self.frame[key] if key in self.frame.columns else pl.Series([], dtype=pl.String)
+            values = self.source[key] if key in self.source.columns else pl.Series([], dtype=pl.String)
             found = int(values.cast(pl.String).str.len_chars().max() or 0)  # type: ignore[arg-type]
             self._name_lengths[key] = found
         return found
