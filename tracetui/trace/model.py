@@ -335,16 +335,16 @@ class Trace:
     @cached_property
     def span_work(self) -> pl.DataFrame:
         """GPU work of each step and annotation instance, launched by any thread while it was open."""
-        return stats.span_work(self._span_events())
+        return stats.span_work(self._span_events)
 
     @cached_property
     def span_threads(self) -> pl.DataFrame:
         """That work per span and launching thread (the split: "358 here + 666 on pt_autograd_0")."""
-        return stats.span_threads(self.span_work, self._span_events(), self.tracks)
+        return stats.span_threads(self.span_work, self._span_events, self.tracks)
 
     @cached_property
     def annotation_instances(self) -> pl.DataFrame:
-        return stats.annotation_instances(self._span_events(), self.span_work)
+        return stats.annotation_instances(self._span_events, self.span_work)
 
     @cached_property
     def annotations(self) -> pl.DataFrame:
@@ -352,14 +352,25 @@ class Trace:
 
     @cached_property
     def step_instances(self) -> pl.DataFrame:
-        return stats.step_instances(self._span_events(), self.span_work)
+        return stats.step_instances(self._span_events, self.span_work)
 
+    @cached_property
+    def span_counts(self) -> pl.DataFrame:
+        """Per step and annotation instance: the counts of ``step_instances`` and
+        ``annotation_instances`` without busy time and gaps (the tree's rows)."""
+        return stats.span_counts(self._span_events, self.span_work)
+
+    @cached_property
     def _span_events(self) -> pl.DataFrame:
         """The events' columns that steps and annotations are counted from (:data:`stats.SPAN_COLUMNS`;
-        a trace from the cache reads only these), with each event's ``pid`` from its track."""
+        a trace from the cache reads only these), with ``pid`` a number per process (from the track:
+        a gather, not the text column)."""
         events = self.columns_of("events", *stats.SPAN_COLUMNS)
-        tracks = self.tracks.select(pl.col("track").cast(pl.Int32), "pid").sort("track")
-        return events.with_columns(lookup(tracks, events["track"], "pid", on="track")["pid"])
+        tracks = self.tracks.select(pl.col("track").cast(pl.Int32), "pid")
+        size = len(tracks) and int(tracks["track"].max()) + 1  # type: ignore[arg-type]
+        process = pl.Series("pid", [0] * size, dtype=pl.UInt32)
+        process = process.scatter(tracks["track"], tracks["pid"].rank("dense").cast(pl.UInt32))
+        return events.with_columns(process.gather(events["track"]).alias("pid"))
 
     @cached_property
     def steps(self) -> pl.DataFrame:

@@ -199,9 +199,12 @@ def span_work(events: pl.DataFrame) -> pl.DataFrame:
         .select("id", "cat", "start_ns", "end_ns", "launch_id", "step_id")
         .collect()
     )
-    calls = events.select(pl.col("pid").alias("call_pid"), "track", pl.col("start_ns").alias("call_ns"))[
-        rows_of(events, work["launch_id"])
-    ]
+    rows = rows_of(events, work["launch_id"])
+    calls = events.select(  # gathered in the expressions: a select of the whole columns copies them
+        pl.col("pid").gather(rows).alias("call_pid"),
+        pl.col("track").gather(rows),
+        pl.col("start_ns").gather(rows).alias("call_ns"),
+    )
     work = work.hstack(calls)
     columns = ["span", "id", "cat", "start_ns", "end_ns", "track"]
     steps = work.filter(pl.col("step_id").is_not_null()).select(pl.col("step_id").alias("span"), *columns[1:])
@@ -247,11 +250,13 @@ def within(spans: pl.DataFrame, rows: pl.DataFrame, pid: str, at: str) -> pl.Dat
     keyed = rows.filter(pl.col(at).is_not_null()).sort(pid, at).with_row_index("row")
     if spans.is_empty() or keyed.is_empty():
         return keyed.drop("row").clear().with_columns(pl.lit(None, pl.UInt32).alias("span"))
-    # first and last row of each (process, time): ties never split a range
-    bounds = keyed.group_by(pid, at).agg(
-        pl.col("row").min().alias("first"), pl.col("row").max().alias("last")
-    )
-    bounds = bounds.sort(at)
+    # first and last row of each (process, time): ties never split a range; the rows are sorted by
+    # both, so each run of equal keys starts where a key changes (no hash of every row)
+    new = pl.col(pid).ne_missing(pl.col(pid).shift(1)) | pl.col(at).ne_missing(pl.col(at).shift(1))
+    starts = keyed.select(new.alias("new"))["new"]
+    first = keyed.filter(starts).select(pid, at, pl.col("row").alias("first"))
+    last = keyed["row"].filter(starts.shift(-1, fill_value=True)).alias("last")
+    bounds = first.with_columns(last).sort(at)
 
     def edge(side: str, strategy: str, row: str) -> pl.DataFrame:
         return (
@@ -326,7 +331,31 @@ def span_instances(events: pl.DataFrame, which: pl.Expr, work: pl.DataFrame) -> 
     (:func:`span_work`), the part of it from its own thread, GPU busy time and idle gaps."""
     spans = _annotations(events).filter(which)
     spans = spans.select("id", "name", "start_ns", "end_ns", "dur", "pos", "end_pos", "track")
-    mine = work.join(spans.select(pl.col("id").alias("span"), pl.col("track").alias("span_track")), on="span")
+    mine = _own_work(spans, work)
+    zero = [pl.col("idle_gaps").fill_null(0), pl.col("gpu_busy_us", "largest_gap_us").fill_null(0.0)]
+    return (
+        _with_counts(spans, mine)
+        .join(idle_gaps(mine), left_on="id", right_on="span", how="left")
+        .with_columns(*zero)
+        .drop("track")
+        .sort("start_ns", "id")
+    )
+
+
+def span_counts(events: pl.DataFrame, work: pl.DataFrame) -> pl.DataFrame:
+    """Per step and annotation instance (``id``): the counts of :func:`span_instances` (GPU time,
+    the four counts, ``kernels_here``) without the busy time and gaps: what the tree's rows show."""
+    spans = _annotations(events).filter(is_step() | is_annotation()).select("id", "track")
+    return _with_counts(spans, _own_work(spans, work)).drop("track")
+
+
+def _own_work(spans: pl.DataFrame, work: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``work`` (:func:`span_work`) of ``spans`` (``id``, ``track``), with ``span_track``."""
+    return work.join(spans.select(pl.col("id").alias("span"), pl.col("track").alias("span_track")), on="span")
+
+
+def _with_counts(spans: pl.DataFrame, mine: pl.DataFrame) -> pl.DataFrame:
+    """``spans`` with the counts of their work ``mine`` (:func:`_own_work`), zeros where none."""
     totals = mine.group_by("span").agg(
         *work_counts(),
         ((pl.col("cat") == "kernel") & (pl.col("track") == pl.col("span_track")))
@@ -334,14 +363,9 @@ def span_instances(events: pl.DataFrame, which: pl.Expr, work: pl.DataFrame) -> 
         .cast(pl.UInt32)
         .alias("kernels_here"),
     )
-    gaps = idle_gaps(mine)
-    zero = [pl.col(c).fill_null(0) for c in (*SPAN_COUNTS, "kernels_here", "idle_gaps")]
-    return (
-        spans.join(totals, left_on="id", right_on="span", how="left")
-        .join(gaps, left_on="id", right_on="span", how="left")
-        .with_columns(*zero, pl.col("gpu_us", "gpu_busy_us", "largest_gap_us").fill_null(0.0))
-        .drop("track")
-        .sort("start_ns", "id")
+    zero = [pl.col(c).fill_null(0) for c in (*SPAN_COUNTS, "kernels_here")]
+    return spans.join(totals, left_on="id", right_on="span", how="left").with_columns(
+        *zero, pl.col("gpu_us").fill_null(0.0)
     )
 
 

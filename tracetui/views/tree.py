@@ -581,10 +581,24 @@ class TreeModel:
         )
         if not tops:
             return []
-        path: list[NodeKey] = [max(tops, key=self._heat)]
+        heats = self._step_heats([k for k in tops if isinstance(k, int)])
+        path: list[NodeKey] = [max(tops, key=lambda top: heats[top] if top in heats else self._heat(top))]
         while (child := self.hottest_child(path[-1])) is not None:
             path.append(child)
         return path
+
+    def _step_heats(self, steps: list[int]) -> dict[NodeKey, tuple[float, float]]:
+        """:meth:`_heat` of many steps at once (their rows' GPU time is the span's, their CPU time
+        their duration: one gather instead of a row read each)."""
+        steps = [step for step in steps if step in self._spans]
+        if len(steps) <= 8:
+            return {}
+        events = self.trace.columns_of("events", "id", "dur")
+        durations = lookup(events, pl.Series(steps, dtype=pl.UInt32), "dur")["dur"].fill_null(0.0)
+        return {
+            step: (max(self._spans[step][0], 0.0), duration)
+            for step, duration in zip(steps, durations.to_list(), strict=True)
+        }
 
     def chain_below(self, key: NodeKey) -> list[NodeKey]:
         """The single-child chain from ``key`` down: at each level the one child that launched
@@ -892,11 +906,12 @@ def _sum_stats(
 
 def _span_totals(trace: Trace) -> dict[int, tuple[float, int, int, int, int]]:
     """Per step and annotation instance: (GPU µs, kernels, GPU events, memcpys, memsets) launched
-    while it was open (``Trace.step_instances`` / ``annotation_instances``: the tables' numbers)."""
+    while it was open (``Trace.span_counts``: the numbers of ``step_instances`` /
+    ``annotation_instances``, the tables')."""
     if not trace.column("events", "cat").eq("user_annotation").any():
         return {}
     columns = ("id", "gpu_us", "kernels", "gpu_events", "memcpys", "memsets")
-    spans = pl.concat([trace.step_instances.select(columns), trace.annotation_instances.select(columns)])
+    spans = trace.span_counts.select(columns)
     return {i: (g, k, e, c, s) for i, g, k, e, c, s in spans.iter_rows()}
 
 
