@@ -110,3 +110,18 @@ def test_a_process_that_exits_right_after_loading_still_completes_the_entry(
     done = subprocess.run([sys.executable, "-c", script, str(path)], env=env, capture_output=True, check=True)
     assert done.stdout == b"loaded"
     assert cache.has_entry(path) and tracetui.load(path).from_cache
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the XDG folders are Linux's convention")
+def test_the_cache_folder_is_named_by_the_environment_or_the_platform(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TRACETUI_NO_CACHE", raising=False)
+    monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "mine"))
+    assert cache.directory() == tmp_path / "mine"
+    monkeypatch.delenv("TRACETUI_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.directory() == tmp_path / "xdg" / "tracetui"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache.directory() == tmp_path / "home" / ".cache" / "tracetui"

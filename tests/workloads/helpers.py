@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
 TINY_MLP = ["--batch", "4", "--seq", "2", "--dim", "8", "--hidden", "16"]
 TINY_LINEAR = ["--batch", "4", "--in-dim", "8", "--out-dim", "16"]
 
@@ -27,9 +26,9 @@ class Run:
 
 
 def cli_env(*, cpu: bool = True) -> dict[str, str]:
-    """Environment for a child ``python -m tracetui``: repo importable, warnings off, CPU-only if asked."""
+    """Environment for a child ``python -m tracetui`` (the installed tracetui: editable or not),
+    warnings off, CPU-only if asked."""
     env = {k: v for k, v in os.environ.items() if k != "TRACETUI_DEBUG"}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env["PYTHONWARNINGS"] = "ignore"
     if cpu:
         env["CUDA_VISIBLE_DEVICES"] = ""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from tracetui.errors import EXIT_BAD_INPUT
-from workloads.registry import (
+from tracetui.workloads.registry import (
     COMPILE_MODES,
     DTYPES,
     KERNELS,

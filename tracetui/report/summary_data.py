@@ -32,7 +32,7 @@ DEVICE_KEYS = ("id", "name", "computeMajor", "computeMinor", "totalGlobalMem", "
 def summary_data(trace: Trace) -> dict[str, Any]:
     """Everything the summary shows, as plain JSON values."""
     events = trace.events
-    span_ns = (events["end_ns"].max() or 0) - (events["start_ns"].min() or 0)
+    span_ns: int = events.select(pl.col("end_ns").max() - pl.col("start_ns").min()).item() or 0
     annotations = trace.annotations.join(_mean_verdicts(annotation_verdicts(trace)), on="name", how="left")
     steps = trace.steps.join(
         step_verdicts(trace).select("id", "gpu_busy_pct", "cpu_launch_us", "bound", "verdict"),

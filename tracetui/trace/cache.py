@@ -2,7 +2,7 @@
 
 An entry is keyed by the file's resolved path, size and modification time and tracetui's
 version, and holds the model's tables as Arrow IPC plus its facts as JSON, under
-``$TRACETUI_CACHE_DIR``, else ``$XDG_CACHE_HOME/tracetui``, else ``~/.cache/tracetui``.
+``$TRACETUI_CACHE_DIR``, else the user cache folder (platformdirs: ``~/.cache/tracetui`` on Linux).
 Only traces of at least ``MIN_BYTES`` of JSON are cached; the newest ``KEEP`` entries are kept.
 ``TRACETUI_NO_CACHE=1`` turns it off. The cache is best effort: any problem with it means a
 normal load, never an error. The trace file itself is never written.
@@ -38,13 +38,15 @@ FACTS = ("format", "gzipped", "truncated", "repairs", "other_phases")
 
 
 def directory() -> Path | None:
-    """Where entries live, or None when caching is off."""
+    """Where entries live (``$TRACETUI_CACHE_DIR``, else the platform's user cache folder), or
+    None when caching is off."""
     if os.environ.get("TRACETUI_NO_CACHE"):
         return None
     if root := os.environ.get("TRACETUI_CACHE_DIR"):
         return Path(root)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "tracetui"
+    import platformdirs  # imported only when no folder is named (a few ms)
+
+    return platformdirs.user_cache_path("tracetui", appauthor=False)
 
 
 def entry_for(path: Path) -> Path | None:

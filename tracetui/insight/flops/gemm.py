@@ -111,6 +111,7 @@ def cost_matmul(args: list[Arg]) -> OpCost | None:
     if a is None or b is None or a.dims is None or b.dims is None or not a.dims or not b.dims:
         return None
     ad, bd = a.dims, b.dims
+    batch: tuple[int, ...]
     if len(ad) == 1 and len(bd) == 1:
         if ad[0] != bd[0]:
             return None

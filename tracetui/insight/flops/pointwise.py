@@ -133,6 +133,7 @@ def cost_elementwise(op: str, args: list[Arg], inplace: bool) -> OpCost | None:
     outs = [a for a in args[n_schema:] if a.is_tensor]
     if not inputs:
         return None
+    result: Arg | None
     if inplace:
         result = inputs[0]
         shape = result.dims or ()
