@@ -15,6 +15,7 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 
 if sys.version_info >= (3, 11):
@@ -26,6 +27,10 @@ REPO = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
 MAPPED = {"workloads", "sample_traces"}
+# .ci/installed runs the tests against an installed tracetui, beside no package folders.
+needs_source = pytest.mark.skipif(
+    not (REPO / "tracetui").is_dir(), reason="no source tree here: the tests run against an install"
+)
 
 
 def _packages_in(folder: Path, name: str) -> set[str]:
@@ -37,6 +42,7 @@ def _packages_in(folder: Path, name: str) -> set[str]:
     }
 
 
+@needs_source
 def test_the_package_list_names_every_package_of_the_tree() -> None:
     tree = _packages_in(REPO / "tracetui", "tracetui")
     for name, folder in SETUPTOOLS["package-dir"].items():
@@ -52,6 +58,7 @@ def _python_files() -> list[Path]:
     return [p for folder in folders for p in (REPO / folder).rglob("*.py")]
 
 
+@needs_source
 def test_nothing_imports_the_mapped_folders_by_their_repository_name() -> None:
     wrong = []
     for path in _python_files():
@@ -97,3 +104,11 @@ def test_the_constraints_pin_the_ui_stack_and_the_test_tools_within_the_runtime_
     for name in ("textual", "rich"):
         assert runtime[name].specifier.contains(pins[name]), name
         assert version(name) == pins[name], f"{name}: install with -c tests/constraints.txt (README)"
+
+
+@needs_source
+def test_ci_runs_the_readme_test_command_verbatim() -> None:
+    readme = (REPO / "README.md").read_text()
+    found = re.search(r"^\$ (pip install torch\S* .* && pytest)\s+#", readme, re.MULTILINE)
+    assert found, "README's test command"
+    assert found.group(1) in (REPO / ".ci" / "run").read_text()
