@@ -75,7 +75,7 @@ class Frames:
 
 
 async def _settle(pilot: Any) -> None:
-    from tracetui.app.explorer_screen import ExplorerScreen
+    from tracetui.app.screens.explorer import ExplorerScreen
 
     for _ in range(3000):
         await pilot.app.workers.wait_for_complete()
@@ -126,14 +126,14 @@ async def _child(trace: Path, presses: int) -> dict[str, Any]:
     async with app.run_test(size=SIZE) as pilot:
         marks["loading_screen"] = time.time() - (time.perf_counter() - await loading)
         marks["tree"] = time.time() - (time.perf_counter() - await shown)
-        from tracetui.app.explorer_screen import ExplorerScreen
         from tracetui.app.messages import Search
-        from tracetui.app.tables_screen import TablesScreen
+        from tracetui.app.screens.explorer import ExplorerScreen
+        from tracetui.app.screens.tables import TablesScreen
 
         await _settle(pilot)
         explorer = app.screen
         assert isinstance(explorer, ExplorerScreen)
-        tree, model = explorer.tree, explorer.model
+        tree, model = explorer.dispatch_tree, explorer.model
         marks["rows"] = tree.row_count
         threads = [k for s in model.step_ids for k in model.children(s) if isinstance(k, tuple)]
         targets = threads or [k for k in model.tops() if model.has_children(k)]
@@ -177,7 +177,7 @@ async def _child(trace: Path, presses: int) -> dict[str, Any]:
             add(pilot_times, "no-op key (pilot's floor)", await _pilot_press(pilot, "x"))
         explorer.start_find(Search("aten::mm"), jump=True)
         await _settle(pilot)
-        marks["find_matches"] = len(explorer._matches)
+        marks["find_matches"] = len(explorer.matches.ids)
         for _ in range(presses):
             key = tree.cursor_key
             add(

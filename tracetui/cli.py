@@ -22,7 +22,7 @@ COMMANDS: dict[str, str] = {
     "summary": "tracetui.report.commands:summary_command",
     "export": "tracetui.report.commands:export_command",
     "capture": "tracetui.capture.command:capture_command",
-    "diff": "tracetui.compare.command:diff_command",
+    "diff": "tracetui.app.command:diff_command",
     "check": "tracetui.compare.command:check_command",
 }
 
@@ -67,8 +67,25 @@ SHORT_HELP = {
 }
 
 
+def show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version``: the version, and which decoder reads traces here (a slow install shows)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from tracetui.trace.native import status
+
+    click.echo(f"tracetui, version {__version__}\ntrace reader: {status()}")
+    ctx.exit()
+
+
 @click.group(cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="tracetui")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=show_version,
+    help="Show the version and the trace reader, and exit.",
+)
 def cli() -> None:
     """tracetui: a terminal explorer for PyTorch profiler traces.
 

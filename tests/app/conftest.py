@@ -13,10 +13,10 @@ from textual.pilot import Pilot
 
 from tests.app import synthetic
 from tracetui.app.app import TraceApp
-from tracetui.app.diff_screen import DiffScreen
-from tracetui.app.dispatch_tree import DispatchTree
-from tracetui.app.explorer_screen import ExplorerScreen
-from tracetui.app.loading_screen import LoadingScreen
+from tracetui.app.screens.diff import DiffScreen
+from tracetui.app.screens.explorer import ExplorerScreen
+from tracetui.app.screens.loading import LoadingScreen
+from tracetui.app.widgets.dispatch_tree import DispatchTree
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 WIDE = (140, 40)
@@ -84,16 +84,6 @@ async def goto(pilot: Pilot[int], name: str, nth: int = 0) -> None:
 @pytest.fixture
 def markup_path(tmp_path: Path) -> Path:
     return synthetic.markup_trace(tmp_path / "markup.json")
-
-
-@pytest.fixture
-def deep_path(tmp_path: Path) -> Path:
-    return synthetic.deep_trace(tmp_path / "deep_stack.json")
-
-
-@pytest.fixture
-def orphan_path(tmp_path: Path) -> Path:
-    return synthetic.orphan_trace(tmp_path / "orphans.json")
 
 
 @pytest.fixture

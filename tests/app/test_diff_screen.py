@@ -10,14 +10,14 @@ from textual.pilot import Pilot
 
 from tests.app import synthetic
 from tests.app.conftest import fixture, settle
+from tests.as_data import cursor_as_data, rows_as_data
 from tracetui.app import command
 from tracetui.app.diff_app import DiffApp
-from tracetui.app.diff_screen import DiffScreen
-from tracetui.app.diff_tree import DiffTree
-from tracetui.app.error_screen import ErrorScreen
-from tracetui.app.help_screen import HelpScreen
+from tracetui.app.screens.diff import DiffScreen
+from tracetui.app.screens.error import ErrorScreen
+from tracetui.app.screens.help import HelpScreen
+from tracetui.app.widgets.diff_tree import DiffTree
 from tracetui.cli import cli
-from tracetui.compare import command as compare_command
 
 SIZE = (140, 40)
 MM = (" ", "aten::mm", "aten::mm")
@@ -47,9 +47,11 @@ async def press(pilot: Pilot[int], *keys: str) -> None:
 async def go_to(pilot: Pilot[int], row: tuple[str, str, str]) -> None:
     """Put the cursor on the first shown row equal to ``row``."""
     tree = tree_of(pilot.app)
-    tree.select_row(tree.rows_as_data().index(row))
+    assert tree.model is not None
+    pid = tree._rows[rows_as_data(tree).index(row)]
+    assert tree.reveal(tree.model.path_of(pid))
     await settle(pilot)
-    assert tree.cursor_as_data() == row
+    assert cursor_as_data(tree) == row
 
 
 async def test_start_aligns_the_hot_forward_pass() -> None:
@@ -58,7 +60,7 @@ async def test_start_aligns_the_hot_forward_pass() -> None:
         await settle(pilot)
         assert isinstance(app.screen, DiffScreen)
         tree = tree_of(app)
-        rows = tree.rows_as_data()
+        rows = rows_as_data(tree)
         assert rows[:4] == [
             ("~", "ProfilerStep#2", "ProfilerStep#2"),
             ("~", "ProfilerStep#3", "ProfilerStep#3"),
@@ -72,9 +74,9 @@ async def test_start_aligns_the_hot_forward_pass() -> None:
         assert ("−", "aten::gelu", "") in body and ("−", "aten::mul", "") in body
         assert ("+", "", "triton_poi_fused__unsafe_view_gelu_mul_0") in body
         # the hottest GEMM is open down to its kernel, byte-identical on both sides
-        assert tree.cursor_as_data() == (" ", GEMM, GEMM)
+        assert cursor_as_data(tree) == (" ", GEMM, GEMM)
         headlines = str(app.screen.query_one("#diff-headlines").render())
-        assert "kernels 5 → 4" in headlines and "GPU time 233.7 → 206.4 µs" in headlines
+        assert "kernels 5 → 4" in headlines and "GPU time 233.7 µs → 206.4 µs" in headlines
         assert "replaced by 1 Inductor kernel" in headlines
         details = str(app.screen.query_one("#diff-details").render())
         assert "in both" in details and "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT" in details
@@ -87,14 +89,14 @@ async def test_fused_kernel_only_in_b_and_gelu_only_in_a() -> None:
         tree = tree_of(app)
         await go_to(pilot, ("+", "", "triton_poi_fused__unsafe_view_gelu_mul_0"))
         await press(pilot, "e")
-        assert tree.cursor_as_data() == ("+", "", "inductor poi _unsafe_view+gelu+mul #0")
+        assert cursor_as_data(tree) == ("+", "", "inductor poi _unsafe_view+gelu+mul #0")
         await go_to(pilot, ("−", "aten::gelu", ""))
         gelu = tree.cursor_row
         await press(pilot, "right")
-        rows = tree.rows_as_data()
+        rows = rows_as_data(tree)
         assert rows[gelu + 1 : gelu + 2] == [("−", "cudaLaunchKernel", "")]
         await press(pilot, "e")
-        assert tree.cursor_as_data() == ("−", "elementwise gelu ×8", "")
+        assert cursor_as_data(tree) == ("−", "elementwise gelu ×8", "")
 
 
 async def test_keys_move_expand_and_collapse_both_sides() -> None:
@@ -102,25 +104,25 @@ async def test_keys_move_expand_and_collapse_both_sides() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         tree = tree_of(app)
-        start = len(tree.rows_as_data())
+        start = len(rows_as_data(tree))
         await press(pilot, "left", "left")  # collapse the launch call, then go to it
-        assert tree.cursor_as_data() == (" ", "cuLaunchKernelEx", "cuLaunchKernelEx")
-        assert len(tree.rows_as_data()) == start - 1
+        assert cursor_as_data(tree) == (" ", "cuLaunchKernelEx", "cuLaunchKernelEx")
+        assert len(rows_as_data(tree)) == start - 1
         await press(pilot, "left", "left")  # on aten::mm: collapse both sides of the pair
-        assert tree.cursor_as_data() == MM
+        assert cursor_as_data(tree) == MM
         assert not tree.is_expanded(tree.cursor_key)
         await press(pilot, "e")
-        assert tree.cursor_as_data() == (" ", GEMM, GEMM)
+        assert cursor_as_data(tree) == (" ", GEMM, GEMM)
         await press(pilot, "c")
-        assert tree.rows_as_data() == [
+        assert rows_as_data(tree) == [
             ("~", "ProfilerStep#2", "ProfilerStep#2"),
             ("~", "ProfilerStep#3", "ProfilerStep#3"),
             ("~", "ProfilerStep#4", "ProfilerStep#4"),
             (" ", "outside steps", "outside steps"),
         ]
-        assert tree.cursor_as_data() == ("~", "ProfilerStep#4", "ProfilerStep#4")
+        assert cursor_as_data(tree) == ("~", "ProfilerStep#4", "ProfilerStep#4")
         await press(pilot, "home", "right", "down", "right")
-        assert tree.rows_as_data()[2] == ("−", "aten::linear", "")
+        assert rows_as_data(tree)[2] == ("−", "aten::linear", "")
         assert tree.side == "a"
         await press(pilot, "tab")
         assert tree.side == "b"
@@ -135,7 +137,7 @@ async def test_n_and_N_walk_the_differences_and_help_lists_the_keys() -> None:
         seen = []
         for _ in range(4):
             await press(pilot, "n")
-            seen.append(tree.cursor_as_data())
+            seen.append(cursor_as_data(tree))
         assert seen == [
             ("−", "aten::_unsafe_view", ""),
             ("+", "", "triton_poi_fused__unsafe_view_gelu_mul_0"),
@@ -143,16 +145,16 @@ async def test_n_and_N_walk_the_differences_and_help_lists_the_keys() -> None:
             ("~", "ProfilerStep#2", "ProfilerStep#2"),  # wrapped: step 2 opens as needed
         ]
         await press(pilot, "n", "n")
-        assert tree.cursor_as_data() == ("−", "aten::linear", "")
-        assert tree.rows_as_data()[:3] == [
+        assert cursor_as_data(tree) == ("−", "aten::linear", "")
+        assert rows_as_data(tree)[:3] == [
             ("~", "ProfilerStep#2", "ProfilerStep#2"),
             ("~", "mlp_fwd", "mlp_fwd"),
             ("−", "aten::linear", ""),
         ]
         await press(pilot, "n")
-        assert tree.cursor_as_data() == ("+", "", "TorchDynamo Cache Lookup")
+        assert cursor_as_data(tree) == ("+", "", "TorchDynamo Cache Lookup")
         await press(pilot, "N", "N")
-        assert tree.cursor_as_data() == ("~", "mlp_fwd", "mlp_fwd")
+        assert cursor_as_data(tree) == ("~", "mlp_fwd", "mlp_fwd")
         await press(pilot, "f1")
         assert isinstance(app.screen, HelpScreen)
         text = str(app.screen.query_one("#help-text").render())
@@ -176,9 +178,7 @@ async def test_trace_text_is_never_markup(markup_path: Path, orphan_path: Path) 
             await settle(pilot)
         assert app.is_running and isinstance(app.screen, DiffScreen)
         assert any(
-            name in tree.rows_as_data()[i][1]
-            for i in range(tree.row_count)
-            for name in synthetic.MARKUP_NAMES
+            name in rows_as_data(tree)[i][1] for i in range(tree.row_count) for name in synthetic.MARKUP_NAMES
         )
 
 
@@ -203,7 +203,7 @@ def test_diff_opens_the_screen_on_a_terminal_only(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(command, "open_diff", fake_open)
     runner = CliRunner()
     eager, compiled = str(fixture("mlp_eager")), str(fixture("mlp_compiled"))
-    monkeypatch.setattr(compare_command, "on_terminal", lambda: True)
+    monkeypatch.setattr(command, "on_terminal", lambda: True)
     for args in (["--report"], ["--json"]):
         result = runner.invoke(cli, ["diff", eager, compiled, *args], catch_exceptions=False)
         assert result.exit_code == 0 and result.output and not opened

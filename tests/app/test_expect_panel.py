@@ -12,8 +12,8 @@ from textual.pilot import Pilot
 from tests.app.conftest import app_with_checks, fixture, settle, tree_of
 from tracetui.app import command
 from tracetui.app.app import TraceApp
-from tracetui.app.expect_panel import ExpectPanel
-from tracetui.app.help_screen import HelpScreen
+from tracetui.app.screens.help import HelpScreen
+from tracetui.app.widgets.expect_panel import ExpectPanel
 
 SIZE = (140, 40)
 

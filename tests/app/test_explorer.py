@@ -13,14 +13,15 @@ from textual.widgets import Static
 
 from tests.app import synthetic
 from tests.app.conftest import fixture, goto, settle, tree_of
+from tests.as_data import tree_as_data, visible_labels
 from tracetui.app.app import TraceApp
-from tracetui.app.error_screen import ErrorScreen
-from tracetui.app.explorer_screen import ExplorerScreen
-from tracetui.app.help_screen import HelpScreen
 from tracetui.app.messages import Search
-from tracetui.app.table_view import Column, TableView
-from tracetui.app.tables_screen import TablesScreen
-from tracetui.app.timeline import Timeline
+from tracetui.app.screens.error import ErrorScreen
+from tracetui.app.screens.explorer import ExplorerScreen
+from tracetui.app.screens.help import HelpScreen
+from tracetui.app.screens.tables import TablesScreen
+from tracetui.app.widgets.table_view import Column, TableView
+from tracetui.app.widgets.timeline import Timeline
 
 LINEAR_CHAIN = [
     "aten::linear",
@@ -52,7 +53,7 @@ async def test_hottest_chain_expanded_on_open() -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         tree = tree_of(app)
-        data = tree.tree_as_data()
+        data = tree_as_data(tree)
         assert labels(data) == ["ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4", "outside steps"]
         assert [item["expanded"] for item in data] == [False, False, True, False]
         assert expanded_chain(data) == ["ProfilerStep#4", "mlp_fwd", *LINEAR_CHAIN[:-1]]
@@ -97,12 +98,12 @@ async def test_e_expands_the_linear_chain_to_its_kernel() -> None:
         await settle(pilot)
         await pilot.press("c")
         await settle(pilot)
-        data = tree_of(app).tree_as_data()
+        data = tree_as_data(tree_of(app))
         assert not any(item["expanded"] for item in data)
         await goto(pilot, "aten::linear")
         await pilot.press("e")
         await settle(pilot)
-        step = tree_of(app).tree_as_data()[0]
+        step = tree_as_data(tree_of(app))[0]
         assert expanded_chain([step]) == ["ProfilerStep#2", "mlp_fwd", *LINEAR_CHAIN[:-1]]
         linear = step["children"][0]["children"][0]
         assert labels(linear["children"]) == ["aten::t", "aten::matmul"]
@@ -143,17 +144,17 @@ async def test_python_frames_toggle_and_kernels_only_filter() -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         tree = tree_of(app)
-        assert any(".py(" in label for label in tree.visible_labels())
+        assert any(".py(" in label for label in visible_labels(tree))
         await pilot.press("p")
         await settle(pilot)
-        assert not any(".py(" in label for label in tree.visible_labels())
+        assert not any(".py(" in label for label in visible_labels(tree))
         assert tree.cursor_node.kind == "kernel"  # the cursor stays on its node
         await pilot.press("k")
         await settle(pilot)
         assert all(tree.model.node(key).gpu_events != 0 for key in tree.model.walk(tree.model.tops()[0]))
         await pilot.press("p", "k")
         await settle(pilot)
-        assert any(".py(" in label for label in tree.visible_labels())
+        assert any(".py(" in label for label in visible_labels(tree))
 
 
 async def test_name_filter_keeps_matching_chains() -> None:
@@ -186,6 +187,32 @@ async def test_find_next_and_previous_cycle_through_matches() -> None:
         assert tree.cursor_node.event_id == seen[0]  # wraps
         await pilot.press("N")
         assert tree.cursor_node.event_id == seen[-1]
+
+
+async def test_status_line_follows_the_search_and_the_filters() -> None:
+    """The status is computed from the screen's reactive state: a search's position, the filters, a
+    rebuild that keeps the search (its matches found again in the new tree)."""
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+
+        def status() -> str:
+            return str(screen.query_one("#status").render())
+
+        assert "? help" in status()
+        await pilot.press("slash", *"gelu", "enter")
+        await settle(pilot)
+        assert "find: gelu  1/6" in status()
+        await pilot.press("n", "n")
+        assert "find: gelu  3/6" in status() and screen.matches.index == 2
+        await pilot.press("k")
+        await settle(pilot)
+        assert "filters: kernel launchers only" in status() and "find: gelu" in status()
+        assert len(screen.matches.ids) == 6 and tree_of(app).find_query == "gelu"
+        await pilot.press("slash", *["backspace"] * 4, "enter")  # an empty find clears the search
+        await settle(pilot)
+        assert "find" not in status() and tree_of(app).find_query == ""
 
 
 async def test_table_enter_goes_to_first_then_next_occurrence() -> None:
@@ -298,7 +325,7 @@ async def test_markup_and_escape_bytes_render_literally_and_run_nothing(markup_p
         tree = tree_of(app)
         await pilot.press("c", "right")
         await settle(pilot)
-        shown = [label.strip() for label in tree.visible_labels()]
+        shown = [label.strip() for label in visible_labels(tree)]
         for name in synthetic.MARKUP_NAMES[:3]:
             assert name in shown
         assert "esc\ufffd]52;c;aGk=\ufffdbytes" in shown
@@ -318,8 +345,8 @@ async def test_deep_python_stack_does_not_recurse(deep_path: Path) -> None:
         await settle(pilot)
         tree = tree_of(app)
         assert tree.cursor_node.full_name == "deep_gemm_kernel"
-        assert len(tree.visible_labels()) == 3000 + 4  # thread, frames, op, call, kernel
-        data = tree.tree_as_data()
+        assert len(visible_labels(tree)) == 3000 + 4  # thread, frames, op, call, kernel
+        data = tree_as_data(tree)
         depth = 0
         while data:
             depth += 1
@@ -351,12 +378,12 @@ async def test_orphans_hang_under_their_own_node(orphan_path: Path) -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         tree = tree_of(app)
-        top = tree.tree_as_data()
+        top = tree_as_data(tree)
         assert labels(top)[-1] == "orphan GPU work (no launch call in the trace)"
         await pilot.press("6", "enter")
         await settle(pilot)
         assert tree.cursor_node.full_name == "lost_kernel_a"
-        assert tree.tree_as_data()[-1]["expanded"]
+        assert tree_as_data(tree)[-1]["expanded"]
 
 
 async def test_huge_children_list_and_huge_table_render_only_what_is_visible(tmp_path: Path) -> None:

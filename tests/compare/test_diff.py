@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from tests.compare.conftest import fixture, sample
+from tests.compare.conftest import FIXTURES, fixture, sample
 from tests.compare.synthetic import markup_names_trace
 from tracetui.compare.diff_data import SCHEMA, diff_data
 from tracetui.compare.diff_report import diff_renderable
@@ -76,7 +76,7 @@ def test_headlines_say_what_the_issue_asks(eager_vs_compiled: dict[str, Any]) ->
     assert all(g in text for g in GEMMS)
     assert "2 ATen kernels per call (elementwise gelu ×8, elementwise mul ×8" in text
     assert f"replaced by 1 Inductor kernel per call ({FUSED}" in text
-    assert "GPU time 233.7 → 206.4 µs (-27.2 µs, -11.7%)" in text
+    assert "GPU time 233.7 µs → 206.4 µs (-27.2 µs, -11.7%)" in text
     assert "torch.compile CPU pre-ops new in B:" in text and "TorchDynamo Cache Lookup" in text
 
 
@@ -244,3 +244,47 @@ def test_a_step_without_duration_diffs_as_unknown(tmp_path: Path) -> None:
     first = data["steps"][0]
     assert first["delta"]["cpu_us"] is None
     Console(file=io.StringIO(), width=120).print(diff_renderable(data))  # the report copes too
+
+
+def test_diff_json_carries_the_aligned_tree() -> None:
+    """``diff --json``'s ``tree``: the comparison screen's pairs, flat in preorder (docs/compare.md)."""
+    from click.testing import CliRunner
+
+    from tracetui.cli import cli
+
+    eager, compiled = (str(FIXTURES / f"{n}.json.gz") for n in ("mlp_eager", "mlp_compiled"))
+    result = CliRunner().invoke(cli, ["diff", eager, compiled, "--json"], catch_exceptions=False)
+    tree = json.loads(result.output)["tree"]
+    assert [r["index"] for r in tree] == list(range(len(tree)))
+    for record in tree:
+        parent = record["parent"]
+        assert record["depth"] == (0 if parent is None else tree[parent]["depth"] + 1)
+        assert record["status"] in ("same", "changed", "only_a", "only_b")
+        assert (record["a"] is None) == (record["status"] == "only_b")
+        assert (record["b"] is None) == (record["status"] == "only_a")
+    tops = [
+        (r["status"], r["a"]["name"], r["b"]["name"]) for r in tree if r["depth"] == 0 and r["a"] and r["b"]
+    ]
+    steps = [("changed", f"ProfilerStep#{n}", f"ProfilerStep#{n}") for n in (2, 3, 4)]
+    assert tops[:3] == steps
+    forward = [r for r in tree if r["a"] and r["b"] and r["a"]["name"] == "mlp_fwd"]
+    assert len(forward) == 3  # one per step
+    assert {(r["a"]["kernels"], r["b"]["kernels"]) for r in forward} == {(5, 4)}  # "kernels 5 → 4"
+    assert all("kernels" in r["changed"] for r in forward)
+    kernels = [r for r in tree if (r["a"] or r["b"])["kind"] == "kernel"]
+    fused = {r["status"] for r in kernels if r["b"] and r["b"]["name"] == FUSED}
+    assert fused == {"only_b"}
+    gemms = {r["status"] for r in kernels if r["a"] and r["a"]["name"] in GEMMS}
+    assert gemms == {"same"}  # byte-identical in A and B, paired
+    assert any(r["opened"] and r["b"]["name"].startswith("Torch-Compiled Region") for r in tree if r["b"])
+
+
+def test_the_aligned_tree_of_a_3000_level_stack_is_flat_json(deep_path: Path) -> None:
+    from tracetui.compare.pair_tree import PairTree, tree_records
+    from tracetui.views.tree import TreeModel
+
+    model = TreeModel(load(deep_path))
+    records = tree_records(PairTree(model, model))
+    assert max(r["depth"] for r in records) >= 3000
+    assert {r["status"] for r in records} == {"same"}
+    assert json.loads(json.dumps(records)) == records  # no nesting: no recursion limit

@@ -5,12 +5,14 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 from pathlib import Path
 
 import polars as pl
 
 import tracetui
-from tracetui.insight.report import kernel_insight, kernel_rooflines
+from tracetui import formatting as fmt
+from tracetui.insight.report import annotation_verdicts, kernel_insight, kernel_rooflines, step_verdicts
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 GEMM = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"
@@ -37,3 +39,19 @@ def test_a_kernel_without_duration_does_not_poison_its_op(tmp_path: Path) -> Non
     assert all(math.isfinite(v) for v in rooflines["flops"].drop_nulls())
     work = trace.gpu.filter(pl.col("cat").is_in(["kernel", "gpu_memcpy", "gpu_memset"]))
     assert kernel_insight(trace).height == work.height
+
+
+def test_verdicts_write_each_duration_in_its_own_unit() -> None:
+    """Issue 14 item 6: no ``CPU 345195.0 µs to launch 188442.0 µs``; every duration auto-scales."""
+    trace = tracetui.load(FIXTURES / "mlp_train_tbhandler_stack_memory.pt.trace.json.gz")
+    steps = step_verdicts(trace)
+    first = steps.row(0, named=True)
+    assert first["cpu_launch_us"] > 1000  # a 3.4 ms step: its CPU time is in ms
+    assert f"CPU {fmt.duration(first['cpu_launch_us'])} to launch" in first["verdict"]
+    shape = r"CPU \d\.\d\d ms to launch \d+\.\d µs of GPU work; GPU busy \d+% of \d\.\d\d ms$"
+    assert re.search(shape, first["verdict"]), first["verdict"]
+    verdicts = pl.concat([steps["verdict"], annotation_verdicts(trace)["verdict"]]).to_list()
+    for verdict in verdicts:
+        for number, unit in re.findall(r"([\d,]+\.\d+) (µs|ms|s)\b", verdict):
+            value = float(number.replace(",", ""))
+            assert value < 1000 and (unit == "µs" or value >= 1), verdict

@@ -7,13 +7,7 @@ import pytest
 
 from tracetui.insight.devices import peaks_for
 from tracetui.insight.kernel_names import decode_kernel_name
-from tracetui.insight.roofline import (
-    format_byte_rate,
-    format_flops_rate,
-    roof_dtype,
-    roofline,
-    roofline_columns,
-)
+from tracetui.insight.roofline import roof_dtype, roofline, roofline_columns
 
 GEMM_FLOPS = 2 * 8192 * 768 * 3072  # one of the blog MLP's three GEMMs
 GEMM_BYTES = 17_301_504 + 50_331_648  # x and W read, the [8192, 3072] output written
@@ -71,23 +65,6 @@ def test_non_matrix_kernels_use_the_fp32_roof() -> None:
     assert r.compute_peak is not None
     assert r.compute_peak.value == 50.6
     assert r.ridge == pytest.approx(50.6e3 / 4260)
-
-
-@pytest.mark.parametrize(
-    ("value", "bytes_text", "flops_text"),
-    [
-        (4037.3, "4.04 TB/s", "4037 TFLOP/s"),
-        (3900.0, "3.90 TB/s", "3900 TFLOP/s"),
-        (500.0, "500 GB/s", "500 TFLOP/s"),
-        (99.4, "99.4 GB/s", "99.4 TFLOP/s"),
-        (12.345, "12.3 GB/s", "12.3 TFLOP/s"),
-        (9.994, "9.99 GB/s", "9.99 TFLOP/s"),
-        (0.5, "0.50 GB/s", "500 GFLOP/s"),
-    ],
-)
-def test_rate_formatting(value: float, bytes_text: str, flops_text: str) -> None:
-    assert format_byte_rate(value) == bytes_text
-    assert format_flops_rate(value) == flops_text
 
 
 def test_roof_dtype_follows_the_kernel_name() -> None:

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from tracetui.cli import cli
+from tracetui.trace import native
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 MLP_EAGER = str(FIXTURES / "mlp_eager.json.gz")
@@ -53,6 +54,17 @@ def test_summary_json_schema() -> None:
     assert {"name", "calls", "total_us", "avg_us", "launched_by"} <= set(kernel)
     assert kernel["launched_by"] == ["aten::mm"]
     assert data["orphans"]["count"] == 0 and data["anomalies"]["count"] == 0
+
+
+def test_version_and_summary_json_say_which_decoder_reads_traces(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "trace reader: native" in invoke("--version")
+    assert json.loads(invoke("summary", MLP_EAGER, "--json"))["trace"]["reader"] == "native"
+    monkeypatch.setattr(native, "_scan", None)  # an install without a C compiler
+    monkeypatch.setattr(native, "AVAILABLE", False)
+    monkeypatch.setattr(native, "_MISSING", "No module named 'tracetui.trace._scan'")
+    version = invoke("--version")
+    assert "trace reader: msgspec only" in version and "not built" in version
+    assert json.loads(invoke("summary", MLP_EAGER, "--json"))["trace"]["reader"] == "msgspec"
 
 
 def test_summary_json_on_compiled_trace_reports_compile_preops() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,7 +13,9 @@ import polars as pl
 import pytest
 
 import tracetui
-from tracetui.trace import cache
+from tracetui.trace import cache, loader
+from tracetui.trace.args import Deferred
+from tracetui.trace.source import Source
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -41,6 +44,7 @@ def test_second_load_comes_from_the_cache_and_matches(private_cache: Path, tmp_p
     for name in ("events", "instants", "flows", "meta_events", "tracks", "anomalies", "launch_shapes"):
         assert getattr(first, name).equals(getattr(second, name)), name
     assert second.metadata == first.metadata and second.format == first.format
+    assert second.reader == first.reader == "native"
     assert second.annotations.equals(first.annotations)
     kernel = first.gpu.filter(pl.col("cat") == "kernel")["id"][0]
     assert second.event_args(kernel) == first.event_args(kernel)  # raw args re-read from the file
@@ -110,6 +114,53 @@ def test_a_process_that_exits_right_after_loading_still_completes_the_entry(
     done = subprocess.run([sys.executable, "-c", script, str(path)], env=env, capture_output=True, check=True)
     assert done.stdout == b"loaded"
     assert cache.has_entry(path) and tracetui.load(path).from_cache
+
+
+def test_a_cached_trace_reads_its_file_once_and_only_for_raw_args(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model does no I/O: the loader hands a trace from the cache a provider that reads the
+    file again on the first use of raw args (and only then, and once)."""
+    path = copy_fixture(tmp_path)
+    first = tracetui.load(path)
+    first.launch_shapes  # noqa: B018 (computed after load: added to the entry through the loader's sink)
+    reads: list[Path] = []
+    read = loader.read_source
+
+    def spy(target: str | Path) -> Source:
+        reads.append(Path(target))
+        return read(target)
+
+    monkeypatch.setattr(loader, "read_source", spy)
+    second = tracetui.load(path)
+    assert second.from_cache and isinstance(second.raw_args, Deferred)
+    assert second.launch_shapes.equals(first.launch_shapes) and second.annotations.equals(first.annotations)
+    assert reads == []
+    assert second.shapes().equals(first.shapes())
+    assert second.args_json().equals(first.args_json())
+    kernel = first.gpu.filter(pl.col("cat") == "kernel")["id"][0]
+    assert second.event_args(kernel) == first.event_args(kernel) != {}
+    assert reads == [path]
+
+
+def test_a_cached_trace_of_a_repaired_file_reads_the_args_the_load_read(
+    private_cache: Path, tmp_path: Path
+) -> None:
+    """Event ids are positions among the events the load kept: a trace from the cache reads its
+    raw args as the load did (here: an item that is not an event, dropped by the coercion)."""
+    events = [
+        {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 5, "args": {"k": 1}},
+        7,
+        {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {"k": 2}},
+    ]
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    first = tracetui.load(path)
+    assert first.repairs and first.event_args(1) == {"k": 2}
+    second = tracetui.load(path)
+    assert second.from_cache
+    assert [second.event_args(i) for i in (0, 1, 2)] == [{"k": 1}, {"k": 2}, {}]
+    assert second.args_json().equals(first.args_json())
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the XDG folders are Linux's convention")

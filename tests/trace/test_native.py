@@ -46,7 +46,8 @@ def assert_same(fast: tracetui.Trace, slow: tracetui.Trace) -> None:
         assert_frame_equal(getattr(fast, name), getattr(slow, name))
     for name in FACTS:
         assert getattr(fast, name) == getattr(slow, name), name
-    assert [bytes(r) for r in fast._raw_args] == [bytes(r) for r in slow._raw_args]
+    ids = range(fast.event_count + 2)  # and two ids past the end: no args
+    assert [bytes(r) for r in fast.raw_args.raw(ids)] == [bytes(r) for r in slow.raw_args.raw(ids)]
     assert_frame_equal(fast.shapes(), slow.shapes())
     assert_frame_equal(fast.launch_shapes, slow.launch_shapes)
 
@@ -72,8 +73,8 @@ def test_the_native_decoder_is_built() -> None:
 @pytest.mark.parametrize("name", REAL)
 def test_real_traces_give_the_same_model_on_both_paths(name: str) -> None:
     fast, slow = both(FIXTURES / name)
-    assert isinstance(fast._args, ArgsSpans), "the real trace took the fast path"
-    assert not isinstance(slow._args, ArgsSpans)
+    assert isinstance(fast.raw_args, ArgsSpans), "the real trace took the fast path"
+    assert not isinstance(slow.raw_args, ArgsSpans)
     assert_same(fast, slow)
 
 
@@ -163,6 +164,20 @@ def test_refused_traces_still_load_through_msgspec() -> None:
         assert trace.events["name"].to_list() == ["n"]
 
 
+def test_the_trace_says_which_decoder_read_it() -> None:
+    fast, slow = both(FIXTURES / "mlp_eager.json.gz")
+    assert (fast.reader, slow.reader) == ("native", "msgspec")
+    with tempfile.TemporaryDirectory() as tmp:
+        comma = write('{"traceEvents": [{"ph": "X", "name": "n", "ts": 1, "dur": 1},]}', tmp, "comma.json")
+        cut = write('{"traceEvents": [{"ph": "X", "name": "n", "ts": 1}, {"ph": "X"', tmp, "cut.json")
+        odd = write(doc_with(EVENT, 7), tmp, "odd.json")  # an item that is not an event: coerced
+        assert tracetui.load(comma).reader == "native (repairs)"  # patched, then scanned
+        assert tracetui.load(cut).reader == "msgspec (repairs)"
+        assert tracetui.load(odd).reader == "msgspec (repairs)"
+        with msgspec_only():
+            assert tracetui.load(comma).reader == "msgspec (repairs)"
+
+
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
 INT64 = st.integers(-(2**63), 2**63 - 1)
 NUMBER = st.one_of(INT64, st.floats(allow_nan=False, allow_infinity=False))
@@ -244,7 +259,7 @@ def test_a_load_started_early_is_taken_once_with_its_progress() -> None:
     prefetch.start(path)
     stages: list[str] = []
     early = prefetch.take(path, stages.append)
-    assert early is not None and isinstance(early._args, ArgsSpans)
+    assert early is not None and isinstance(early.raw_args, ArgsSpans)
     assert stages == ["reading", "decoding", "tabulating", "nesting", "linking", "counting"]
     assert prefetch.take(path) is None
     assert_same(early, load_now(path))

@@ -1,7 +1,9 @@
-"""The Textual explorer (``tracetui open``): reads the trace model, never the JSON.
+"""The Textual explorer (``tracetui open``) and comparison (``tracetui diff`` on a terminal): reads
+the trace model, never the JSON.
 
-Modules: ``command`` (the click command), ``app`` (the App and its loading worker), screens
-(``explorer_screen``, ``tables_screen``, ``help_screen``, ``loading_screen``, ``error_screen``),
-Line-API widgets (``dispatch_tree``, ``table_view``, ``timeline``), and the pure parts they draw
-(``tree_model``, ``tables``, ``timeline_model``, ``node_details``, ``formatting``).
+``command`` (the click command and the entry points), ``app`` / ``diff_app`` (the Apps and their
+loading workers), ``messages`` (what workers post back), ``palette`` (the name search),
+``collector`` (idle-time garbage collection), ``screens/`` and ``widgets/``. The data they draw is
+built UI-free in :mod:`tracetui.views` (view models) and :mod:`tracetui.compare` (the pair tree);
+numbers are written by :mod:`tracetui.formatting`.
 """

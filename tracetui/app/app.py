@@ -17,11 +17,11 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from tracetui.app.collector import IdleCollection
-from tracetui.app.error_screen import ErrorScreen
-from tracetui.app.help_screen import HelpScreen, Section
-from tracetui.app.loading_screen import LoadingScreen
 from tracetui.app.messages import LoadFailed, LoadProgress, TraceLoaded
 from tracetui.app.palette import NameSearch
+from tracetui.app.screens.error import ErrorScreen
+from tracetui.app.screens.help import HelpScreen, Section
+from tracetui.app.screens.loading import LoadingScreen
 from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, TraceError
 
 if TYPE_CHECKING:
@@ -44,7 +44,8 @@ class TracetuiApp(IdleCollection):
 
     TITLE = "tracetui"
     CSS_PATH = "styles.tcss"
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    # Textual declares it ``ClassVar[...] | None``, which mypy reads as an instance variable.
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]  # type: ignore[misc]
     COMMANDS = App.COMMANDS | {NameSearch}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="every key"),
@@ -120,8 +121,8 @@ class TraceApp(TracetuiApp):
             self.post_message(LoadProgress(stage))
 
         try:
-            from tracetui.app.tree_model import TreeModel
             from tracetui.trace import load
+            from tracetui.views.tree import TreeModel
 
             trace = load(self.path, progress=progress)
             progress("building the tree")
@@ -130,11 +131,11 @@ class TraceApp(TracetuiApp):
             checks = None
             if self.expect is not None:
                 progress("checking expectations")
-                from tracetui.app.expect_panel import Checks
+                from tracetui.app.widgets.expect_panel import Checks
                 from tracetui.compare.check import check_trace
 
                 checks = Checks(self.expect[0], check_trace(trace, self.expect[1]))
-            from tracetui.app import explorer_screen  # noqa: F401 - imported here, off the UI thread
+            from tracetui.app.screens import explorer  # noqa: F401 - imported here, off the UI thread
 
             if self.freeze_gc:
                 self.start_idle_collection()
@@ -144,17 +145,17 @@ class TraceApp(TracetuiApp):
             self.post_message(TraceLoaded(trace, model, checks))
 
     def on_trace_loaded(self, message: TraceLoaded) -> None:
-        from tracetui.app.explorer_screen import ExplorerScreen
+        from tracetui.app.screens.explorer import ExplorerScreen
 
         screen = ExplorerScreen(message.trace, message.model, sample=self.sample, checks=message.checks)
         self.switch_screen(screen)
 
     def help_sections(self) -> list[Section]:
-        from tracetui.app.dispatch_tree import DispatchTree
-        from tracetui.app.expect_panel import ExpectPanel
-        from tracetui.app.explorer_screen import ExplorerScreen
-        from tracetui.app.table_view import TableView
-        from tracetui.app.tables_screen import TablesScreen
+        from tracetui.app.screens.explorer import ExplorerScreen
+        from tracetui.app.screens.tables import TablesScreen
+        from tracetui.app.widgets.dispatch_tree import DispatchTree
+        from tracetui.app.widgets.expect_panel import ExpectPanel
+        from tracetui.app.widgets.table_view import TableView
 
         views = [b for b in ExplorerScreen.BINDINGS if self.expect is not None or _id(b) != EXPECT_KEY]
         sections: list[Section] = [

@@ -1,7 +1,9 @@
-"""``tracetui open [TRACE]``: the click command, and :func:`open_trace` for ``capture --open``."""
+"""The commands whose default is a screen: ``tracetui open [TRACE]`` and ``tracetui diff A B`` (on a
+terminal; else it prints ``compare``'s report or JSON), and :func:`open_trace` for ``capture --open``."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -67,3 +69,41 @@ def open_command(trace: Path | None, expect: Path | None) -> int:
     Without TRACE, opens the bundled sample trace. Keys: F1 or ? lists them all.
     """
     return open_trace(trace, expect)
+
+
+@click.command("diff")
+@click.argument("trace_a", metavar="A", type=click.Path(path_type=Path))
+@click.argument("trace_b", metavar="B", type=click.Path(path_type=Path))
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the comparison as JSON (schema tracetui.diff/1), the aligned trees included.",
+)
+@click.option(
+    "--report",
+    is_flag=True,
+    help="Print the report, also on a terminal (where the default is the comparison screen).",
+)
+@click.pass_context
+def diff_command(ctx: click.Context, trace_a: Path, trace_b: Path, as_json: bool, report: bool) -> None:
+    """Compare trace A (before) with trace B (after), per call.
+
+    Annotations are paired by name and steps by position. For each: GPU events per call,
+    kernels with byte-identical names in both, kernels only in A or only in B (and which fused
+    kernel replaced which), GPU and CPU time; the dispatch chains that disappeared or appeared,
+    the runtime/driver call mix, and torch.compile's CPU pre-ops.
+
+    On a terminal, opens the comparison screen (the two trees side by side); the report is printed
+    when stdout is not a terminal, or with --report.
+    """
+    if not as_json and not report and on_terminal():
+        ctx.exit(open_diff(trace_a, trace_b))
+    from tracetui.compare.command import print_diff
+
+    print_diff(trace_a, trace_b, as_json=as_json)
+
+
+def on_terminal() -> bool:
+    """Whether stdout is a terminal (``diff`` then opens the comparison screen)."""
+    return sys.stdout.isatty()

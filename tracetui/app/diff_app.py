@@ -7,9 +7,9 @@ from pathlib import Path
 from textual import work
 
 from tracetui.app.app import TracetuiApp, load_failed
-from tracetui.app.help_screen import Section
-from tracetui.app.loading_screen import LoadingScreen
 from tracetui.app.messages import DiffLoaded, LoadProgress
+from tracetui.app.screens.help import Section
+from tracetui.app.screens.loading import LoadingScreen
 
 
 class DiffApp(TracetuiApp):
@@ -32,18 +32,18 @@ class DiffApp(TracetuiApp):
             self.post_message(LoadProgress(stage))
 
         try:
-            from tracetui.app.diff_model import DiffModel
-            from tracetui.app.tree_model import TreeModel
             from tracetui.compare.diff_data import diff_data
+            from tracetui.compare.pair_tree import PairTree
             from tracetui.trace import load
+            from tracetui.views.tree import TreeModel
 
             a, b = (load(path, progress=progress) for path in self.paths)
             progress("comparing")
             data = diff_data(a, b)
             progress("aligning the trees")
-            model = DiffModel(TreeModel(a), TreeModel(b))
+            model = PairTree(TreeModel(a), TreeModel(b))
             model.hottest_path()  # aligns the levels shown first, off the UI thread
-            from tracetui.app import diff_screen  # noqa: F401 - imported here, off the UI thread
+            from tracetui.app.screens import diff  # noqa: F401 - imported here, off the UI thread
 
             if self.freeze_gc:
                 self.start_idle_collection()
@@ -53,12 +53,12 @@ class DiffApp(TracetuiApp):
             self.post_message(DiffLoaded(data, model))
 
     def on_diff_loaded(self, message: DiffLoaded) -> None:
-        from tracetui.app.diff_screen import DiffScreen
+        from tracetui.app.screens.diff import DiffScreen
 
         self.switch_screen(DiffScreen(message.data, message.model))
 
     def help_sections(self) -> list[Section]:
-        from tracetui.app.diff_screen import DiffScreen
-        from tracetui.app.diff_tree import DiffTree
+        from tracetui.app.screens.diff import DiffScreen
+        from tracetui.app.widgets.diff_tree import DiffTree
 
         return [("Comparison", [*DiffTree.BINDINGS, *DiffScreen.BINDINGS]), ("Everywhere", self.everywhere())]

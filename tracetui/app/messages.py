@@ -10,13 +10,13 @@ from textual.message import Message
 if TYPE_CHECKING:
     from textual.content import Content
 
-    from tracetui.app.diff_model import DiffModel
-    from tracetui.app.expect_panel import Checks
-    from tracetui.app.insight import Insight
-    from tracetui.app.tables import TableSpec
-    from tracetui.app.timeline_model import Lane, Window
-    from tracetui.app.tree_model import NodeKey, TreeModel
+    from tracetui.app.widgets.expect_panel import Checks
+    from tracetui.compare.pair_tree import PairTree
     from tracetui.trace import Trace
+    from tracetui.views.insight import Insight
+    from tracetui.views.tables import TableSpec
+    from tracetui.views.timeline import Lane, Window
+    from tracetui.views.tree import NodeKey, TreeModel
 
 
 @dataclass
@@ -99,7 +99,7 @@ class DiffLoaded(Message):
     """Both traces of a comparison are loaded and aligned."""
 
     data: dict[str, Any]
-    model: DiffModel
+    model: PairTree
 
 
 @dataclass

@@ -7,17 +7,19 @@ Textual's fuzzy matcher, whose search explodes on 400-character C++ kernel names
 from __future__ import annotations
 
 from functools import partial
+from typing import Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
-from tracetui.app.formatting import fit
+from tracetui import formatting as fmt
+from tracetui.app.widgets.cells import fit
 
 
 def _shown(name: str, kind: str, query: str = "") -> Content:
     """``go to NAME`` with the query underlined; GPU work: its decoded short form, then the name cut
     to 70 cells."""
-    from tracetui.app.tree_model import short_kernel_name
+    from tracetui.views.tree import short_kernel_name
 
     text = Content(fit(name, 70)).stylize("$text-muted") if kind == "GPU" else Content(name)
     found = text.plain.lower().find(query.lower()) if query else -1
@@ -49,17 +51,25 @@ def name_score(query: str, name: str) -> float:
     return 0.3
 
 
+@runtime_checkable
+class NamedScreen(Protocol):
+    """A screen whose names the palette searches (the explorer)."""
+
+    def palette_names(self) -> list[tuple[str, str, int]]: ...
+
+    def jump_to_name(self, name: str, kind: str) -> None: ...
+
+
 class NameSearch(Provider):
     """Type part of an op, annotation or kernel name; Enter goes to its first occurrence."""
 
     async def search(self, query: str) -> Hits:
         screen = self.screen
-        names = getattr(screen, "palette_names", None)
-        if names is None or not query.strip():
+        if not isinstance(screen, NamedScreen) or not query.strip():
             return
-        from tracetui.app.tree_model import short_kernel_name
+        from tracetui.views.tree import short_kernel_name
 
-        for name, kind, count in names():
+        for name, kind, count in screen.palette_names():
             score = name_score(query, name)
             if kind == "GPU":
                 score = max(score, name_score(query, short_kernel_name(name)))
@@ -70,18 +80,17 @@ class NameSearch(Provider):
                 _shown(name, kind, query),
                 partial(screen.jump_to_name, name, kind),
                 text=f"go to {name}",
-                help=f"{kind}, {count:,} in the trace",
+                help=f"{kind}, {fmt.count(count)} in the trace",
             )
 
     async def discover(self) -> Hits:
         screen = self.screen
-        names = getattr(screen, "palette_names", None)
-        if names is None:
+        if not isinstance(screen, NamedScreen):
             return
-        for name, kind, count in names()[:10]:
+        for name, kind, count in screen.palette_names()[:10]:
             yield DiscoveryHit(
                 _shown(name, kind),
                 partial(screen.jump_to_name, name, kind),
                 text=f"go to {name}",
-                help=f"{kind}, {count:,} in the trace",
+                help=f"{kind}, {fmt.count(count)} in the trace",
             )

@@ -5,8 +5,8 @@
 Chains hold ``cpu_op`` names only and start below the nearest user annotation (a step, a
 ``record_function`` label or an Inductor ``## … ##`` marker), so compiled code reads as a bare
 ``aten::mm``. ``torch.compile``'s wrappers and pre-ops (``Torch-Compiled Region…``, ``TorchDynamo
-Cache Lookup``, …) are left out of chains; :func:`is_compile_preop` names them so the diff can show
-them on their own.
+Cache Lookup``, …, named in :mod:`tracetui.insight.compile_names`) are left out of chains; the diff
+shows them on their own.
 """
 
 from __future__ import annotations
@@ -16,26 +16,15 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tracetui.compare.scopes import cpu_tree
-from tracetui.insight.report import COMPILE_PREOPS
+from tracetui.insight.compile_names import compile_wrapper
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.nesting import ancestor_ids
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
 
-COMPILED_REGION = "Torch-Compiled Region"
 ARROW = " → "
-_CHAIN_SCHEMA = {"id": pl.UInt32, "chain": pl.List(pl.String), "gpu_events": pl.UInt32}
-
-
-def is_compile_preop() -> pl.Expr:
-    """``torch.compile``'s CPU wrappers and pre-ops, by name."""
-    return pl.col("name").is_in(COMPILE_PREOPS) | pl.col("name").str.starts_with(COMPILED_REGION)
-
-
-def chain_text(chain: list[str]) -> str:
-    """``["aten::linear", "aten::t"]`` → ``aten::linear → aten::t``."""
-    return ARROW.join(chain)
+_CHAIN_SCHEMA = pl.Schema([("id", pl.UInt32()), ("chain", pl.List(pl.String())), ("gpu_events", pl.UInt32())])
 
 
 def dispatch_chains(trace: Trace) -> pl.DataFrame:
@@ -47,7 +36,7 @@ def dispatch_chains(trace: Trace) -> pl.DataFrame:
     tree = cpu_tree(trace)
     if tree.is_empty():
         return pl.DataFrame(schema=_CHAIN_SCHEMA)
-    is_node = (pl.col("cat") == "cpu_op") & ~is_compile_preop()
+    is_node = (pl.col("cat") == "cpu_op") & ~compile_wrapper()
     stop = is_node | (pl.col("cat") == "user_annotation")
     tree = tree.with_columns(
         above=ancestor_ids(tree, stop, include_self=False),

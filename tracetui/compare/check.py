@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from tracetui import formatting as fmt
 from tracetui.compare import scopes
 from tracetui.compare.expectations import ALL_STEPS, PER_STEP, Check, Expectation
 from tracetui.compare.globs import matching
-from tracetui.report.formatting import us
 from tracetui.trace.nesting import ancestor_ids
 
 if TYPE_CHECKING:
@@ -165,7 +165,7 @@ def _span_check(units: _Units, expectation: Expectation, check: Check) -> Result
     if check.quantity == "calls":
         n = len(frame)
         event = frame["event_id"][0] if n else None
-        return Result(expectation, check, check.holds(n), f"{n} {units.noun}s", n, event)
+        return Result(expectation, check, check.holds(n), f"{fmt.count(n)} {units.noun}s", n, event)
     if units.missing:
         return _missing(expectation, check, units.missing)
     values = frame.select("event_id", pl.col(SPAN_COLUMNS[check.quantity]).alias("value"))
@@ -184,13 +184,17 @@ def _count_result(values: pl.DataFrame, units: _Units, expectation: Expectation,
         worst = high
     else:
         worst = failing["value"][0] if len(failing) else low
-    n = len(values)
+    n, shown_low, shown_high = len(values), fmt.count(low), fmt.count(high)
     if units.kind == scopes.TRACE:
-        actual = f"{low} in the trace"
+        actual = f"{shown_low} in the trace"
     elif low == high:
-        actual = f"{low} in each of {n} {units.noun}s" if n > 1 else f"{low} in the one {units.noun}"
+        actual = (
+            f"{shown_low} in each of {fmt.count(n)} {units.noun}s"
+            if n > 1
+            else f"{shown_low} in the one {units.noun}"
+        )
     else:
-        actual = f"{low}–{high} over {n} {units.noun}s"
+        actual = f"{shown_low}–{shown_high} over {fmt.count(n)} {units.noun}s"
     event = failing["event_id"][0] if len(failing) else values["event_id"][0]
     return Result(expectation, check, failing.is_empty(), actual, int(worst), event)
 
@@ -210,11 +214,11 @@ def _mean_result(values: pl.DataFrame, units: _Units, expectation: Expectation, 
     mean = float(values.select(pl.col("value").mean().fill_null(0.0)).item())
     n = len(values)
     if units.kind == scopes.TRACE:
-        actual = f"{us(mean)} in the trace"
+        actual = f"{fmt.duration(mean)} in the trace"
+    elif n > 1:
+        actual = f"{fmt.duration(mean)} per {units.noun} (mean of {fmt.count(n)})"
     else:
-        actual = (
-            f"{us(mean)} per {units.noun} (mean of {n})" if n > 1 else f"{us(mean)} in the one {units.noun}"
-        )
+        actual = f"{fmt.duration(mean)} in the one {units.noun}"
     event = values["event_id"][0]
     return Result(expectation, check, check.holds(mean), actual, mean, event)
 

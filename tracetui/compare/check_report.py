@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Group
 from rich.text import Text
 
-from tracetui.report.formatting import Cell, table
+from tracetui.report.table import Cell, table
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

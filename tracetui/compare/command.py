@@ -1,10 +1,13 @@
-"""The ``diff`` and ``check`` click commands (thin: load, compute, print, exit code)."""
+"""``tracetui check`` (the click command) and what ``tracetui diff`` prints off the screen (its click
+command opens the comparison screen on a terminal: :mod:`tracetui.app.command`). Thin: load,
+compute, print, exit code."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -13,33 +16,8 @@ from tracetui.trace import prefetch
 TRACE = click.Path(path_type=Path)
 
 
-@click.command("diff")
-@click.argument("trace_a", metavar="A", type=TRACE)
-@click.argument("trace_b", metavar="B", type=TRACE)
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print the comparison as JSON (schema tracetui.diff/1)."
-)
-@click.option(
-    "--report",
-    is_flag=True,
-    help="Print the report, also on a terminal (where the default is the comparison screen).",
-)
-@click.pass_context
-def diff_command(ctx: click.Context, trace_a: Path, trace_b: Path, as_json: bool, report: bool) -> None:
-    """Compare trace A (before) with trace B (after), per call.
-
-    Annotations are paired by name and steps by position. For each: GPU events per call,
-    kernels with byte-identical names in both, kernels only in A or only in B (and which fused
-    kernel replaced which), GPU and CPU time; the dispatch chains that disappeared or appeared,
-    the runtime/driver call mix, and torch.compile's CPU pre-ops.
-
-    On a terminal, opens the comparison screen (the two trees side by side); the report is printed
-    when stdout is not a terminal, or with --report.
-    """
-    if not as_json and not report and on_terminal():
-        from tracetui.app.command import open_diff
-
-        ctx.exit(open_diff(trace_a, trace_b))
+def print_diff(trace_a: Path, trace_b: Path, *, as_json: bool) -> None:
+    """``tracetui diff`` off the screen: the report (rich), or the JSON with the aligned trees."""
     prefetch.start(trace_a)
     prefetch.start(trace_b)
     from rich.console import Console
@@ -48,16 +26,26 @@ def diff_command(ctx: click.Context, trace_a: Path, trace_b: Path, as_json: bool
     from tracetui.compare.diff_report import diff_renderable
     from tracetui.report.loading import load_with_progress
 
-    data = diff_data(load_with_progress(trace_a), load_with_progress(trace_b))
+    a, b = load_with_progress(trace_a), load_with_progress(trace_b)
+    data = diff_data(a, b)
     if as_json:
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        from tracetui.compare.pair_tree import PairTree, tree_records
+        from tracetui.views.tree import TreeModel
+
+        write_with_tree(data, tree_records(PairTree(TreeModel(a), TreeModel(b))))
         return
     Console(markup=False, highlight=False).print(diff_renderable(data))
 
 
-def on_terminal() -> bool:
-    """Whether stdout is a terminal (``diff`` then opens the comparison screen)."""
-    return sys.stdout.isatty()
+def write_with_tree(data: dict[str, Any], tree: list[dict[str, Any]]) -> None:
+    """``data`` as indented JSON with ``tree`` as its last key, one pair per line (a tree has as many
+    pairs as the traces have events: compact lines keep it greppable and fast to write)."""
+    text = json.dumps({**data, "tree": []}, indent=2, ensure_ascii=False)
+    head, empty = text.rsplit("[]", 1)
+    sys.stdout.write(head + "[")
+    for n, record in enumerate(tree):
+        sys.stdout.write(("\n    " if n == 0 else ",\n    ") + json.dumps(record, ensure_ascii=False))
+    sys.stdout.write(("\n  " if tree else "") + "]" + empty + "\n")
 
 
 @click.command("check")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from tracetui import formatting as fmt
 from tracetui.compare import scopes
 from tracetui.compare.chains import ARROW, dispatch_chains
 from tracetui.insight.kernel_names import decode_kernel_name, kernel_name_columns
@@ -394,7 +395,7 @@ def _kernel_group(names: list[str], count: float, time: float, per: str) -> str:
     family = families.pop() + " " if len(families) == 1 else ""
     noun = _plural(count, "kernel")
     listed = ", ".join(display_name(n) for n in names)
-    return f"{_n(count)} {family}{noun}{per} ({listed}; {time:,.1f} µs)"
+    return f"{_n(count)} {family}{noun}{per} ({listed}; {fmt.duration(time)})"
 
 
 def _plural(n: float, word: str) -> str:
@@ -404,15 +405,14 @@ def _plural(n: float, word: str) -> str:
 
 def _time_change(a: dict[str, Any], b: dict[str, Any], delta: dict[str, Any], key: str) -> str:
     before, after = a[f"{key}_per_call"], b[f"{key}_per_call"]
-    text = f"{before:,.1f} → {after:,.1f} µs ({delta[f'{key}_per_call']:+,.1f} µs"
+    change = fmt.signed_duration(delta[f"{key}_per_call"])
     pct = delta.get(f"{key}_pct")
-    return text + (f", {pct:+.1f}%)" if pct is not None else ")")
+    relative = f", {fmt.signed_percent(pct)}" if pct is not None else ""
+    return f"{fmt.duration(before)} → {fmt.duration(after)} ({change}{relative})"
 
 
 def _n(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+    return fmt.count(value) or "-"
 
 
 # ---- trace-wide parts --------------------------------------------------------------------------

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Group
 from rich.text import Text
 
+from tracetui import formatting as fmt
 from tracetui.compare.diff_data import BOTH, ONLY_A, ONLY_B
-from tracetui.report.formatting import Cell, change, count, table, us
+from tracetui.report.table import MISSING, Cell, table
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -44,7 +45,10 @@ def _header(data: dict[str, Any]) -> Text:
         if info["command"]:
             text.append(f"  ({info['command']})", style="dim")
         devices = ", ".join(str(d) for d in info["devices"] if d) or "no GPU"
-        text.append(f"\n   {devices}; {info['steps']} steps; {info['events']:,} events\n", style="dim")
+        text.append(
+            f"\n   {devices}; {fmt.count(info['steps'])} steps; {fmt.count(info['events'])} events\n",
+            style="dim",
+        )
     if data["headlines"]:
         text.append("\nWhat changed\n", style="bold")
         for line in data["headlines"]:
@@ -64,7 +68,8 @@ def _scope(scope: dict[str, Any], full: bool) -> list[RenderableType]:
         {"steps": "Per step", "trace": "Whole trace"}.get(scope["kind"], scope["name"]),
         style="bold underline",
     )
-    title.append(f"  ({a['calls']} {unit}s in A, {b['calls']} in B; numbers per {unit})", style="dim")
+    calls = f"{fmt.count(a['calls'])} {unit}s in A, {fmt.count(b['calls'])} in B"
+    title.append(f"  ({calls}; numbers per {unit})", style="dim")
     parts: list[RenderableType] = [title, _numbers(a, b)]
     if not full:
         return parts
@@ -74,20 +79,21 @@ def _scope(scope: dict[str, Any], full: bool) -> list[RenderableType]:
 
 def _numbers(a: dict[str, Any], b: dict[str, Any]) -> Table:
     keys = [
-        ("kernels", "kernels_per_call", ""),
-        ("memcpys", "memcpys_per_call", ""),
-        ("memsets", "memsets_per_call", ""),
-        ("GPU events", "gpu_events_per_call", ""),
-        ("GPU time", "gpu_us_per_call", "µs"),
-        ("GPU busy", "gpu_busy_us_per_call", "µs"),
-        ("CPU time", "cpu_us_per_call", "µs"),
+        ("kernels", "kernels_per_call", False),
+        ("memcpys", "memcpys_per_call", False),
+        ("memsets", "memsets_per_call", False),
+        ("GPU events", "gpu_events_per_call", False),
+        ("GPU time", "gpu_us_per_call", True),
+        ("GPU busy", "gpu_busy_us_per_call", True),
+        ("CPU time", "cpu_us_per_call", True),
     ]
     rows: list[list[Cell]] = []
-    for label, key, unit in keys:
+    for label, key, is_time in keys:
         if key.startswith("memc") and not (a[key] or b[key]):
             continue
-        shown = us if unit else count
-        rows.append([label, shown(a[key]), shown(b[key]), change(a[key], b[key], unit)])
+        shown = fmt.duration if is_time else fmt.count
+        change = fmt.duration_change if is_time else fmt.count_change
+        rows.append([label, shown(a[key]) or MISSING, shown(b[key]) or MISSING, change(a[key], b[key])])
     return table(None, [("", "name"), ("A", "num"), ("B", "num"), ("change", "num")], rows)
 
 
@@ -101,7 +107,7 @@ def _mark(item: dict[str, Any], key: str = "per_call") -> Text:
 
 def _side(item: dict[str, Any], side: str, key: str, shown: Any) -> str:
     values = item[side]
-    return shown(values[key]) if values is not None else "-"
+    return (shown(values[key]) or MISSING) if values is not None else MISSING
 
 
 def _work(scope: dict[str, Any], per: str) -> Table | None:
@@ -112,10 +118,10 @@ def _work(scope: dict[str, Any], per: str) -> Table | None:
         [
             _mark(item),
             Text(item["short"] or item["name"]),
-            _side(item, "a", "per_call", count),
-            _side(item, "b", "per_call", count),
-            _side(item, "a", "us_per_call", us),
-            _side(item, "b", "us_per_call", us),
+            _side(item, "a", "per_call", fmt.count),
+            _side(item, "b", "per_call", fmt.count),
+            _side(item, "a", "us_per_call", fmt.duration),
+            _side(item, "b", "us_per_call", fmt.duration),
         ]
         for item in items[:ROWS]
     ]
@@ -133,8 +139,8 @@ def _chains(scope: dict[str, Any], per: str) -> Table | None:
         [
             _mark(item),
             Text(item["text"]),
-            _side(item, "a", "per_call", count),
-            _side(item, "b", "per_call", count),
+            _side(item, "a", "per_call", fmt.count),
+            _side(item, "b", "per_call", fmt.count),
             "GPU work" if item["launches"] else "nothing",
         ]
         for item in changed[:ROWS]
@@ -151,10 +157,10 @@ def _launch(scope: dict[str, Any], per: str) -> Table | None:
         [
             _mark(item),
             Text(item["name"]),
-            _side(item, "a", "per_call", count),
-            _side(item, "b", "per_call", count),
-            _side(item, "a", "us_per_call", us),
-            _side(item, "b", "us_per_call", us),
+            _side(item, "a", "per_call", fmt.count),
+            _side(item, "b", "per_call", fmt.count),
+            _side(item, "a", "us_per_call", fmt.duration),
+            _side(item, "b", "us_per_call", fmt.duration),
         ]
         for item in items[:ROWS]
     ]
@@ -170,13 +176,13 @@ def _steps(data: dict[str, Any]) -> Table | None:
         a, b = pair["a"] or {}, pair["b"] or {}
         rows.append(
             [
-                Text(a.get("name", "-")),
-                Text(b.get("name", "-")),
-                f"{count(a.get('kernels'))} → {count(b.get('kernels'))}",
-                us(a.get("gpu_us")),
-                us(b.get("gpu_us")),
-                change(a.get("gpu_us"), b.get("gpu_us"), "µs"),
-                change(a.get("cpu_us"), b.get("cpu_us"), "µs"),
+                Text(a.get("name", MISSING)),
+                Text(b.get("name", MISSING)),
+                f"{fmt.count(a.get('kernels')) or MISSING} → {fmt.count(b.get('kernels')) or MISSING}",
+                fmt.duration(a.get("gpu_us")) or MISSING,
+                fmt.duration(b.get("gpu_us")) or MISSING,
+                fmt.duration_change(a.get("gpu_us"), b.get("gpu_us")),
+                fmt.duration_change(a.get("cpu_us"), b.get("cpu_us")),
             ]
         )
     columns = [("A step", "name"), ("B step", "name"), ("kernels", "num"), ("A GPU", "num"), ("B GPU", "num")]
@@ -192,10 +198,10 @@ def _compile(data: dict[str, Any]) -> Table | None:
         [
             _mark(item, "calls"),
             Text(item["name"]),
-            _side(item, "a", "calls", count),
-            _side(item, "b", "calls", count),
-            _side(item, "a", "us_per_call", us),
-            _side(item, "b", "us_per_call", us),
+            _side(item, "a", "calls", fmt.count),
+            _side(item, "b", "calls", fmt.count),
+            _side(item, "a", "us_per_call", fmt.duration),
+            _side(item, "b", "us_per_call", fmt.duration),
         ]
         for item in items
     ]
@@ -210,7 +216,7 @@ def _unpaired(data: dict[str, Any]) -> Text:
         rows = data["unpaired_annotations"][side]
         if rows:
             text.append(f"\nAnnotations only in {side.upper()} (no {other} counterpart): ", style="bold")
-            text.append(", ".join(f"{r['name']} ({r['calls']} calls)" for r in rows))
+            text.append(", ".join(f"{r['name']} ({fmt.count(r['calls'])} calls)" for r in rows))
     return text
 
 

@@ -45,8 +45,8 @@ ALL_STEPS = "*"
 
 # quantity -> (value kind, subjects it applies to). Keys: counts have exact, min_ and max_; times
 # min_ and max_ only; flags the exact key only.
-_SPAN = ("annotation", "step")
-_MATCH = ("op", "kernel")
+_SPAN: tuple[Subject, ...] = ("annotation", "step")
+_MATCH: tuple[Subject, ...] = ("op", "kernel")
 QUANTITIES: dict[str, tuple[str, tuple[Subject, ...]]] = {
     "calls": ("count", _SPAN),
     "kernels_per_call": ("count", _SPAN),

@@ -40,11 +40,6 @@ def _set_end(pattern: str, start: int) -> int:
     return j if j < len(pattern) else -1
 
 
-def is_glob(pattern: str) -> bool:
-    """Whether the pattern has any glob syntax (else it names one thing exactly)."""
-    return any(ch in pattern for ch in "*?[")
-
-
 def matching(names: Iterable[str], pattern: str) -> list[str]:
     """The distinct names the glob matches, in first-seen order."""
     return [n for n in dict.fromkeys(names) if fnmatchcase(n, pattern)]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
-from tracetui.insight.report import gpu_work_union_us
+from tracetui.insight.report import gpu_work_union_us, span_us
 from tracetui.trace.categories import GPU_WORK
 
 if TYPE_CHECKING:
@@ -27,20 +27,22 @@ if TYPE_CHECKING:
 
 Kind = Literal["annotation", "steps", "trace"]
 COUNT_COLUMNS = ("gpu_events", "kernels", "memcpys", "memsets")
-STEPS = "steps"
-TRACE = "trace"
+STEPS: Kind = "steps"
+TRACE: Kind = "trace"
 
-_UNIT_SCHEMA: dict[str, pl.DataType] = {
-    "scope": pl.String(),
-    "unit": pl.UInt32(),
-    "event_id": pl.UInt32(),
-    "pos": pl.Int64(),
-    "end_pos": pl.Int64(),
-    "cpu_us": pl.Float64(),
-    "gpu_us": pl.Float64(),
-    "gpu_busy_us": pl.Float64(),
-    **{c: pl.UInt32() for c in COUNT_COLUMNS},
-}
+_UNIT_SCHEMA = pl.Schema(
+    {
+        "scope": pl.String(),
+        "unit": pl.UInt32(),
+        "event_id": pl.UInt32(),
+        "pos": pl.Int64(),
+        "end_pos": pl.Int64(),
+        "cpu_us": pl.Float64(),
+        "gpu_us": pl.Float64(),
+        "gpu_busy_us": pl.Float64(),
+        **{c: pl.UInt32() for c in COUNT_COLUMNS},
+    }
+)
 
 
 def units(trace: Trace, kind: Kind, names: Collection[str] | None = None) -> pl.DataFrame:
@@ -70,16 +72,14 @@ def _numbers() -> list[pl.Expr]:
 
 
 def _trace_unit(trace: Trace) -> pl.DataFrame:
-    events = trace.events
     work = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK))
-    span_ns = int(events["end_ns"].max() or 0) - int(events["start_ns"].min() or 0)
     return pl.DataFrame(
         {
             "scope": [TRACE],
             "event_id": [None],
             "pos": [None],
             "end_pos": [None],
-            "cpu_us": [span_ns / 1000.0],
+            "cpu_us": [span_us(trace)],
             "gpu_us": [float(work["dur"].sum())],
             "gpu_busy_us": [gpu_work_union_us(trace)],
             "gpu_events": [len(work)],

@@ -11,23 +11,19 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from tracetui.formatting import duration_expr, percent_expr
+from tracetui.insight.compile_names import COMPILED_REGION, compile_wrapper
 from tracetui.insight.flops import op_cost_columns
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.roofline import roofline_columns
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
-from tracetui.trace.stats import DUR_NS, mean_us, sum_us, union_length
+from tracetui.trace.stats import DUR_NS, mean_us, merged_intervals, sum_us
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
 
 KERNEL_FIELDS = ("family", "kind", "arch", "tile", "stages", "layout", "fused_ops", "short")
 SYNC_CALLS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent")
-COMPILE_PREOPS = (
-    "TorchDynamo Cache Lookup",
-    "Pregraph bytecode",
-    "AOTDispatcher Runtime Wrapper Prologue",
-    "CompiledFunction",
-)
 BUSY_GPU_BOUND = 0.8  # GPU busy over the step's window at or above which a step is GPU-bound
 
 
@@ -144,13 +140,12 @@ def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl
             ),
         )
     )
-    busy = pl.col("gpu_busy_pct").round(0).cast(pl.Int64).cast(pl.String)
     numbers = pl.format(
-        "CPU {} µs to launch {} µs of GPU work; GPU busy {}% of {} µs",
-        pl.col("cpu_launch_us").round(1),
-        pl.col("gpu_busy_us").round(1),
-        busy,
-        pl.col("window_us").round(1),
+        "CPU {} to launch {} of GPU work; GPU busy {} of {}",
+        duration_expr(pl.col("cpu_launch_us")),
+        duration_expr(pl.col("gpu_busy_us")),
+        percent_expr(pl.col("gpu_busy_pct")),
+        duration_expr(pl.col("window_us")),
     )
     verdict = (
         pl.when(pl.col("gpu_events").fill_null(0) == 0)
@@ -175,10 +170,8 @@ def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl
 
 def _idle_gaps(work: pl.DataFrame, min_gap_ns: int = 1000) -> pl.DataFrame:
     """Per span: number of gaps ≥ 1 µs between GPU work and the largest one (µs)."""
-    ordered = work.select("span", "start_ns", "end_ns").sort("span", "start_ns")
-    gaps = ordered.with_columns(reach=pl.col("end_ns").cum_max().shift(1).over("span")).with_columns(
-        gap=(pl.col("start_ns") - pl.col("reach")).clip(0)
-    )
+    busy = merged_intervals(work, "span")
+    gaps = busy.with_columns(gap=pl.col("start_ns") - pl.col("end_ns").shift(1).over("span"))
     return gaps.group_by("span").agg(
         (pl.col("gap") >= min_gap_ns).sum().alias("idle_gaps"),
         (pl.col("gap").max().fill_null(0) / 1000.0).alias("largest_gap_us"),
@@ -192,11 +185,8 @@ def compile_overheads(trace: Trace) -> pl.DataFrame:
     the Inductor graph call (``## Call CompiledFxGraph … ##``) below it.
     """
     events = trace.events
-    preops = events.filter(
-        (pl.col("cat") == "cpu_op")
-        & (pl.col("name").is_in(COMPILE_PREOPS) | pl.col("name").str.starts_with("Torch-Compiled Region"))
-    )
-    regions = events.filter(pl.col("name").str.starts_with("Torch-Compiled Region")).select(
+    preops = events.filter((pl.col("cat") == "cpu_op") & compile_wrapper())
+    regions = events.filter(pl.col("name").str.starts_with(COMPILED_REGION)).select(
         "id", "track", "pos", "end_pos", DUR_NS.alias("dur_ns")
     )
     graphs = events.filter(pl.col("name").str.contains(r"^## Call CompiledFxGraph")).select(
@@ -214,7 +204,7 @@ def compile_overheads(trace: Trace) -> pl.DataFrame:
             .group_by("id", "dur_ns")
             .agg(pl.col("graph_ns").sum())
             .select(
-                pl.lit("Torch-Compiled Region wrapper (outside the graph call)").alias("name"),
+                pl.lit(f"{COMPILED_REGION} wrapper (outside the graph call)").alias("name"),
                 (pl.col("dur_ns") - pl.col("graph_ns")).alias("dur_ns"),
             )
         )
@@ -230,13 +220,13 @@ def compile_overheads(trace: Trace) -> pl.DataFrame:
     )
 
 
+def span_us(trace: Trace) -> float:
+    """The trace's span (µs): from its first event's start to its last event's end."""
+    bounds = trace.events.select(pl.col("end_ns").max().fill_null(0) - pl.col("start_ns").min().fill_null(0))
+    return float(bounds.item()) / 1000.0
+
+
 def gpu_work_union_us(trace: Trace) -> float:
     """GPU busy time over the whole trace (µs): the union of all GPU work intervals."""
-    work = (
-        trace.gpu.filter(pl.col("cat").is_in(GPU_WORK))
-        .select("start_ns", "end_ns")
-        .with_columns(one=pl.lit(1))
-    )
-    if work.is_empty():
-        return 0.0
-    return float(union_length(work, "one")["gpu_busy_us"][0])
+    busy = merged_intervals(trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)))
+    return float((busy["end_ns"] - busy["start_ns"]).sum()) / 1000.0

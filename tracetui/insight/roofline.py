@@ -22,10 +22,17 @@ expressions, and its ``verdict`` text is identical to :func:`roofline`'s.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from tracetui.formatting import (
+    byte_rate,
+    byte_rate_expr,
+    flops_rate,
+    flops_rate_expr,
+    percent,
+    percent_expr,
+)
 from tracetui.insight.devices import DTYPE_ALIASES, DevicePeaks, Peak, peaks_for
 
 if TYPE_CHECKING:
@@ -36,8 +43,6 @@ if TYPE_CHECKING:
 __all__ = [
     "MATRIX_KINDS",
     "Roofline",
-    "format_byte_rate",
-    "format_flops_rate",
     "roof_dtype",
     "roofline",
     "roofline_columns",
@@ -67,34 +72,6 @@ class Roofline:
     fraction: float | None
     """Achieved over attainable (0–1, can exceed 1 when the roof is a measured one)."""
     verdict: str
-
-
-# --------------------------------------------------------------------------------------------
-# number formatting shared by the scalar and the polars paths (same arithmetic, same text)
-
-
-def _num(x: float) -> str:
-    if x >= 99.5:
-        return str(math.floor(x + 0.5))
-    if x >= 9.995:
-        s = math.floor(x * 10 + 0.5)
-        return f"{s // 10}.{s % 10}"
-    s = math.floor(x * 100 + 0.5)
-    return f"{s // 100}.{s % 100:02d}"
-
-
-def format_flops_rate(tflops: float) -> str:
-    """``661.2`` → ``"661 TFLOP/s"``; below 1 TFLOP/s in GFLOP/s."""
-    return f"{_num(tflops)} TFLOP/s" if tflops >= 1 else f"{_num(tflops * 1e3)} GFLOP/s"
-
-
-def format_byte_rate(gbs: float) -> str:
-    """``4040`` → ``"4.04 TB/s"``; below 1000 GB/s in GB/s."""
-    return f"{_num(gbs / 1e3)} TB/s" if gbs >= 1000 else f"{_num(gbs)} GB/s"
-
-
-def _pct(fraction: float) -> str:
-    return f"{math.floor(fraction * 100 + 0.5)}%"
 
 
 # --------------------------------------------------------------------------------------------
@@ -159,19 +136,19 @@ def roofline(
     if bound is not None and fraction is not None:
         if bound == "compute-bound" and compute is not None:
             achieved, roof, label = (
-                format_flops_rate(work / dur_us / 1e6),
-                format_flops_rate(compute.value),
+                flops_rate(work / dur_us / 1e6),
+                flops_rate(compute.value),
                 compute.label,
             )
         else:
             assert memory is not None and gbs is not None
-            achieved, roof, label = format_byte_rate(gbs), format_byte_rate(memory.value), memory.label
-        verdict = f"{bound}: {achieved} = {_pct(fraction)} of {roof} ({label})"
+            achieved, roof, label = byte_rate(gbs), byte_rate(memory.value), memory.label
+        verdict = f"{bound}: {achieved} = {percent(fraction * 100)} of {roof} ({label})"
     else:
         verdict = ", ".join(
             [
-                *([format_flops_rate(tflops)] if tflops is not None else []),
-                *([format_byte_rate(gbs)] if gbs is not None else []),
+                *([flops_rate(tflops)] if tflops is not None else []),
+                *([byte_rate(gbs)] if gbs is not None else []),
             ]
         )
     return Roofline(tflops, gbs, intensity, compute, memory, ridge, bound, fraction, verdict)
@@ -179,37 +156,6 @@ def roofline(
 
 # --------------------------------------------------------------------------------------------
 # polars
-
-
-def _num_expr(x: pl.Expr) -> pl.Expr:
-    import polars as pl
-
-    s0 = (x + 0.5).floor().cast(pl.Int64, strict=False)  # NaN / inf / huge: null, never an error
-    s1 = (x * 10 + 0.5).floor().cast(pl.Int64, strict=False)
-    s2 = (x * 100 + 0.5).floor().cast(pl.Int64, strict=False)
-    one = pl.concat_str([(s1 // 10).cast(pl.String), pl.lit("."), (s1 % 10).cast(pl.String)])
-    two = pl.concat_str([(s2 // 100).cast(pl.String), pl.lit("."), (s2 % 100).cast(pl.String).str.zfill(2)])
-    return pl.when(x >= 99.5).then(s0.cast(pl.String)).when(x >= 9.995).then(one).otherwise(two)
-
-
-def _flops_rate_expr(tflops: pl.Expr) -> pl.Expr:
-    import polars as pl
-
-    return (
-        pl.when(tflops >= 1)
-        .then(pl.concat_str([_num_expr(tflops), pl.lit(" TFLOP/s")]))
-        .otherwise(pl.concat_str([_num_expr(tflops * 1e3), pl.lit(" GFLOP/s")]))
-    )
-
-
-def _byte_rate_expr(gbs: pl.Expr) -> pl.Expr:
-    import polars as pl
-
-    return (
-        pl.when(gbs >= 1000)
-        .then(pl.concat_str([_num_expr(gbs / 1e3), pl.lit(" TB/s")]))
-        .otherwise(pl.concat_str([_num_expr(gbs), pl.lit(" GB/s")]))
-    )
 
 
 def roofline_columns(
@@ -279,16 +225,15 @@ def roofline_columns(
         .when((bound == "memory-bound") & b.is_not_null())
         .then(b / d / 1e3 / peak_b)
     )
-    percent = (fraction * 100 + 0.5).floor().cast(pl.Int64, strict=False)
-    pct = pl.concat_str([percent.cast(pl.String), pl.lit("%")])
+    pct = percent_expr(fraction * 100)
     compute_text = pl.concat_str(
         [
             pl.lit("compute-bound: "),
-            _flops_rate_expr(achieved_t),
+            flops_rate_expr(achieved_t),
             pl.lit(" = "),
             pct,
             pl.lit(" of "),
-            _flops_rate_expr(peak_t),
+            flops_rate_expr(peak_t),
             pl.lit(" ("),
             label_t,
             pl.lit(")"),
@@ -297,18 +242,18 @@ def roofline_columns(
     memory_text = pl.concat_str(
         [
             pl.lit("memory-bound: "),
-            _byte_rate_expr(b / d / 1e3),
+            byte_rate_expr(b / d / 1e3),
             pl.lit(" = "),
             pct,
             pl.lit(" of "),
-            _byte_rate_expr(peak_b),
+            byte_rate_expr(peak_b),
             pl.lit(" ("),
             label_b,
             pl.lit(")"),
         ]
     )
     rates_text = pl.concat_str(
-        [_flops_rate_expr(f / d / 1e6), _byte_rate_expr(b / d / 1e3)], separator=", ", ignore_nulls=True
+        [flops_rate_expr(f / d / 1e6), byte_rate_expr(b / d / 1e3)], separator=", ", ignore_nulls=True
     )
     verdict = (
         pl.when(d.is_null() | ~(d > 0))

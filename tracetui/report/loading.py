@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
+from tracetui import formatting as fmt
+
 if TYPE_CHECKING:
     from tracetui.trace import Trace
 
@@ -39,6 +41,8 @@ def _timed(path: str | Path) -> Trace:
     marks: list[tuple[str, float]] = []
     trace = load(path, progress=lambda stage: marks.append((stage, time.perf_counter())))
     marks.append(("", time.perf_counter()))
-    spans = ", ".join(f"{stage} {end - start:.2f}s" for (stage, start), (_, end) in pairwise(marks))
-    print(f"tracetui: load {marks[-1][1] - marks[0][1]:.2f}s ({spans})", file=sys.stderr)
+    spans = ", ".join(
+        f"{stage} {fmt.duration((end - start) * 1e6)}" for (stage, start), (_, end) in pairwise(marks)
+    )
+    print(f"tracetui: load {fmt.duration((marks[-1][1] - marks[0][1]) * 1e6)} ({spans})", file=sys.stderr)
     return trace

@@ -13,8 +13,9 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from tracetui.report.formatting import Cell, count, ms, nums, pct, table, us
+from tracetui import formatting as fmt
 from tracetui.report.summary_data import summary_data
+from tracetui.report.table import MISSING, Cell, nums, table
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -53,15 +54,16 @@ def _header(data: dict[str, Any]) -> RenderableType:
     counts = data["counts"]
     lines = Text()
     lines.append(info["name"], style="bold")
-    lines.append(f"  {info['format']}  {info['events']:,} events", style="dim")
+    lines.append(f"  {info['format']}  {fmt.count(info['events'])} events", style="dim")
     for device in info["devices"]:
         lines.append("\n")
         lines.append_text(_device(device))
     lines.append(
-        f"\nspan {ms(info['span_us'])}, GPU busy {ms(info['gpu_busy_us'])}; "
-        f"{counts['kernels']} kernels, {counts['memcpys']} memcpys, {counts['memsets']} memsets"
+        f"\nspan {fmt.duration(info['span_us']) or MISSING}, GPU busy {fmt.duration(info['gpu_busy_us'])}; "
+        f"{fmt.count(counts['kernels'])} kernels, {fmt.count(counts['memcpys'])} memcpys, "
+        f"{fmt.count(counts['memsets'])} memsets"
     )
-    by_cat = ", ".join(f"{cat or '(none)'} {n:,}" for cat, n in counts["by_category"].items())
+    by_cat = ", ".join(f"{cat or '(none)'} {fmt.count(n)}" for cat, n in counts["by_category"].items())
     lines.append("\nevents: ", style="dim")
     lines.append(by_cat, style="dim")
     if info["truncated"]:
@@ -95,12 +97,12 @@ def _steps(data: dict[str, Any]) -> RenderableType | None:
     rows: list[list[Cell]] = [
         [
             Text(s["name"]),
-            us(s["cpu_us"]),
-            us(s["gpu_busy_us"]),
-            pct(s.get("gpu_busy_pct")),
-            str(s["kernels"]),
-            str(s["memsets"]),
-            str(s["memcpys"]),
+            fmt.duration(s["cpu_us"]) or MISSING,
+            fmt.duration(s["gpu_busy_us"]),
+            fmt.percent(s.get("gpu_busy_pct")) or MISSING,
+            fmt.count(s["kernels"]),
+            fmt.count(s["memsets"]),
+            fmt.count(s["memcpys"]),
             _bound(s.get("bound")),
         ]
         for s in shown
@@ -130,18 +132,18 @@ def _annotations(data: dict[str, Any]) -> Table | None:
         return None
     rows: list[list[Cell]] = []
     for a in data["annotations"]:
-        kernels = count(a["kernels_per_call"])
+        kernels = fmt.count(a["kernels_per_call"])
         if a["kernels_min"] != a["kernels_max"]:
-            kernels += f" ({a['kernels_min']}–{a['kernels_max']})"
+            kernels += f" ({fmt.count(a['kernels_min'])}–{fmt.count(a['kernels_max'])})"
         rows.append(
             [
                 Text(a["name"]),
-                str(a["calls"]),
+                fmt.count(a["calls"]),
                 kernels,
-                count(a["memsets_per_call"]),
-                count(a["memcpys_per_call"]),
-                us(a["gpu_us_per_call"]),
-                us(a["cpu_us_per_call"]),
+                fmt.count(a["memsets_per_call"]),
+                fmt.count(a["memcpys_per_call"]),
+                fmt.duration(a["gpu_us_per_call"]),
+                fmt.duration(a["cpu_us_per_call"]),
                 _bound(a.get("bound")),
             ]
         )
@@ -159,11 +161,11 @@ def _ops(data: dict[str, Any]) -> Table | None:
     rows: list[list[Cell]] = [
         [
             Text(o["name"]),
-            str(o["calls"]),
-            us(o["cpu_total_us"]),
-            us(o["cpu_self_us"]),
-            us(o["gpu_us"]),
-            str(o["kernels"]),
+            fmt.count(o["calls"]),
+            fmt.duration(o["cpu_total_us"]),
+            fmt.duration(o["cpu_self_us"]),
+            fmt.duration(o["gpu_us"]),
+            fmt.count(o["kernels"]),
         ]
         for o in data["ops"][:TOP]
     ]
@@ -191,9 +193,9 @@ def _kernels(data: dict[str, Any]) -> Table | None:
         rows.append(
             [
                 Text(k.get("short") or k["name"]),
-                str(k["calls"]),
-                us(k["total_us"]),
-                us(k["avg_us"]),
+                fmt.count(k["calls"]),
+                fmt.duration(k["total_us"]),
+                fmt.duration(k["avg_us"]),
                 Text(launched),
             ]
         )
@@ -206,14 +208,14 @@ def _rooflines(data: dict[str, Any]) -> Table | None:
         return None
     rows: list[list[Cell]] = []
     for r in data["rooflines"][:TOP]:
-        rate = f"{r['tflops']:.1f}" if r["tflops"] is not None else "-"
-        bw = f"{r['gbs']:.0f}" if r["gbs"] is not None else "-"
+        rate = fmt.number(r["tflops"]) if r["tflops"] is not None else MISSING
+        bw = fmt.number(r["gbs"]) if r["gbs"] is not None else MISSING
         roof = (
-            f"{r['bound'].split('-')[0]} {r['roof_fraction']:.0%}"
+            f"{r['bound'].split('-')[0]} {fmt.percent(r['roof_fraction'] * 100)}"
             if r["bound"] and r["roof_fraction"] is not None
-            else "-"
+            else MISSING
         )
-        rows.append([Text(r["short"] or r["name"]), us(r["time_us"]), rate, bw, roof])
+        rows.append([Text(r["short"] or r["name"]), fmt.duration(r["time_us"]), rate, bw, roof])
     header = [("kernel (decoded)", "name"), *nums("time", "TFLOP/s", "GB/s", "roof")]
     return table("Roofline (cost from the launching op's shapes)", header, rows)
 
@@ -222,7 +224,7 @@ def _runtime(data: dict[str, Any]) -> Table | None:
     if not data["runtime"]:
         return None
     rows: list[list[Cell]] = [
-        [Text(r["name"]), str(r["calls"]), us(r["cpu_us"]), str(r["gpu_events"])]
+        [Text(r["name"]), fmt.count(r["calls"]), fmt.duration(r["cpu_us"]), fmt.count(r["gpu_events"])]
         for r in data["runtime"][:TOP]
     ]
     return table("Runtime / driver calls", [("call", "name"), *nums("calls", "CPU", "GPU events")], rows)
@@ -232,7 +234,7 @@ def _compile(data: dict[str, Any]) -> Table | None:
     if not data["compile_overheads"]:
         return None
     rows: list[list[Cell]] = [
-        [Text(c["name"]), str(c["calls"]), us(c["avg_us"]), us(c["total_us"])]
+        [Text(c["name"]), fmt.count(c["calls"]), fmt.duration(c["avg_us"]), fmt.duration(c["total_us"])]
         for c in data["compile_overheads"]
     ]
     return table("torch.compile CPU pre-ops", [("pre-op", "name"), *nums("calls", "avg", "total")], rows)
@@ -242,15 +244,17 @@ def _problems(data: dict[str, Any]) -> Text:
     text = Text()
     orphans, anomalies = data["orphans"], data["anomalies"]
     text.append(
-        f"Orphans: {orphans['count']} GPU events with no launching call in the trace",
+        f"Orphans: {fmt.count(orphans['count'])} GPU events with no launching call in the trace",
         style="bold" if orphans["count"] else "dim",
     )
     for o in orphans["items"][:5]:
         text.append("\n  ")
         text.append(f"{o['name']} (id {o['id']}, stream {o['stream']}, correlation {o['correlation']})")
-    text.append(f"\nAnomalies: {anomalies['count']}", style="bold" if anomalies["count"] else "dim")
+    text.append(
+        f"\nAnomalies: {fmt.count(anomalies['count'])}", style="bold" if anomalies["count"] else "dim"
+    )
     if anomalies["by_kind"]:
-        text.append(" (" + ", ".join(f"{k} {n}" for k, n in anomalies["by_kind"].items()) + ")")
+        text.append(" (" + ", ".join(f"{k} {fmt.count(n)}" for k, n in anomalies["by_kind"].items()) + ")")
     for a in anomalies["items"][:5]:
         text.append(f"\n  {a['kind']}: ")
         text.append(f"{a.get('event')} (id {a['event_id']})")

@@ -18,6 +18,7 @@ from tracetui.insight.report import (
     compile_overheads,
     gpu_work_union_us,
     kernel_rooflines,
+    span_us,
     step_verdicts,
 )
 
@@ -31,8 +32,6 @@ DEVICE_KEYS = ("id", "name", "computeMajor", "computeMinor", "totalGlobalMem", "
 
 def summary_data(trace: Trace) -> dict[str, Any]:
     """Everything the summary shows, as plain JSON values."""
-    events = trace.events
-    span_ns: int = events.select(pl.col("end_ns").max() - pl.col("start_ns").min()).item() or 0
     annotations = trace.annotations.join(_mean_verdicts(annotation_verdicts(trace)), on="name", how="left")
     steps = trace.steps.join(
         step_verdicts(trace).select("id", "gpu_busy_pct", "cpu_launch_us", "bound", "verdict"),
@@ -50,8 +49,9 @@ def summary_data(trace: Trace) -> dict[str, Any]:
             "gzipped": trace.gzipped,
             "truncated": trace.truncated,
             "repairs": trace.repairs,
+            "reader": trace.reader,
             "other_files": [str(p) for p in trace.siblings],
-            "span_us": span_ns / 1000.0,
+            "span_us": span_us(trace),
             "gpu_busy_us": gpu_work_union_us(trace),
             "tracetui_metadata": trace.metadata.get("tracetui"),
         },

@@ -1,25 +1,40 @@
 """The UI-free trace model. Never imports textual or torch.
 
-``load`` and ``Trace`` are imported on first use, so that light submodules (``source``,
-``cache``) can be imported without polars.
+:func:`load` is the way in. ``Trace`` and the loader are imported on first use, so that light
+submodules (``source``, ``cache``, ``prefetch``) can be imported without polars.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tracetui.trace.loader import load
     from tracetui.trace.model import Trace
 
 __all__ = ["Trace", "load"]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "load":
-        from tracetui.trace.loader import load
+def load(path: str | Path, progress: Callable[[str], None] | None = None) -> Trace:
+    """Load a trace file or ``tensorboard_trace_handler`` directory.
 
-        return load
+    Raises :class:`tracetui.errors.TraceError` (one line) for input that is not a trace.
+    ``progress`` is called with the name of each stage as it starts. A trace loaded before
+    (unchanged) comes from the disk cache (:mod:`tracetui.trace.cache`); one whose load a
+    command started early (:mod:`tracetui.trace.prefetch`) is waited for.
+    """
+    from tracetui.trace import prefetch
+
+    prefetched = prefetch.take(path, progress)
+    if prefetched is not None:
+        return prefetched
+    from tracetui.trace.loader import load_now
+
+    return load_now(path, progress)
+
+
+def __getattr__(name: str) -> Any:
     if name == "Trace":
         from tracetui.trace.model import Trace
 

@@ -30,18 +30,40 @@
  *
  * pick(buffer, starts, ends, fields) reads args-level fields of the objects at the given byte
  * spans (the args offsets scan returned), one row each: the recorded shapes of chosen ops
- * without decoding every event again.
+ * without decoding every event again. It too parses without the GIL.
+ *
+ * Numbers are read the same in every locale (the C library's strtod follows LC_NUMERIC: a
+ * decimal comma would stop it at the '.'); the parse never takes the GIL back, and it reads
+ * only memory it owns or the caller's buffer, which the Py_buffer keeps alive (field keys
+ * are copied in).
  *
  * nest(track, end) nests intervals already sorted by (track, start, end descending, ...) in
  * one stack pass, and marked_ancestor(parent, marked) finds each row's nearest marked
  * ancestor in one preorder pass: see their comments. Not JSON, but the same column export.
  */
 #define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include <Python.h> /* first: it defines _GNU_SOURCE, which declares strtod_l on glibc */
+#include <locale.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__APPLE__) || defined(__FreeBSD__)
+#include <xlocale.h>
+#endif
+
+/* ---- locale-independent number parsing ---- */
+#ifdef _WIN32
+typedef _locale_t c_locale_t;
+static c_locale_t C_NUMERIC;
+static int open_c_locale(void) { return (C_NUMERIC = _create_locale(LC_NUMERIC, "C")) != NULL; }
+static double strtod_c(const char *text, char **stop) { return _strtod_l(text, stop, C_NUMERIC); }
+#else
+typedef locale_t c_locale_t;
+static c_locale_t C_NUMERIC;
+static int open_c_locale(void) { return (C_NUMERIC = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0)) != (locale_t)0; }
+static double strtod_c(const char *text, char **stop) { return strtod_l(text, stop, C_NUMERIC); }
+#endif
 
 /* ---- Arrow C data interface (https://arrow.apache.org/docs/format/CDataInterface.html) ---- */
 #define ARROW_FLAG_NULLABLE 2
@@ -85,10 +107,12 @@ enum { K_STR = 0, K_PH = 1, K_ID = 2, K_FLOAT = 3, K_INT = 4, K_RAW = 5, K_ARGS_
 
 /* ---- growable column buffers ---- */
 
+#define MAX_KEYLEN 64
+
 typedef struct {
     int kind;
     int in_args;
-    const char *key;
+    char key[MAX_KEYLEN]; /* a copy: the caller's objects may change while the GIL is released */
     Py_ssize_t keylen;
     int64_t last_row; /* row whose value is set (duplicate keys are refused) */
     uint8_t *validity;
@@ -100,8 +124,6 @@ typedef struct {
     size_t nchars, capchars;
 } Col;
 
-#define MAX_KEYLEN 64
-
 typedef struct {
     const char *base, *p, *end;
     const char *why; /* reason for refusing, NULL while fine */
@@ -109,7 +131,6 @@ typedef struct {
     Col cols[MAX_FIELDS];
     int ncols;
     Col *args_start, *args_end;
-    PyThreadState *thread; /* saved while parsing without the GIL */
     struct TopSpan { const char *key; Py_ssize_t keylen, start, end; } *top;
     Py_ssize_t ntop, captop;
     /* columns by key length, per level (0 event, 1 args): indices, -1 terminated */
@@ -321,7 +342,7 @@ static int read_string(Scan *s, Col *c) {
         case 't': *o++ = '\t'; break;
         case 'u': {
             unsigned cp, lo;
-            hex4(p, &cp);
+            if (hex4(p, &cp) < 0) return fail(s, "bad \\u escape"); /* skip_string checked it */
             p += 4;
             if (cp >= 0xD800 && cp <= 0xDBFF) {
                 if (b - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &lo) < 0 || lo < 0xDC00 ||
@@ -424,19 +445,11 @@ static int read_number(Scan *s, Number *out) {
     if (n >= sizeof buf) return fail(s, "number too long");
     memcpy(buf, start, n);
     buf[n] = 0;
-    /* The C library's strtod is correctly rounded; it reads the locale's decimal point, so a
-     * number it does not read whole (a locale with a decimal comma) goes to Python's parser,
-     * which needs the GIL (waiting for it can take a switch interval: rare on purpose). */
+    /* The C library's strtod is correctly rounded; in the "C" locale it reads the '.' of JSON
+     * whatever LC_NUMERIC the process has set. */
     char *stop;
-    double d = strtod(buf, &stop);
-    if (stop != buf + n) {
-        PyEval_RestoreThread(s->thread);
-        d = PyOS_string_to_double(buf, NULL, NULL);
-        int bad = d == -1.0 && PyErr_Occurred();
-        if (bad) PyErr_Clear();
-        s->thread = PyEval_SaveThread();
-        if (bad) return fail(s, "bad number");
-    }
+    double d = strtod_c(buf, &stop);
+    if (stop != buf + n) return fail(s, "bad number");
     if (!isfinite(d)) return fail(s, "number out of range");
     out->d = d;
     return 0;
@@ -929,7 +942,7 @@ static int setup_fields(Scan *s, PyObject *seq) {
         Col *c = &s->cols[s->ncols++];
         c->kind = kind;
         c->in_args = in_args;
-        c->key = key; /* the fields sequence keeps the bytes alive */
+        memcpy(c->key, key, (size_t)keylen);
         c->keylen = keylen;
         c->last_row = -1;
         if (kind == K_ARGS_START || kind == K_ARGS_END) {
@@ -993,11 +1006,11 @@ static PyObject *scan(PyObject *module, PyObject *args) {
     s->base = s->p = view.buf;
     s->end = s->base + view.len;
     Py_ssize_t ev_a = 0, ev_b = 0;
-    int form = 0;
-    s->thread = PyEval_SaveThread();
-    int rc = grow_rows_to(s, view.len / 320 + 1024); /* Kineto events average ~340 bytes */
+    int form = 0, rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = grow_rows_to(s, view.len / 320 + 1024); /* Kineto events average ~340 bytes */
     if (rc == 0) rc = parse_document(s, &ev_a, &ev_b, &form);
-    PyEval_RestoreThread(s->thread);
+    Py_END_ALLOW_THREADS
     if (rc < 0) {
         result = PyUnicode_FromFormat("%s at byte %zd", s->why, (Py_ssize_t)(s->p - s->base));
         goto done;
@@ -1028,6 +1041,42 @@ done:
     return result;
 }
 
+/* Byte offsets of a sequence of ints or None (None: -1, a negative int: -2); -1 with a
+ * Python error set. */
+static int read_offsets(PyObject *seq, Py_ssize_t n, Py_ssize_t *out) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        if (item == Py_None) {
+            out[i] = -1;
+            continue;
+        }
+        Py_ssize_t offset = PyLong_AsSsize_t(item);
+        if (offset == -1 && PyErr_Occurred()) return -1;
+        out[i] = offset < 0 ? -2 : offset;
+    }
+    return 0;
+}
+
+/* Read the objects at [start[i], end[i]) (-1: none, the row is null) into rows 0..n-1;
+ * runs without the GIL. -1 with s->why (and *bad, the row) on a refusal. */
+static int pick_rows(Scan *s, const Py_ssize_t *start, const Py_ssize_t *end, Py_ssize_t n, Py_ssize_t len,
+                     Py_ssize_t *bad) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        *bad = i;
+        if (start[i] != -1 && end[i] != -1) {
+            if (start[i] < 0 || end[i] > len || start[i] >= end[i] || s->base[start[i]] != '{')
+                return fail(s, "a span that is not an object");
+            s->p = s->base + start[i];
+            s->end = s->base + end[i];
+            if (read_object(s, i, 1) < 0) return -1;
+            if (s->p != s->end) return fail(s, "trailing data");
+        }
+        finish_row(s, i);
+        s->rows++;
+    }
+    return 0;
+}
+
 /* pick(buffer, starts, ends, fields): the given args-level fields of the JSON objects at
  * byte spans [starts[i], ends[i]) of buffer (None: no object, all null), one row each.
  * Returns (columns, maybe_unsafe) like scan, or a str saying why not. */
@@ -1040,6 +1089,7 @@ static PyObject *pick(PyObject *module, PyObject *args) {
     PyObject *starts = PySequence_Fast(starts_obj, "starts must be a sequence");
     PyObject *ends = PySequence_Fast(ends_obj, "ends must be a sequence");
     Scan *s = calloc(1, sizeof(Scan));
+    Py_ssize_t *spans = NULL;
     PyObject *result = NULL;
     if (!seq || !starts || !ends || !s) {
         if (!s) PyErr_NoMemory();
@@ -1051,32 +1101,24 @@ static PyObject *pick(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "starts and ends differ in length");
         goto done;
     }
-    if (grow_rows_to(s, n + 1) < 0) {
+    spans = malloc((size_t)(2 * n + 1) * sizeof(Py_ssize_t));
+    if (!spans || grow_rows_to(s, n + 1) < 0) {
         PyErr_NoMemory();
         goto done;
     }
+    if (read_offsets(starts, n, spans) < 0 || read_offsets(ends, n, spans + n) < 0) goto done;
     s->base = view.buf;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *a = PySequence_Fast_GET_ITEM(starts, i), *b = PySequence_Fast_GET_ITEM(ends, i);
-        if (a != Py_None && b != Py_None) {
-            Py_ssize_t start = PyLong_AsSsize_t(a), end = PyLong_AsSsize_t(b);
-            if (PyErr_Occurred()) goto done;
-            if (start < 0 || end > view.len || start >= end || s->base[start] != '{') {
-                result = PyUnicode_FromString("a span that is not an object");
-                goto done;
-            }
-            s->p = s->base + start;
-            s->end = s->base + end;
-            if (read_object(s, i, 1) < 0 || s->p != s->end) {
-                result = PyUnicode_FromFormat("%s in object %zd", s->why ? s->why : "trailing data", i);
-                goto done;
-            }
-        }
-        finish_row(s, i);
-        s->rows++;
-    }
-    result = build_columns(s);
+    Py_ssize_t bad = 0;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = pick_rows(s, spans, spans + n, n, view.len, &bad);
+    Py_END_ALLOW_THREADS
+    if (rc < 0)
+        result = PyUnicode_FromFormat("%s in object %zd", s->why ? s->why : "refused", bad);
+    else
+        result = build_columns(s);
 done:
+    free(spans);
     free_scan(s);
     Py_XDECREF(seq);
     Py_XDECREF(starts);
@@ -1286,12 +1328,19 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "_scan", "Native fast path of the trace decoder (strict JSON -> Arrow columns).",
-    -1, methods,
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_scan",
+    .m_doc = "Native fast path of the trace decoder (strict JSON -> Arrow columns).",
+    .m_size = -1,
+    .m_methods = methods,
 };
 
 PyMODINIT_FUNC PyInit__scan(void) {
     init_plain();
+    if (!C_NUMERIC && !open_c_locale()) { /* kept for the life of the process */
+        PyErr_SetString(PyExc_ImportError, "cannot open the C numeric locale");
+        return NULL;
+    }
     if (PyType_Ready(&ColumnType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m) return NULL;

@@ -27,14 +27,15 @@ from tracetui import __version__
 if TYPE_CHECKING:
     import polars as pl
 
-    from tracetui.trace.model import Trace
+    from tracetui.trace.args import RawArgs
+    from tracetui.trace.model import TableSink, Trace
 
 MIN_BYTES = int(os.environ.get("TRACETUI_CACHE_MIN_BYTES", 8 << 20))
 KEEP = 8
-FORMAT = 1
+FORMAT = 2
 TABLES = ("events", "instants", "flows", "meta_events", "tracks", "anomalies")
 LATER = ("launch_shapes",)  # tables computed after load, added to the entry when they are
-FACTS = ("format", "gzipped", "truncated", "repairs", "other_phases")
+FACTS = ("format", "gzipped", "truncated", "repairs", "other_phases", "reader")
 
 
 def directory() -> Path | None:
@@ -69,13 +70,14 @@ def has_entry(path: Path) -> bool:
     return entry is not None and (entry / "facts.json").is_file()
 
 
-def lookup(path: Path) -> Trace | None:
-    """The cached trace for ``path``, or None."""
+def lookup(path: Path, raw_args: RawArgs, on_table: TableSink) -> Trace | None:
+    """The cached trace for ``path``, or None. The entry holds no raw args: the trace reads
+    them from ``raw_args`` (the loader's), and tells ``on_table`` of the tables it computes."""
     entry = entry_for(path)
     if entry is None or not (entry / "facts.json").is_file():
         return None
     try:
-        return _read(entry, path)
+        return _read(entry, path, raw_args, on_table)
     except Exception:  # a damaged or foreign entry is just a miss
         shutil.rmtree(entry, ignore_errors=True)
         return None
@@ -133,14 +135,15 @@ def _write(trace: Trace, entry: Path) -> None:
                 del _writers[entry]
 
 
-def _read(entry: Path, path: Path) -> Trace:
+def _read(entry: Path, path: Path, raw_args: RawArgs, on_table: TableSink) -> Trace:
     import polars as pl
 
     from tracetui.trace.model import Trace
 
     facts: dict[str, Any] = json.loads((entry / "facts.json").read_text())
-    tables = {name: pl.read_ipc(entry / f"{name}.arrow") for name in TABLES}
-    later = {
+    # keyword arguments of Trace by name (their types are the writer's: see _write)
+    tables: dict[str, Any] = {name: pl.read_ipc(entry / f"{name}.arrow") for name in TABLES}
+    later: dict[str, Any] = {
         f"_{name}": pl.read_ipc(entry / f"{name}.arrow")
         for name in LATER
         if (entry / f"{name}.arrow").is_file()
@@ -152,6 +155,8 @@ def _read(entry: Path, path: Path) -> Trace:
         **tables,
         **{name: facts[name] for name in FACTS},
         from_cache=True,
+        raw_args=raw_args,
+        on_table=on_table,
         **later,
     )
 

@@ -37,10 +37,3 @@ LAUNCH_CALLS = (
 NEST_RANK = {"user_annotation": 0, "python_function": 1, "cpu_op": 2}
 CALL_RANK = 4
 OTHER_RANK = 3
-
-
-def nest_rank(cat: str) -> int:
-    """Rank used to order identical intervals (smaller = outer)."""
-    if cat in NEST_RANK:
-        return NEST_RANK[cat]
-    return CALL_RANK if cat in LAUNCH_CALLS else OTHER_RANK

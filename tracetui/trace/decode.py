@@ -2,15 +2,14 @@
 
 Fast path: the native scanner (:mod:`native`) reads well-formed traces straight into
 columns. Otherwise one typed msgspec decode; odd field types are coerced per event. When the
-JSON is broken, :mod:`repair` recovers every complete event (truncated files) or patches the
-known Kineto defects (unescaped quotes, raw control characters, trailing commas) and says what
-it did.
+JSON is broken, :func:`decode` recovers with the techniques of :mod:`repair`: every complete
+event of a truncated file, or the known Kineto defects patched (unescaped quotes, raw control
+characters, trailing commas) and the patched bytes decoded again, or event by event; and says
+what it did.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,25 +18,11 @@ import msgspec
 from tracetui.errors import TraceError
 from tracetui.safetext import clean_value
 from tracetui.trace import native, repair
-from tracetui.trace.frames import Chunk, Columns, transpose
+from tracetui.trace.args import JsonArgs
+from tracetui.trace.decoded import Decoded
+from tracetui.trace.frames import Chunk, transpose
 from tracetui.trace.release import drop_later
 from tracetui.trace.schema import EVENTS_DECODER, TOP_DECODER, Event
-
-
-@dataclass
-class Decoded:
-    """What the JSON held: events in file order (as columns) and the other top-level keys."""
-
-    columns: Columns | list[Chunk]
-    top: dict[str, Any]
-    form: str  # "object" (Kineto) or "array" (legacy exporter)
-    top_keys: list[str] = field(default_factory=list)  # in file order, traceEvents included
-    truncated: bool = False
-    repairs: list[str] = field(default_factory=list)
-    # JSON of an array that decodes to ``events`` (for lazily reading every arg)
-    events_json: bytes | msgspec.Raw | None = None
-    # each event's args as raw JSON, where the decoder found them without decoding (native)
-    args: Sequence[msgspec.Raw] | None = None
 
 
 def decode(data: bytes, path: Path, scanned_raw: native.RawScan | None = None) -> Decoded:
@@ -65,32 +50,64 @@ def _decode_with_msgspec(data: bytes, path: Path) -> Decoded:
             if "traceEvents" not in top_raw:
                 raise TraceError(path, "JSON that is not a trace: no 'traceEvents' array")
             events_json = top_raw["traceEvents"]
-        chunks, repairs, events_json = decode_events(events_json)
+        chunks, repairs, events_json = _decode_events(events_json)
     except msgspec.DecodeError as exc:
-        return repair.recover(data, form, str(exc), path)
+        return _recover(data, form, str(exc), path)
     except msgspec.ValidationError:
         raise TraceError(path, "JSON that is not a trace: the top level is not an object or array") from None
     except NotAList:
         raise TraceError(path, "JSON that is not a trace: 'traceEvents' is not a list") from None
     top = {key: _decode_value(raw) for key, raw in top_raw.items() if key != "traceEvents"}
-    return Decoded(chunks, top, form, list(top_raw), repairs=repairs, events_json=events_json)
+    return Decoded(chunks, top, form, JsonArgs(events_json), list(top_raw), repairs=repairs)
 
 
 def _from_scan(data: bytes, scanned: native.Scanned) -> Decoded:
     view = memoryview(data)
     top_raw = {key: msgspec.Raw(view[start:end]) for key, start, end in scanned.top}
     top = {key: _decode_value(raw) for key, raw in top_raw.items() if key != "traceEvents"}
-    start, end = scanned.events_span
-    events_json = msgspec.Raw(view[start:end]) if scanned.form == "object" else data
     args = native.ArgsSpans(data, scanned.args_start, scanned.args_end)
-    return Decoded(scanned.columns, top, scanned.form, list(top_raw), events_json=events_json, args=args)
+    return Decoded(scanned.columns, top, scanned.form, args, list(top_raw), decoder="native")
+
+
+def _recover(data: bytes, form: str, error: str, path: Path) -> Decoded:
+    """Decode broken JSON: cut at the last complete event, or patch known defects and decode
+    again, or read event by event. ``error``: msgspec's message for the failed fast decode."""
+    start = repair.events_array_start(data, form, path)
+    header = repair.header(data, start) if form == "object" else {}
+    if "truncated" in error and (cut := repair.cut_at_last_complete_event(data, start)) is not None:
+        events, events_json = cut
+        return Decoded(
+            [_columns_of(events)], header, form, JsonArgs(events_json), list(header), truncated=True
+        )
+    patched, fixes = repair.patch_known_defects(data)
+    if fixes:
+        try:
+            decoded = decode(patched, path)
+        except TraceError:
+            decoded = None
+        if decoded is not None:
+            decoded.repairs = fixes + decoded.repairs
+            return decoded
+    events, skipped, complete, events_json = repair.stream_events(patched.decode("utf-8", "replace"), form)
+    if not events:
+        raise TraceError(path, "invalid JSON: no complete trace event could be read")
+    repairs = [*fixes, *([f"skipped {skipped} unreadable events"] if skipped else [])]
+    return Decoded(
+        [_columns_of(events)],
+        header,
+        form,
+        JsonArgs(events_json),
+        list(header),
+        truncated=not complete,
+        repairs=repairs,
+    )
 
 
 class NotAList(Exception):
     """The events JSON is valid but not an array."""
 
 
-def decode_events(events_json: bytes | msgspec.Raw) -> tuple[list[Chunk], list[str], bytes | msgspec.Raw]:
+def _decode_events(events_json: bytes | msgspec.Raw) -> tuple[list[Chunk], list[str], bytes | msgspec.Raw]:
     """Decode a JSON array of events into column chunks; odd field types fall back to a
     per-event coercion.
 
@@ -99,16 +116,16 @@ def decode_events(events_json: bytes | msgspec.Raw) -> tuple[list[Chunk], list[s
     that is not an array.
     """
     try:
-        return [columns_of(EVENTS_DECODER.decode(events_json))], [], events_json
+        return [_columns_of(EVENTS_DECODER.decode(events_json))], [], events_json
     except msgspec.ValidationError:
         generic = msgspec.json.decode(events_json)
     if not isinstance(generic, list):
         raise NotAList
     events, repairs, coerced_json = repair.coerce_events(generic)
-    return [columns_of(events)], repairs, coerced_json
+    return [_columns_of(events)], repairs, coerced_json
 
 
-def columns_of(events: list[Event]) -> Chunk:
+def _columns_of(events: list[Event]) -> Chunk:
     """Transpose decoded events, freeing them in the background afterwards."""
     chunk = transpose(events)
     drop_later(events)

@@ -103,7 +103,8 @@ def _pick(items: Sequence[Any], indices: list[int]) -> Sequence[Any]:
         return []
     if len(indices) == 1:
         return [items[indices[0]]]
-    return itemgetter(*indices)(items)
+    picked: tuple[Any, ...] = itemgetter(*indices)(items)
+    return picked
 
 
 @dataclass

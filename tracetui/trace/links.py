@@ -16,18 +16,23 @@
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 from tracetui.trace.categories import GPU_KIND, LAUNCH_CALLS
 from tracetui.trace.nesting import ancestor_ids
 
-STEP_PATTERN = r"^ProfilerStep#\d+$"
+STEP_PATTERN = r"^ProfilerStep#[0-9]+$"  # ASCII digits: the step number must parse as an integer
 MARKER_PATTERN = r"^## .* ##$"
+_MARKER = re.compile(MARKER_PATTERN)
 
 ANOMALY_SCHEMA = {"kind": pl.String, "event_id": pl.UInt32, "other_id": pl.UInt32}
 
 
 def is_step() -> pl.Expr:
+    """A ``ProfilerStep#N`` span (the one definition of a step: the tree, the steps table, the
+    comparison and the step links all read it)."""
     return (pl.col("cat") == "user_annotation") & pl.col("name").str.contains(STEP_PATTERN)
 
 
@@ -38,6 +43,11 @@ def is_annotation() -> pl.Expr:
         & ~pl.col("name").str.contains(STEP_PATTERN)
         & ~pl.col("name").str.contains(MARKER_PATTERN)
     )
+
+
+def is_marker_name(name: str) -> bool:
+    """Whether a user annotation's name is an Inductor ``## … ##`` marker (as :func:`is_annotation`)."""
+    return _MARKER.fullmatch(name) is not None
 
 
 def cpu_ancestors(tree: pl.DataFrame) -> pl.DataFrame:

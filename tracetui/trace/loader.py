@@ -1,40 +1,34 @@
-"""``load(path) -> Trace``: read, decode, tabulate, nest, link, count."""
+"""Build a :class:`Trace` from a file: read, decode, tabulate, nest, link, count.
+
+The loader owns every read and write of a load: the trace file (now, and later for the raw
+args of a trace from the cache) and the cache entry (:mod:`tracetui.trace.cache`). The model it
+returns does no I/O of its own.
+"""
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
-import msgspec
 import polars as pl
 
-from tracetui.trace import cache, links, native, prefetch, stats
+from tracetui.trace import cache, links, native, stats
 from tracetui.trace.align import attach, rows_of
+from tracetui.trace.args import Deferred, RawArgs
 from tracetui.trace.categories import GPU_LANE
-from tracetui.trace.decode import Decoded, decode
+from tracetui.trace.decode import decode
+from tracetui.trace.decoded import Decoded
 from tracetui.trace.frames import build_tables
 from tracetui.trace.links import ANOMALY_SCHEMA
-from tracetui.trace.model import Trace
+from tracetui.trace.model import TableSink, Trace
 from tracetui.trace.nesting import nest
 from tracetui.trace.release import drop_later
-from tracetui.trace.schema import TOP_DECODER
 from tracetui.trace.source import Source, locate, read_source
 
 Progress = Callable[[str], None]
-
-
-def load(path: str | Path, progress: Progress | None = None) -> Trace:
-    """Load a trace file or ``tensorboard_trace_handler`` directory.
-
-    Raises :class:`tracetui.errors.TraceError` (one line) for input that is not a trace.
-    ``progress`` is called with the name of each stage as it starts. A trace loaded before
-    (unchanged) comes from the disk cache (:mod:`tracetui.trace.cache`); one whose load a
-    command started early (:mod:`tracetui.trace.prefetch`) is waited for.
-    """
-    prefetched = prefetch.take(path, progress)
-    return prefetched if prefetched is not None else load_now(path, progress)
 
 
 def load_now(
@@ -43,15 +37,17 @@ def load_now(
     source: Source | None = None,
     scanned_raw: native.RawScan | None = None,
 ) -> Trace:
-    """:func:`load`, here and now; ``source`` and ``scanned_raw``: the file already read and
+    """:func:`tracetui.trace.load`, here and now; ``source`` and ``scanned_raw``: the file already read and
     natively scanned (by :mod:`prefetch`)."""
     say = progress or (lambda stage: None)
     with _gc_paused():
         say("reading")
-        cached = cache.lookup(locate(path)[0]) if source is None else None
-        if cached is not None:
-            return cached
-        source = source or read_source(path)
+        if source is None:
+            target = locate(path)[0]
+            cached = cache.lookup(target, Deferred(partial(_args_of_file, target)), _sink(target))
+            if cached is not None:
+                return cached
+            source = read_source(path)
         say("decoding")
         decoded = decode(source.data, source.path, scanned_raw)
         say("tabulating")
@@ -89,24 +85,28 @@ def load_now(
         gzipped=source.gzipped,
         truncated=decoded.truncated or source.gzip_truncated,
         repairs=decoded.repairs,
+        reader=decoded.reader,
         siblings=source.siblings,
         other_phases=tables.other_phases,
-        _events_json=decoded.events_json,
-        _args=decoded.args,
+        raw_args=decoded.args,
+        on_table=_sink(source.path),
     )
     cache.store(trace, len(source.data))
     return trace
 
 
-def events_json_of(path: Path) -> bytes | msgspec.Raw | None:
-    """The events array's JSON of a trace file, as ``load`` decoded it (for lazy args)."""
+def _sink(path: Path) -> TableSink:
+    """Where a trace of ``path`` puts the tables it computes after load: its cache entry."""
+    return partial(cache.add_table, path)
+
+
+def _args_of_file(path: Path) -> RawArgs:
+    """The raw args of a trace file's events, read again as ``load`` decoded them (for a
+    trace from the cache, on the first use of its raw args)."""
     source = read_source(path)
-    try:
-        if source.data[:4096].lstrip()[:1] == b"[":
-            return source.data
-        return TOP_DECODER.decode(source.data)["traceEvents"]
-    except (msgspec.MsgspecError, KeyError):
-        return decode(source.data, source.path).events_json
+    decoded = decode(source.data, source.path)
+    drop_later(decoded.columns)
+    return decoded.args
 
 
 @contextmanager

@@ -1,10 +1,15 @@
-"""The trace model: polars tables plus the facts about the file they came from."""
+"""The trace model: polars tables plus the facts about the file they came from.
+
+The model does no I/O: the loader builds it and hands it what it may need later, a
+:class:`~tracetui.trace.args.RawArgs` provider for the args that are not columns and a
+:data:`TableSink` told of the tables computed after load (the loader caches them).
+"""
 
 from __future__ import annotations
 
 import threading
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -15,10 +20,12 @@ import polars as pl
 
 from tracetui.safetext import clean_value
 from tracetui.trace import stats
+from tracetui.trace.args import NO_ARGS, RawArgs
 from tracetui.trace.categories import GPU_KIND, GPU_WORK
-from tracetui.trace.native import ArgsSpans
-from tracetui.trace.schema import RAW_ARGS_DECODER, RAW_EMPTY, SHAPE_DECODER, SHAPE_KEYS, ShapeArgs
+from tracetui.trace.schema import SHAPE_DECODER, SHAPE_KEYS, ShapeArgs
 from tracetui.trace.text import clean_series, raw_json_series
+
+TableSink = Callable[[str, pl.DataFrame], None]  # (name, table) of a table computed after load
 
 
 @dataclass
@@ -31,6 +38,9 @@ class Trace:
     ``annotation_id``, ``step_id``, ``fwd_id``) and per-node inclusive statistics
     (``cpu_self_us``, ``gpu_us``, ``gpu_events``, ``kernels``, ``memcpys``, ``memsets``).
     Times: ``ts``/``dur`` in µs as written; ``start_ns``/``end_ns`` exact integers.
+
+    ``raw_args`` reads the args that are not columns (shapes, every arg of an event);
+    ``on_table`` hears of each table computed after load (e.g. ``launch_shapes``).
     """
 
     path: Path
@@ -48,9 +58,10 @@ class Trace:
     siblings: tuple[Path, ...] = ()
     other_phases: dict[str, int] = field(default_factory=dict)
     from_cache: bool = False
+    reader: str = "msgspec"  # what read the JSON: see tracetui.trace.decoded.Decoded.reader
+    raw_args: RawArgs = field(default=NO_ARGS, repr=False)
+    on_table: TableSink | None = field(default=None, repr=False)
     _launch_shapes: pl.DataFrame | None = field(default=None, repr=False)
-    _events_json: bytes | msgspec.Raw | None = field(default=None, repr=False)
-    _args: Sequence[msgspec.Raw] | None = field(default=None, repr=False)  # per event id, if known
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _parents: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
     _all_shapes: pl.DataFrame | None = field(default=None, repr=False)
@@ -174,18 +185,6 @@ class Trace:
         return self.gpu.filter(pl.col("cat").is_in(GPU_WORK)).join(calls, on="launch_id").sort("start_ns")
 
     # ---- raw args ----------------------------------------------------------------------
-    @cached_property
-    def _raw_args(self) -> Sequence[msgspec.Raw]:
-        if self._args is not None:
-            return self._args
-        if self._events_json is None and self.from_cache:
-            from tracetui.trace.loader import events_json_of
-
-            self._events_json = events_json_of(self.path)
-        if self._events_json is None:
-            return []
-        return [event.args for event in RAW_ARGS_DECODER.decode(self._events_json)]
-
     def shapes(self, ids: Sequence[int] | None = None) -> pl.DataFrame:
         """Recorded shapes of events, as written (JSON text): ``id``, ``input_dims``,
         ``input_type``, ``input_strides``, ``concrete_inputs``. Default: every ``cpu_op``.
@@ -204,12 +203,10 @@ class Trace:
                     ops = self.events.select("id", "cat").filter(pl.col("cat") == "cpu_op")["id"].to_list()
                     self._all_shapes = self.shapes(ops)
                 return self._all_shapes
-        with self._lock:
-            raws = self._raw_args
         ids = [i for i in ids if i is not None]
-        if isinstance(raws, ArgsSpans) and (picked := raws.pick(ids, SHAPE_KEYS)) is not None:
+        if (picked := self.raw_args.pick(ids, SHAPE_KEYS)) is not None:
             return picked
-        parsed = _parse_shapes([raws[i] if i < len(raws) else RAW_EMPTY for i in ids])
+        parsed = _parse_shapes(self.raw_args.raw(ids))
         columns: dict[str, Any] = {"id": pl.Series("id", ids, dtype=pl.UInt32)}
         for name in SHAPE_KEYS:
             values = [bytes(getattr(p, name)) for p in parsed]
@@ -223,25 +220,22 @@ class Trace:
             if self._launch_shapes is None:
                 ops = self.events["launch_op_id"].drop_nulls().unique().sort().to_list()
                 self._launch_shapes = self.shapes(ops)
-                from tracetui.trace import cache
-
-                cache.add_table(self.path, "launch_shapes", self._launch_shapes)
+                if self.on_table is not None:
+                    self.on_table("launch_shapes", self._launch_shapes)
             return self._launch_shapes
 
     def args_json(self) -> pl.Series:
         """Every X event's complete args as JSON text (as written), aligned with ``events`` rows."""
-        with self._lock:
-            raws = self._raw_args
-        texts = [_raw_text(raws, i) for i in self.events["id"].to_list()]
+        raws = self.raw_args.raw(self.events["id"].to_list())
+        texts = [bytes(raw).decode("utf-8", "replace") if raw else None for raw in raws]
         return clean_series(pl.Series("args", texts, dtype=pl.String))
 
     def event_args(self, event_id: int) -> dict[str, Any]:
         """Every arg of one event as written (unknown keys included), control chars cleaned."""
-        with self._lock:
-            raws = self._raw_args
-        if not 0 <= event_id < len(raws) or not raws[event_id]:
+        raw = self.raw_args.raw([event_id])[0]
+        if not raw:
             return {}
-        value = msgspec.json.decode(raws[event_id])
+        value = msgspec.json.decode(raw)
         return clean_value(value) if isinstance(value, dict) else {"args": clean_value(value)}
 
 
@@ -262,10 +256,6 @@ def _parse_one(raw: msgspec.Raw) -> ShapeArgs:
         return SHAPE_DECODER.decode(raw) if raw else NO_SHAPES
     except msgspec.MsgspecError:
         return NO_SHAPES
-
-
-def _raw_text(raws: Sequence[msgspec.Raw], index: int) -> str | None:
-    return bytes(raws[index]).decode("utf-8", "replace") if index < len(raws) and raws[index] else None
 
 
 def _visible_parents(events: pl.DataFrame, hide_python: bool) -> pl.DataFrame:

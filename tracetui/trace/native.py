@@ -9,9 +9,10 @@ takes that path. Importing this module does not import polars (see :mod:`prefetc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -24,9 +25,12 @@ if TYPE_CHECKING:
     from tracetui.trace.frames import Columns
 
 try:
-    from tracetui.trace import _scan
-except ImportError:  # built without a compiler: the msgspec path does everything
-    _scan = None
+    import tracetui.trace._scan as _scan
+
+    _MISSING = ""
+except ImportError as exc:  # built without a compiler: the msgspec path does everything
+    _scan = None  # type: ignore[assignment]
+    _MISSING = str(exc)
 
 AVAILABLE = _scan is not None
 _NAMES = list(column_kinds())
@@ -40,10 +44,16 @@ class Scanned:
 
     form: str  # "object" (Kineto) or "array" (legacy exporter)
     top: list[tuple[str, int, int]]  # (key, start, end) byte spans in file order
-    events_span: tuple[int, int]
     columns: Columns
     args_start: pl.Series  # per event, byte offsets of its args object in the data (null: none)
     args_end: pl.Series
+
+
+def status() -> str:
+    """Which decoder reads traces in this install, in one line (``tracetui --version``)."""
+    if AVAILABLE:
+        return "native (the C scanner is built)"
+    return f"msgspec only: the native scanner is not built, loads take about twice as long ({_MISSING})"
 
 
 def scan_raw(data: bytes) -> RawScan:
@@ -63,10 +73,10 @@ def scan(data: bytes, raw: RawScan | None = None) -> Scanned | str:
     result = scan_raw(data) if raw is None else raw
     if isinstance(result, str):
         return result
-    form, top, events_span, _rows, columns, maybe_unsafe = result
+    form, top, _events_span, _rows, columns, maybe_unsafe = result
     series = _series(_NAMES, columns, maybe_unsafe)
     start, end = (pl.Series(column) for column in columns[len(_NAMES) :])
-    return Scanned(form, top, events_span, Columns(series), start, end)
+    return Scanned(form, top, Columns(series), start, end)
 
 
 def _series(
@@ -110,24 +120,36 @@ def marked_ancestor(parent: pl.Series, marked: pl.Series) -> pl.Series | None:
     return None if result is None else pl.Series(result)
 
 
-class ArgsSpans(Sequence[msgspec.Raw]):
-    """Each event's args as raw JSON (empty: none), sliced from the data by the scanned byte
-    offsets instead of decoding every event again."""
+class ArgsSpans:
+    """Each event's args as raw JSON, sliced from the data by the scanned byte offsets instead
+    of decoding every event again (a :class:`~tracetui.trace.args.RawArgs` provider)."""
 
     def __init__(self, data: bytes, start: pl.Series, end: pl.Series) -> None:
         self._data = data
         self._view = memoryview(data)
         self._series = (start, end)
         self._lists: tuple[list[int | None], list[int | None]] | None = None
+        self._lock = threading.Lock()
 
     def _spans(self) -> tuple[list[int | None], list[int | None]]:
-        if self._lists is None:
-            self._lists = (self._series[0].to_list(), self._series[1].to_list())
-        return self._lists
+        with self._lock:
+            if self._lists is None:
+                self._lists = (self._series[0].to_list(), self._series[1].to_list())
+            return self._lists
 
-    def pick(self, ids: Sequence[int], keys: dict[str, str]) -> pl.DataFrame | None:
+    def raw(self, ids: Sequence[int]) -> list[msgspec.Raw]:
+        starts, ends = self._spans()
+        count = len(starts)
+        out = []
+        for i in ids:
+            start, end = (starts[i], ends[i]) if 0 <= i < count else (None, None)
+            out.append(RAW_EMPTY if start is None or end is None else msgspec.Raw(self._view[start:end]))
+        return out
+
+    def pick(self, ids: Sequence[int], keys: Mapping[str, str]) -> pl.DataFrame | None:
         """``id`` and, per ``keys`` (column -> args key), the raw JSON text of that arg of each
-        event in ``ids`` (null: absent); None if the scanner cannot (the caller decodes)."""
+        event in ``ids`` (null: absent), in one C pass; None if the scanner cannot (the caller
+        decodes)."""
         import polars as pl
 
         wanted = pl.Series("id", ids, dtype=pl.UInt32)
@@ -143,17 +165,3 @@ class ArgsSpans(Sequence[msgspec.Raw]):
         if isinstance(result, str):
             return None
         return pl.DataFrame([wanted, *_series(list(keys), *result).values()])
-
-    def __len__(self) -> int:
-        return len(self._spans()[0])
-
-    @overload
-    def __getitem__(self, index: int) -> msgspec.Raw: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[msgspec.Raw]: ...
-    def __getitem__(self, index: int | slice) -> msgspec.Raw | Sequence[msgspec.Raw]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        starts, ends = self._spans()
-        start, end = starts[index], ends[index]
-        return RAW_EMPTY if start is None or end is None else msgspec.Raw(self._view[start:end])

@@ -22,8 +22,6 @@ from tracetui.trace import native
 from tracetui.trace.categories import CALL_RANK, GPU_LANE, LAUNCH_CALLS, NEST_RANK, OTHER_RANK
 from tracetui.trace.vector import depths, nearest_marked_ancestor, prev_at_least_self
 
-TREE_COLUMNS = ("track", "pos", "end_pos", "parent", "depth")
-
 
 def rank_expr() -> pl.Expr:
     """Tie-break rank of identical intervals: the outer kind first."""
@@ -64,13 +62,13 @@ def _structure_of(
     cpu: pl.DataFrame, parent_pos: pl.Series, depth: pl.Series, end_pos: pl.Series, previous: pl.Series
 ) -> pl.DataFrame:
     """The tree columns from the native stack pass's positions (-1: none)."""
-    previous = pl.lit(previous)
+    prev = pl.lit(previous)
     return cpu.with_columns(
         parent_pos.alias("parent_pos"), depth.cast(pl.Int32).alias("depth"), end_pos.alias("end_pos")
     ).with_columns(
         parent=pl.when(pl.col("parent_pos") >= 0).then(pl.col("id").gather(pl.col("parent_pos").clip(0))),
-        prev_sibling=pl.when(previous >= 0).then(pl.col("id").gather(previous.clip(0))),
-        prev_sibling_end=pl.when(previous >= 0).then(pl.col("end_ns").gather(previous.clip(0))),
+        prev_sibling=pl.when(prev >= 0).then(pl.col("id").gather(prev.clip(0))),
+        prev_sibling_end=pl.when(prev >= 0).then(pl.col("end_ns").gather(prev.clip(0))),
     )
 
 

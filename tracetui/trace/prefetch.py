@@ -47,8 +47,9 @@ class _Job:
         with self.lock:
             seen = list(self.stages)
             self.listener = progress
-        for stage in seen if progress is not None else ():
-            progress(stage)
+        if progress is not None:
+            for stage in seen:
+                progress(stage)
 
 
 _pending: dict[str, _Job] = {}

@@ -3,8 +3,9 @@
 Real traces break in known ways (see ../shared/docs/trace-format.md §7): a process killed
 while writing leaves an unterminated ``traceEvents`` array (``.tmp`` files, cut gzip
 streams); Kineto before 2.13 wrote unescaped ``"`` inside names, raw control characters
-and, via third-party tools, trailing commas. Recovery keeps every complete event and
-reports what it did; it never modifies the user's file.
+and, via third-party tools, trailing commas. These are the recovery techniques (pure
+functions of the bytes); :mod:`decode` chooses among them, keeps every complete event and
+reports what it did. The user's file is never modified.
 """
 
 from __future__ import annotations
@@ -12,16 +13,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
 from tracetui.errors import TraceError
 from tracetui.safetext import clean_value
 from tracetui.trace.schema import ARG_KEYS, EVENTS_DECODER, SHAPE_KEYS, Event
-
-if TYPE_CHECKING:
-    from tracetui.trace.decode import Decoded
 
 MAX_CUT_ATTEMPTS = 12
 _SCALAR = (int, float, str, type(None))
@@ -39,46 +37,6 @@ _EVENT_FIELDS = {
 }
 _RAW_ARGS = {ARG_KEYS["grid"], ARG_KEYS["block"], *SHAPE_KEYS.values()}
 _TYPED_ARGS = set(ARG_KEYS.values())
-
-
-def recover(data: bytes, form: str, error: str, path: Path) -> Decoded:
-    """Decode broken JSON: cut at the last complete event, or patch known defects.
-
-    ``error`` is msgspec's message for the failed fast decode.
-    """
-    from tracetui.trace.decode import Decoded, columns_of, decode
-
-    start = _events_array_start(data, form, path)
-    header = _header(data, start) if form == "object" else {}
-    if "truncated" in error:
-        cut = _cut_at_last_complete_event(data, start)
-        if cut is not None:
-            events, events_json = cut
-            return Decoded(
-                [columns_of(events)], header, form, list(header), truncated=True, events_json=events_json
-            )
-    patched, fixes = _patch_known_defects(data)
-    if fixes:
-        try:
-            decoded = decode(patched, path)
-        except TraceError:
-            decoded = None
-        if decoded is not None:
-            decoded.repairs = fixes + decoded.repairs
-            return decoded
-    events, skipped, complete, events_json = _stream_events(patched.decode("utf-8", "replace"), form)
-    if not events:
-        raise TraceError(path, "invalid JSON: no complete trace event could be read")
-    repairs = [*fixes, *([f"skipped {skipped} unreadable events"] if skipped else [])]
-    return Decoded(
-        [columns_of(events)],
-        header,
-        form,
-        list(header),
-        truncated=not complete,
-        repairs=repairs,
-        events_json=events_json,
-    )
 
 
 def coerce_events(items: list[Any]) -> tuple[list[Event], list[str], bytes]:
@@ -113,7 +71,7 @@ def _is(value: Any, types: tuple[type, ...]) -> bool:
     return isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
 
 
-def _events_array_start(data: bytes, form: str, path: Path) -> int:
+def events_array_start(data: bytes, form: str, path: Path) -> int:
     """Byte offset of the ``[`` that opens the events array."""
     if form == "array":
         return data.index(b"[")
@@ -124,7 +82,7 @@ def _events_array_start(data: bytes, form: str, path: Path) -> int:
     return bracket
 
 
-def _header(data: bytes, start: int) -> dict[str, Any]:
+def header(data: bytes, start: int) -> dict[str, Any]:
     """Top-level keys written before ``traceEvents`` (recoverable from a cut file)."""
     key = data.rfind(b'"traceEvents"', 0, start)
     head = data[:key].rstrip().rstrip(b",") + b"}"
@@ -135,7 +93,7 @@ def _header(data: bytes, start: int) -> dict[str, Any]:
     return clean_value(value) if isinstance(value, dict) else {}
 
 
-def _cut_at_last_complete_event(data: bytes, start: int) -> tuple[list[Event], bytes] | None:
+def cut_at_last_complete_event(data: bytes, start: int) -> tuple[list[Event], bytes] | None:
     """Decode the events up to the last ``}`` that closes an array element."""
     end = len(data)
     for _ in range(MAX_CUT_ATTEMPTS):
@@ -163,7 +121,7 @@ _TRAILING_COMMA = re.compile(rb",(\s*[\]}])")
 _NAME_LINE = re.compile(rb'("name": ")(.*)(", "pid": )')
 
 
-def _patch_known_defects(data: bytes) -> tuple[bytes, list[str]]:
+def patch_known_defects(data: bytes) -> tuple[bytes, list[str]]:
     fixes: list[str] = []
     patched, n = _CONTROL.subn(rb"\\ufffd", data)
     if n:
@@ -183,7 +141,7 @@ def _escape_name_quotes(match: re.Match[bytes]) -> bytes:
     return match.group(1) + inner + match.group(3)
 
 
-def _stream_events(text: str, form: str) -> tuple[list[Event], int, bool, bytes]:
+def stream_events(text: str, form: str) -> tuple[list[Event], int, bool, bytes]:
     """Decode events one by one, skipping unreadable ones. Slow; only for broken files."""
     decoder = json.JSONDecoder(strict=False)
     items: list[Any] = []

@@ -13,7 +13,6 @@ from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.links import is_annotation, is_step
 
 US = 1000.0  # ns per µs
-NODE_COLUMNS = ("cpu_self_us", "gpu_us", "gpu_events", "kernels", "memcpys", "memsets")
 DUR_NS = pl.col("end_ns") - pl.col("start_ns")
 
 
@@ -184,17 +183,30 @@ def _busy_time(events: pl.DataFrame, spans: pl.DataFrame) -> pl.DataFrame:
     return union_length(inside, "span").rename({"span": "id"})
 
 
+def merged_intervals(intervals: pl.DataFrame, by: str | None = None) -> pl.DataFrame:
+    """The union of ``[start_ns, end_ns)`` intervals (per group ``by``) as disjoint intervals, sorted
+    (by group, then start). Overlapping and touching intervals merge; intervals without an end drop."""
+    keys = [by] if by is not None else []
+    ordered = intervals.select(*keys, "start_ns", "end_ns").drop_nulls().sort(*keys, "start_ns")
+    reach = pl.col("end_ns").cum_max().shift(1)
+    starts = reach.is_null() | (pl.col("start_ns") > reach)
+    if by is not None:
+        starts = starts.over(by)
+    return (
+        ordered.with_columns(segment=starts.cum_sum())
+        .group_by(*keys, "segment")
+        .agg(pl.col("start_ns").min(), pl.col("end_ns").max())
+        .sort(*keys, "start_ns")
+        .drop("segment")
+    )
+
+
 def union_length(intervals: pl.DataFrame, by: str) -> pl.DataFrame:
     """Per group ``by``: the length (µs) of the union of [start_ns, end_ns) intervals."""
-    ordered = intervals.sort(by, "start_ns").with_columns(reach=pl.col("end_ns").cum_max().shift(1).over(by))
-    segments = ordered.with_columns(
-        segment=(pl.col("reach").is_null() | (pl.col("start_ns") > pl.col("reach"))).cum_sum().over(by)
-    )
     return (
-        segments.group_by(by, "segment")
-        .agg((pl.col("end_ns").max() - pl.col("start_ns").min()).alias("length"))
+        merged_intervals(intervals, by)
         .group_by(by)
-        .agg((pl.col("length").sum() / US).alias("gpu_busy_us"))
+        .agg(((pl.col("end_ns") - pl.col("start_ns")).sum() / US).alias("gpu_busy_us"))
     )
 
 
@@ -250,7 +262,7 @@ def step_instances(events: pl.DataFrame) -> pl.DataFrame:
         .with_columns(
             pl.col("gpu_us", "gpu_busy_us").fill_null(0.0),
             pl.col("gpu_events", "kernels", "memcpys", "memsets").fill_null(0),
-            step=pl.col("name").str.extract(r"#(\d+)$").cast(pl.Int64),
+            step=pl.col("name").str.extract(r"#([0-9]+)$").cast(pl.Int64, strict=False),
         )
         .sort("start_ns")
     )

@@ -6,7 +6,6 @@ frame, sorts it with polars, and formats a row when it scrolls into view.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -20,25 +19,10 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tracetui.app.formatting import pad
-from tracetui.app.line_style import CachedStyles
-from tracetui.app.row_tree import cursor_bindings
-
-Formatter = Callable[[Any], str]
-
-
-@dataclass(frozen=True)
-class Column:
-    """One column: the frame column, its title, width (0: share the rest), alignment, formatter."""
-
-    key: str
-    title: str
-    width: int = 0
-    align: str = "right"
-    fmt: Formatter = str
-
-    def text(self, value: Any) -> str:
-        return "" if value is None else self.fmt(value)
+from tracetui.app.widgets.cells import pad
+from tracetui.app.widgets.line_style import CachedStyles
+from tracetui.app.widgets.row_tree import cursor_bindings
+from tracetui.views.tables import Column
 
 
 @dataclass(frozen=True)
@@ -169,11 +153,6 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
 
     def row(self, index: int) -> dict[str, Any]:
         return self.frame.row(index, named=True)
-
-    def cell_texts(self, index: int) -> list[str]:
-        """The formatted cells of a row (what the screen shows, untruncated)."""
-        values = self.row(index)
-        return [column.text(values.get(column.key)) for column in self.columns]
 
     # ---- cursor / keys --------------------------------------------------------------------------
     def _move(self, index: int) -> None:

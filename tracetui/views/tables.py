@@ -3,18 +3,34 @@ row leads back into the tree. Pure; built once per trace in a worker."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from tracetui.app.formatting import fmt_count, fmt_us
-from tracetui.app.insight import Insight
-from tracetui.app.table_view import Column
+from tracetui import formatting as fmt
 from tracetui.trace.categories import GPU_WORK
+from tracetui.views.insight import Insight
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
+
+Formatter = Callable[[Any], str]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: the frame column, its title, width (0: share the rest), alignment, formatter."""
+
+    key: str
+    title: str
+    width: int = 0
+    align: str = "right"
+    fmt: Formatter = str
+
+    def text(self, value: Any) -> str:
+        return "" if value is None else self.fmt(value)
 
 
 @dataclass(frozen=True)
@@ -53,14 +69,6 @@ def _yes(value: bool) -> str:
     return "yes" if value else "no"
 
 
-def _pct(value: float) -> str:
-    return f"{value:.1f} %"
-
-
-def _per_call(value: float) -> str:
-    return f"{value:,.1f}" if not float(value).is_integer() else f"{int(value):,}"
-
-
 def build_tables(trace: Trace, insight: Insight | None = None) -> dict[str, TableSpec]:
     """Every table, keyed ``ops``, ``kernels``, ``annotations``, ``steps``, ``anomalies``, ``orphans``;
     with ``insight``, kernels gain their achieved rates and steps their verdict."""
@@ -85,13 +93,13 @@ def _ops(trace: Trace) -> TableSpec:
         frame=trace.ops,
         columns=[
             Column("name", "op", 0, "left"),
-            Column("calls", "calls", 8, fmt=fmt_count),
-            Column("cpu_total_us", "CPU total", 10, fmt=fmt_us),
-            Column("cpu_self_us", "CPU self", 10, fmt=fmt_us),
-            Column("gpu_us", "GPU", 10, fmt=fmt_us),
-            Column("kernels", "kernels", 8, fmt=fmt_count),
-            Column("memsets", "memsets", 8, fmt=fmt_count),
-            Column("memcpys", "memcpys", 8, fmt=fmt_count),
+            Column("calls", "calls", 8, fmt=fmt.count),
+            Column("cpu_total_us", "CPU total", 10, fmt=fmt.duration),
+            Column("cpu_self_us", "CPU self", 10, fmt=fmt.duration),
+            Column("gpu_us", "GPU", 10, fmt=fmt.duration),
+            Column("kernels", "kernels", 8, fmt=fmt.count),
+            Column("memsets", "memsets", 8, fmt=fmt.count),
+            Column("memcpys", "memcpys", 8, fmt=fmt.count),
             Column("launches_kernels", "launches", 9, "center", _yes),
         ],
         sort="gpu_us",
@@ -119,14 +127,14 @@ def _kernels(trace: Trace, insight: Insight) -> TableSpec:
         frame=frame,
         columns=[
             Column("short", "kernel", 36, "left"),
-            Column("calls", "calls", 7, fmt=fmt_count),
-            Column("total_us", "total", 10, fmt=fmt_us),
-            Column("avg_us", "avg", 9, fmt=fmt_us),
-            Column("min_us", "min", 9, fmt=fmt_us),
-            Column("max_us", "max", 9, fmt=fmt_us),
-            Column("tflops", "TFLOP/s", 8, fmt=lambda v: f"{v:.3g}"),
-            Column("gbs", "GB/s", 7, fmt=lambda v: f"{v:,.0f}"),
-            Column("roof_fraction", "of roof", 8, fmt=lambda v: f"{v * 100:.0f} %"),
+            Column("calls", "calls", 7, fmt=fmt.count),
+            Column("total_us", "total", 10, fmt=fmt.duration),
+            Column("avg_us", "avg", 9, fmt=fmt.duration),
+            Column("min_us", "min", 9, fmt=fmt.duration),
+            Column("max_us", "max", 9, fmt=fmt.duration),
+            Column("tflops", "TFLOP/s", 8, fmt=fmt.number),
+            Column("gbs", "GB/s", 7, fmt=fmt.number),
+            Column("roof_fraction", "of roof", 8, fmt=lambda v: fmt.percent(v * 100)),
             Column("bound", "bound", 13, "left"),
             Column("launched_by", "launched by", 22, "left", lambda ops: ", ".join(ops)),
             Column("family", "family", 14, "left"),
@@ -145,13 +153,13 @@ def _annotations(trace: Trace) -> TableSpec:
         frame=trace.annotations,
         columns=[
             Column("name", "annotation", 0, "left"),
-            Column("calls", "calls", 7, fmt=fmt_count),
-            Column("kernels_per_call", "kernels/call", 12, fmt=_per_call),
-            Column("gpu_events_per_call", "GPU ev/call", 11, fmt=_per_call),
-            Column("cpu_us_per_call", "CPU/call", 10, fmt=fmt_us),
-            Column("gpu_us_per_call", "GPU/call", 10, fmt=fmt_us),
-            Column("gpu_busy_us_per_call", "busy/call", 10, fmt=fmt_us),
-            Column("gpu_us", "GPU total", 10, fmt=fmt_us),
+            Column("calls", "calls", 7, fmt=fmt.count),
+            Column("kernels_per_call", "kernels/call", 12, fmt=fmt.count),
+            Column("gpu_events_per_call", "GPU ev/call", 11, fmt=fmt.count),
+            Column("cpu_us_per_call", "CPU/call", 10, fmt=fmt.duration),
+            Column("gpu_us_per_call", "GPU/call", 10, fmt=fmt.duration),
+            Column("gpu_busy_us_per_call", "busy/call", 10, fmt=fmt.duration),
+            Column("gpu_us", "GPU total", 10, fmt=fmt.duration),
         ],
         cats=("user_annotation",),
         empty="no record_function annotations in this trace",
@@ -170,15 +178,15 @@ def _steps(trace: Trace, insight: Insight) -> TableSpec:
         frame=frame,
         columns=[
             Column("name", "step", 0, "left"),
-            Column("dur", "CPU span", 10, fmt=fmt_us),
-            Column("gpu_us", "GPU", 10, fmt=fmt_us),
-            Column("gpu_busy_us", "GPU busy", 10, fmt=fmt_us),
-            Column("busy_pct", "busy", 8, fmt=_pct),
-            Column("kernels", "kernels", 8, fmt=fmt_count),
-            Column("memcpys", "memcpys", 8, fmt=fmt_count),
-            Column("memsets", "memsets", 8, fmt=fmt_count),
-            Column("idle_gaps", "gaps", 6, fmt=fmt_count),
-            Column("largest_gap_us", "largest gap", 11, fmt=fmt_us),
+            Column("dur", "CPU span", 10, fmt=fmt.duration),
+            Column("gpu_us", "GPU", 10, fmt=fmt.duration),
+            Column("gpu_busy_us", "GPU busy", 10, fmt=fmt.duration),
+            Column("busy_pct", "busy", 8, fmt=fmt.percent),
+            Column("kernels", "kernels", 8, fmt=fmt.count),
+            Column("memcpys", "memcpys", 8, fmt=fmt.count),
+            Column("memsets", "memsets", 8, fmt=fmt.count),
+            Column("idle_gaps", "gaps", 6, fmt=fmt.count),
+            Column("largest_gap_us", "largest gap", 11, fmt=fmt.duration),
             Column("bound", "bound", 13, "left"),
         ],
         id_column="id",
@@ -221,8 +229,8 @@ def _orphans(trace: Trace) -> TableSpec:
         columns=[
             Column("name", "GPU work", 0, "left"),
             Column("cat", "cat", 11, "left"),
-            Column("start_ms", "start (ms)", 11, fmt=lambda v: f"{v:.3f}"),
-            Column("dur", "duration", 10, fmt=fmt_us),
+            Column("start_ms", "start (ms)", 11, fmt=lambda v: fmt.fixed(v, 3)),
+            Column("dur", "duration", 10, fmt=fmt.duration),
             Column("device", "device", 7, fmt=str),
             Column("stream", "stream", 7, fmt=str),
             Column("correlation", "correlation", 12, fmt=str),

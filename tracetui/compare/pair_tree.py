@@ -1,10 +1,12 @@
-"""Two dispatch trees aligned node by node: the comparison screen's data. Pure (no widgets).
+"""Two dispatch trees aligned node by node: the comparison screen's data and ``diff --json``'s
+``tree``. Pure (no widgets).
 
 The aligned tree is a tree of *pairs* ``(a, b)``: a node of trace A and the matching node of trace
 B, or one of them alone. Top level: steps paired by position, the other top nodes (*outside steps*,
 threads of traces without steps, orphans) by name. Below a pair, the children of its two nodes are
-aligned by a longest common subsequence of their keys: op, annotation and call names, GPU work by
-its byte-identical name, threads by their name without numbers.
+aligned by a longest common subsequence (:mod:`~tracetui.compare.alignment`) of their match keys
+(:mod:`~tracetui.compare.match_keys`): op, annotation and call names, GPU work by its
+byte-identical name, threads by their name without numbers.
 
 Where the two sides hold different structure around the same work, unmatched nodes are *opened*
 (shown expanded, their children spliced into the sequence being aligned) and the level is aligned
@@ -19,16 +21,16 @@ for ``n`` / ``N`` while the UI thread renders it).
 
 from __future__ import annotations
 
-import re
+import math
 import threading
-from collections.abc import Hashable, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import zip_longest
+from typing import Any
 
-import polars as pl
-
-from tracetui.app.tree_model import Node, NodeKey, TreeModel, single_child_chain
-from tracetui.trace.categories import GPU_KIND, LAUNCH_CALLS
+from tracetui.compare.alignment import Key, Row, align, gaps
+from tracetui.compare.match_keys import MatchKeys, Numbers, name_codes
+from tracetui.views.tree import Node, NodeKey, TreeModel, single_child_chain
 
 SAME, CHANGED, ONLY_A, ONLY_B = "same", "changed", "only_a", "only_b"
 MARKERS = {SAME: " ", CHANGED: "~", ONLY_A: "−", ONLY_B: "+"}
@@ -36,142 +38,10 @@ STATUS_WORDS = {SAME: "in both", CHANGED: "in both, changed", ONLY_A: "only in A
 
 GPU_REL = 0.10  # GPU time differs when it changes by more than 10 % …
 GPU_ABS_US = 1.0  # … and by more than 1 µs
-DP_CELLS = 60_000  # exact LCS up to this many cells (n × m) after trimming; beyond: anchors
 GAP_LIMIT = 64  # items per side in a gap that may be opened to align deeper
 MAX_ROUNDS = 8  # open-and-realign passes per level
 PEEK_DEPTH = 8  # how deep a node's subtree is searched for launching names …
 PEEK_NODES = 512  # … and how many of its nodes at most
-WRAPPER_NAMES = ("TorchDynamo Cache Lookup", "Pregraph bytecode", "AOTDispatcher Runtime Wrapper Prologue")
-WRAPPER_PREFIXES = ("Torch-Compiled Region", "CompiledFunction")
-
-Key = Hashable
-Row = tuple[int | None, int | None]
-
-
-# ---- sequence alignment -------------------------------------------------------------------------
-
-
-def align(a: Sequence[Key], b: Sequence[Key]) -> list[Row]:
-    """A longest common subsequence of ``a`` and ``b`` as index pairs in order; unmatched items pair
-    with ``None`` (in each gap A's items first). Exact up to :data:`DP_CELLS`; larger inputs are
-    split at keys unique in both (patience diff), then matched greedily."""
-    n, m = len(a), len(b)
-    start = 0
-    while start < n and start < m and a[start] == b[start]:
-        start += 1
-    end_a, end_b = n, m
-    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
-        end_a, end_b = end_a - 1, end_b - 1
-    rows: list[Row] = [(i, i) for i in range(start)]
-    rows += _align_middle(a, b, start, end_a, start, end_b)
-    rows += [(end_a + k, end_b + k) for k in range(n - end_a)]
-    return rows
-
-
-def _align_middle(
-    a: Sequence[Key], b: Sequence[Key], lo_a: int, hi_a: int, lo_b: int, hi_b: int
-) -> list[Row]:
-    if lo_a == hi_a or lo_b == hi_b:
-        return [(i, None) for i in range(lo_a, hi_a)] + [(None, j) for j in range(lo_b, hi_b)]
-    if (hi_a - lo_a) * (hi_b - lo_b) <= DP_CELLS:
-        return _lcs(a, b, lo_a, hi_a, lo_b, hi_b)
-    anchors = _unique_anchors(a, b, lo_a, hi_a, lo_b, hi_b)
-    if not anchors:
-        return _greedy(a, b, lo_a, hi_a, lo_b, hi_b)
-    rows: list[Row] = []
-    ia, ib = lo_a, lo_b
-    for i, j in anchors:
-        rows += _align_middle(a, b, ia, i, ib, j)
-        rows.append((i, j))
-        ia, ib = i + 1, j + 1
-    return rows + _align_middle(a, b, ia, hi_a, ib, hi_b)
-
-
-def _lcs(a: Sequence[Key], b: Sequence[Key], lo_a: int, hi_a: int, lo_b: int, hi_b: int) -> list[Row]:
-    """Exact LCS by dynamic programming over suffixes; matches taken as early as possible."""
-    xs, ys = a[lo_a:hi_a], b[lo_b:hi_b]
-    n, m = len(xs), len(ys)
-    table = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(n - 1, -1, -1):
-        row, below, x = table[i], table[i + 1], xs[i]
-        for j in range(m - 1, -1, -1):
-            row[j] = below[j + 1] + 1 if x == ys[j] else max(below[j], row[j + 1])
-    rows: list[Row] = []
-    i = j = 0
-    while i < n and j < m:
-        if xs[i] == ys[j]:
-            rows.append((lo_a + i, lo_b + j))
-            i, j = i + 1, j + 1
-        elif table[i + 1][j] >= table[i][j + 1]:
-            rows.append((lo_a + i, None))
-            i += 1
-        else:
-            rows.append((None, lo_b + j))
-            j += 1
-    rows += [(lo_a + k, None) for k in range(i, n)]
-    return rows + [(None, lo_b + k) for k in range(j, m)]
-
-
-def _unique_anchors(
-    a: Sequence[Key], b: Sequence[Key], lo_a: int, hi_a: int, lo_b: int, hi_b: int
-) -> list[tuple[int, int]]:
-    """Keys that occur once in each range, paired, reduced to their longest increasing run."""
-    count_a: dict[Key, int] = {}
-    for i in range(lo_a, hi_a):
-        count_a[a[i]] = count_a.get(a[i], 0) + 1
-    count_b: dict[Key, int] = {}
-    where_b: dict[Key, int] = {}
-    for j in range(lo_b, hi_b):
-        count_b[b[j]] = count_b.get(b[j], 0) + 1
-        where_b[b[j]] = j
-    pairs = [(i, where_b[a[i]]) for i in range(lo_a, hi_a) if count_a[a[i]] == 1 and count_b.get(a[i]) == 1]
-    return _longest_increasing(pairs)
-
-
-def _longest_increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The longest run of ``pairs`` (sorted by first item) whose second items increase."""
-    from bisect import bisect_left
-
-    tails: list[int] = []
-    tail_index: list[int] = []
-    previous: list[int] = []
-    for index, (_, j) in enumerate(pairs):
-        at = bisect_left(tails, j)
-        if at == len(tails):
-            tails.append(j)
-            tail_index.append(index)
-        else:
-            tails[at] = j
-            tail_index[at] = index
-        previous.append(tail_index[at - 1] if at else -1)
-    run: list[tuple[int, int]] = []
-    index = tail_index[-1] if tail_index else -1
-    while index >= 0:
-        run.append(pairs[index])
-        index = previous[index]
-    return run[::-1]
-
-
-def _greedy(a: Sequence[Key], b: Sequence[Key], lo_a: int, hi_a: int, lo_b: int, hi_b: int) -> list[Row]:
-    """Each item of A matched to the next unused equal item of B (linear-ish; large gaps only)."""
-    from bisect import bisect_left
-
-    where: dict[Key, list[int]] = {}
-    for j in range(lo_b, hi_b):
-        where.setdefault(b[j], []).append(j)
-    rows: list[Row] = []
-    next_b = lo_b
-    for i in range(lo_a, hi_a):
-        places = where.get(a[i])
-        at = bisect_left(places, next_b) if places else 0
-        if not places or at == len(places):
-            rows.append((i, None))
-            continue
-        j = places[at]
-        rows += [(None, k) for k in range(next_b, j)]
-        rows.append((i, j))
-        next_b = j + 1
-    return rows + [(None, k) for k in range(next_b, hi_b)]
 
 
 # ---- the aligned tree ---------------------------------------------------------------------------
@@ -210,84 +80,14 @@ class _Item:
     opened: bool = False
 
 
-GPU, STEP, ANNOTATION, OP, PYTHON, CALL, CPU = range(7)  # kind codes of the match keys
-
-
-class _Side:
-    """One trace's tree with per-event match keys and numbers as plain lists (row-indexed), so a
-    pair costs no polars call. Names are coded by a dictionary shared by both sides."""
-
-    def __init__(self, model: TreeModel, codes: pl.DataFrame) -> None:
-        self.model = model
-        cat, name = pl.col("cat"), pl.col("name")
-        gpu = cat.is_in(list(GPU_KIND))
-        kind = (
-            pl.when(gpu)
-            .then(GPU)
-            .when((cat == "user_annotation") & name.str.contains(r"^ProfilerStep#\d+$"))
-            .then(STEP)
-            .when(cat == "user_annotation")
-            .then(ANNOTATION)
-            .when(cat == "cpu_op")
-            .then(OP)
-            .when(cat == "python_function")
-            .then(PYTHON)
-            .when(cat.is_in(list(LAUNCH_CALLS)))
-            .then(CALL)
-            .otherwise(CPU)
-        )
-        frame = model.trace.events.select(
-            kind.alias("kind"),
-            name,
-            pl.when(gpu).then(pl.col("dur")).otherwise(pl.col("gpu_us").clip(0)).fill_null(0.0).alias("gpu"),
-            pl.when(gpu).then(0).otherwise(pl.col("kernels")).fill_null(0).alias("kernels"),
-            pl.when(gpu).then(0).otherwise(pl.col("gpu_events")).fill_null(0).alias("events"),
-        ).join(codes, on="name", how="left", maintain_order="left")
-        self.kind: list[int] = frame["kind"].to_list()
-        self.code: list[int] = frame["code"].to_list()
-        self.gpu: list[float] = frame["gpu"].to_list()
-        self.kernels: list[int] = frame["kernels"].to_list()
-        self.events: list[int] = frame["events"].to_list()
-        self.steps = frozenset(model.step_ids)
-
-    def key(self, key: NodeKey) -> Key:
-        """What two nodes must share to be paired: kind and name (GPU work: its byte-identical name);
-        threads: their name without numbers (pid, tid)."""
-        if isinstance(key, tuple):
-            if key[0] == "thread":
-                return ("thread", re.sub(r"\d+", "#", self.model.node(key).name))
-            return key[:1]
-        row = self.model.row(key)
-        return (self.kind[row], self.code[row])
-
-    def numbers(self, key: NodeKey) -> tuple[int, int, float]:
-        """(kernels, GPU events, GPU µs) of a node."""
-        if isinstance(key, tuple) or key in self.steps:
-            node = self.model.node(key)
-            return node.kernels or 0, node.gpu_events or 0, node.gpu_us or 0.0
-        row = self.model.row(key)
-        return self.kernels[row], self.events[row], self.gpu[row]
-
-    def launching(self, key: NodeKey) -> Key | None:
-        """The key of GPU work, or of an op or annotation with GPU work below it; else ``None``."""
-        if not isinstance(key, int):
-            return None
-        row = self.model.row(key)
-        kind = self.kind[row]
-        if kind == GPU or (kind in (ANNOTATION, OP, PYTHON) and self.events[row]):
-            return (kind, self.code[row])
-        return None
-
-
-class DiffModel:
+class PairTree:
     """The aligned tree of two :class:`TreeModel` s (A: before, B: after)."""
 
     def __init__(self, a: TreeModel, b: TreeModel) -> None:
         self.a = a
         self.b = b
-        names = pl.concat([a.trace.events.select("name"), b.trace.events.select("name")])
-        codes = names.unique(maintain_order=True).with_row_index("code")
-        self._sides = {"a": _Side(a, codes), "b": _Side(b, codes)}
+        codes = name_codes(a, b)
+        self._sides = {"a": MatchKeys(a, codes), "b": MatchKeys(b, codes)}
         self._pairs: list[Pair] = []
         self._children: dict[int, list[int]] = {}
         self._peeks: dict[tuple[int, NodeKey], frozenset[Key]] = {}
@@ -420,7 +220,7 @@ class DiffModel:
             matched = align(self._keys("a", items_a), self._keys("b", items_b))
             open_a: set[int] = set()
             open_b: set[int] = set()
-            for gap_a, gap_b in _gaps(matched):
+            for gap_a, gap_b in gaps(matched):
                 if len(gap_a) > GAP_LIMIT or len(gap_b) > GAP_LIMIT:
                     continue
                 self._choose_openings(items_a, items_b, gap_a, gap_b, open_a, open_b)
@@ -450,7 +250,7 @@ class DiffModel:
         ):
             for index in closed:
                 key = items[index].key
-                if self._is_wrapper(side, key) or self._peek(side, key) & other:
+                if self._sides[side].is_wrapper(key) or self._peek(side, key) & other:
                     chosen.add(index)
         if len(open_a) + len(open_b) > before:
             return
@@ -515,16 +315,6 @@ class DiffModel:
         result = frozenset(found)
         self._peeks[cache_key] = result
         return result
-
-    def _is_wrapper(self, side: str, key: NodeKey) -> bool:
-        """torch.compile's wrappers and pre-ops, and Inductor's ``## … ##`` markers."""
-        if not isinstance(key, int):
-            return False
-        node = self.node(side, key)
-        name = node.full_name
-        if node.kind == "annotation":
-            return name.startswith("## ") and name.endswith(" ##")
-        return node.kind == "op" and (name in WRAPPER_NAMES or name.startswith(WRAPPER_PREFIXES))
 
     # ---- navigation ---------------------------------------------------------------------------
     def heat(self, pid: int) -> tuple[float, float]:
@@ -636,13 +426,16 @@ class DiffModel:
                 return None, True
             current = step(current)
 
-    # ---- plain data (tests, debugging) -------------------------------------------------------------
-    def rows(self, pids: Sequence[int]) -> list[tuple[str, str, str]]:
-        """``(marker, A's label, B's label)`` per pair."""
-        return [(self._pairs[p].marker, *self.labels(p)) for p in pids]
+    def walk(self) -> Iterator[tuple[int, int]]:
+        """Every pair in preorder with its depth in the aligned tree (iterative: any depth)."""
+        stack = [(pid, 0) for pid in reversed(self._tops)]
+        while stack:
+            pid, depth = stack.pop()
+            yield pid, depth
+            stack.extend((child, depth + 1) for child in reversed(self.children(pid)))
 
 
-def differs(a: tuple[int, int, float], b: tuple[int, int, float]) -> bool:
+def differs(a: Numbers, b: Numbers) -> bool:
     """``(kernels, GPU events, GPU µs)`` of two nodes: different counts, or GPU times apart."""
     return a[0] != b[0] or a[1] != b[1] or gpu_differs(a[2], b[2])
 
@@ -652,18 +445,49 @@ def gpu_differs(a: float, b: float) -> bool:
     return abs(a - b) > max(GPU_ABS_US, GPU_REL * max(a, b))
 
 
-def _gaps(rows: list[Row]) -> list[tuple[list[int], list[int]]]:
-    """Runs of unmatched rows between matches, as (A indices, B indices), both sides non-empty."""
-    gaps: list[tuple[list[int], list[int]]] = []
-    gap_a: list[int] = []
-    gap_b: list[int] = []
-    for i, j in [*rows, (0, 0)]:
-        if i is not None and j is not None:
-            if gap_a and gap_b:
-                gaps.append((gap_a, gap_b))
-            gap_a, gap_b = [], []
-        elif i is not None:
-            gap_a.append(i)
-        elif j is not None:
-            gap_b.append(j)
-    return gaps
+# ---- plain data: ``diff --json``'s ``tree`` -------------------------------------------------------
+
+
+def tree_records(tree: PairTree) -> list[dict[str, Any]]:
+    """Every pair of the aligned tree in preorder, as JSON-ready records (docs/compare.md, ``tree``):
+    ``index`` and ``parent`` are preorder positions, so the list is the same however the tree was
+    walked before."""
+    index: dict[int, int] = {}
+    records: list[dict[str, Any]] = []
+    for pid, depth in tree.walk():
+        pair = tree.pair(pid)
+        index[pid] = len(records)
+        a, b = tree.nodes(pid)
+        records.append(
+            {
+                "index": len(records),
+                "parent": None if pair.parent is None else index[pair.parent],
+                "depth": depth,
+                "status": pair.status,
+                "changed": sorted(tree.changed(pid)) if pair.status == CHANGED else [],
+                "opened": pair.opened,
+                "a": _node_record(a),
+                "b": _node_record(b),
+            }
+        )
+    return records
+
+
+def _node_record(node: Node | None) -> dict[str, Any] | None:
+    if node is None:
+        return None
+    return {
+        "event_id": node.event_id,
+        "kind": node.kind,
+        "name": node.full_name,
+        "label": node.name,
+        "cpu_us": _finite(node.cpu_us),
+        "gpu_us": _finite(node.gpu_us),
+        "kernels": node.kernels,
+        "gpu_events": node.gpu_events,
+    }
+
+
+def _finite(value: float | None) -> float | None:
+    """JSON has no inf/nan: null."""
+    return None if value is None or not math.isfinite(value) else value

@@ -8,7 +8,7 @@ and the depth shown as a number beyond the cap).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -16,13 +16,15 @@ from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tracetui.app.formatting import fit, fmt_count, fmt_us, pad
-from tracetui.app.line_style import CachedStyles
-from tracetui.app.row_tree import RowTree, row_bindings
-from tracetui.app.tree_model import Node, NodeKey, TreeModel
+from tracetui import formatting as fmt
+from tracetui.app.widgets.cells import fit, pad
+from tracetui.app.widgets.line_style import CachedStyles
+from tracetui.app.widgets.row_tree import RowTree, row_bindings
+from tracetui.views.tree import Node, NodeKey, TreeModel
 
 ICONS = {
     "step": "◆",
@@ -154,11 +156,13 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
             self.tree = tree
             self.key = key
 
+    find_query: var[str] = var("", init=False)
+    """Names containing it are underlined (a find's query)."""
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.model: TreeModel | None = None
         self._init_rows()
-        self.find_query = ""
 
     # ---- RowTree ------------------------------------------------------------------------------
     def _chain_below(self, key: NodeKey) -> list[NodeKey]:
@@ -220,14 +224,6 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
         path = self.model.path_to(event_id)
         return path is not None and self.reveal(path) is not None
 
-    # ---- cursor ---------------------------------------------------------------------------------
-    def move_cursor_to(self, key: NodeKey) -> bool:
-        index = self._index_of(key)
-        if index is None:
-            return False
-        self._set_cursor(index, center=True)
-        return True
-
     def action_hot_chain(self) -> None:
         """Expand the hottest chain again and go to its end."""
         if self.model is not None and (path := self.model.hottest_path()):
@@ -272,13 +268,12 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
         indent = self._indent_width(self._depths[index])
         if index == self._cursor or indent <= offset.x < indent + 2:
             self._set_cursor(index)
-            self.action_toggle()
+            self.action_toggle_row()
         else:
             self._set_cursor(index)
 
     # ---- find ---------------------------------------------------------------------------------
-    def set_find_query(self, query: str) -> None:
-        self.find_query = query
+    def watch_find_query(self) -> None:
         self._strips.clear()
         self.refresh()
 
@@ -386,38 +381,15 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
         if node.no_kernel:
             for title, size in columns:
                 if title == "CPU":
-                    segments.append(Segment(" " + pad(fmt_us(node.cpu_us), size, "right"), number))
+                    segments.append(Segment(" " + pad(fmt.duration(node.cpu_us), size, "right"), number))
             gap = sum(size + 1 for title, size in columns if title != "CPU")
             segments.append(Segment(pad("no kernel", gap, "right"), dim))
             return segments
         values = {
-            "CPU": fmt_us(node.cpu_us),
-            "GPU": fmt_us(node.gpu_us),
-            "kernels": fmt_count(node.kernels),
+            "CPU": fmt.duration(node.cpu_us),
+            "GPU": fmt.duration(node.gpu_us),
+            "kernels": fmt.count(node.kernels),
         }
         for title, size in columns:
             segments.append(Segment(" " + pad(values[title], size, "right"), number))
         return segments
-
-    # ---- plain data (tests, debugging) ------------------------------------------------------------
-    def tree_as_data(self) -> list[dict[str, Any]]:
-        """The shown rows as nested ``{"label", "expanded", "children"}`` dicts (built iteratively)."""
-        assert self.model is not None
-        result: list[dict[str, Any]] = []
-        stack: list[tuple[int, list[dict[str, Any]]]] = [(-1, result)]
-        for key, depth in zip(self._rows, self._depths, strict=True):
-            item: dict[str, Any] = {
-                "label": self.model.label(key),
-                "expanded": key in self._expanded,
-                "children": [],
-            }
-            while stack[-1][0] >= depth:
-                stack.pop()
-            stack[-1][1].append(item)
-            stack.append((depth, item["children"]))
-        return result
-
-    def visible_labels(self) -> list[str]:
-        """Every shown row as ``depth × "  " + label``."""
-        assert self.model is not None
-        return ["  " * d + self.model.label(k) for k, d in zip(self._rows, self._depths, strict=True)]

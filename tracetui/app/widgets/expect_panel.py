@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from tracetui.app.formatting import pad
+from tracetui.app.widgets.cells import pad
 
 if TYPE_CHECKING:
     from tracetui.compare.check import Result

@@ -18,9 +18,10 @@ from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
-from tracetui.app.formatting import fit, fmt_ns_offset, fmt_us, pad
-from tracetui.app.line_style import CachedStyles
-from tracetui.app.timeline_model import Lane, Window
+from tracetui import formatting as fmt
+from tracetui.app.widgets.cells import fit, pad
+from tracetui.app.widgets.line_style import CachedStyles
+from tracetui.views.timeline import Lane, Window
 
 LABEL_WIDTH = 16
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -114,9 +115,9 @@ class Timeline(CachedStyles, Widget):
         assert self.window is not None
         start, end = self.window.start_ns, self.window.end_ns
         t0 = self._t0()
-        length = fmt_us((end - start) / 1000)
+        length = fmt.duration((end - start) / 1000)
         left = f" {self.window.title} · {length}"
-        right = f"{fmt_ns_offset(start, t0)} → {fmt_ns_offset(end, t0)} "
+        right = f"{fmt.offset(start, t0)} → {fmt.offset(end, t0)} "
         middle = max(0, width - len(left) - len(right))
         text = fit(left + " " * middle + right, width)
         return Strip([Segment(pad(text, width), self.base_style + self._style("axis"))])

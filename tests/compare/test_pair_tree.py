@@ -1,4 +1,4 @@
-"""The comparison's alignment, without widgets: sequences, then two real trees node by node."""
+"""The pair tree, without widgets: two real dispatch trees aligned node by node."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 
 import tracetui
 from tests.app.conftest import fixture
-from tracetui.app import diff_model
-from tracetui.app.diff_model import CHANGED, ONLY_A, ONLY_B, SAME, DiffModel, align, differs
-from tracetui.app.tree_model import TreeModel
+from tests.as_data import pair_rows
+from tracetui.compare.pair_tree import CHANGED, ONLY_A, ONLY_B, SAME, PairTree, differs
+from tracetui.views.tree import TreeModel
 
 ROWS = list[tuple[str, str, str]]
 
@@ -20,63 +20,26 @@ def tree(name: str) -> TreeModel:
     return TreeModel(tracetui.load(fixture(name)))
 
 
-def model(a: str, b: str) -> DiffModel:
-    return DiffModel(tree(a), tree(b))
+def model(a: str, b: str) -> PairTree:
+    return PairTree(tree(a), tree(b))
 
 
-def subtree_rows(diff: DiffModel, pid: int) -> ROWS:
+def subtree_rows(diff: PairTree, pid: int) -> ROWS:
     """Rows below ``pid`` with every two-sided pair expanded (one-sided pairs stay closed)."""
     rows: ROWS = []
     stack = list(reversed(diff.children(pid)))
     while stack:
         current = stack.pop()
-        rows += diff.rows([current])
+        rows += pair_rows(diff, [current])
         if not diff.pair(current).one_sided:
             stack.extend(reversed(diff.children(current)))
     return rows
 
 
-def find(diff: DiffModel, a: str, b: str, under: int | None = None) -> int:
+def find(diff: PairTree, a: str, b: str, under: int | None = None) -> int:
     """The first pair labelled ``(a, b)`` (in the tops, or below ``under``)."""
     pids = diff.tops() if under is None else diff.children(under)
     return next(p for p in pids if diff.labels(p) == (a, b))
-
-
-# ---- sequences ----------------------------------------------------------------------------------
-
-
-def test_align_identical_and_empty() -> None:
-    assert align("abc", "abc") == [(0, 0), (1, 1), (2, 2)]
-    assert align("", "ab") == [(None, 0), (None, 1)]
-    assert align("ab", "") == [(0, None), (1, None)]
-    assert align("", "") == []
-
-
-def test_align_puts_a_before_b_in_a_gap_and_keeps_prefix_and_suffix() -> None:
-    assert align("xaby", "xcdy") == [(0, 0), (1, None), (2, None), (None, 1), (None, 2), (3, 3)]
-
-
-def test_align_is_a_longest_common_subsequence_with_early_matches() -> None:
-    a, b = list("ABCBDAB"), list("BDCABA")
-    rows = align(a, b)
-    matched = [(i, j) for i, j in rows if i is not None and j is not None]
-    assert len(matched) == 4  # the textbook LCS length
-    assert all(a[i] == b[j] for i, j in matched)
-    assert [i for i, _ in rows if i is not None] == list(range(len(a)))
-    assert [j for _, j in rows if j is not None] == list(range(len(b)))
-    assert align(["x"], ["x", "y", "x"])[0] == (0, 0)  # the first equal item, not the last
-
-
-def test_large_inputs_use_unique_anchors_then_greedy(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(diff_model, "DP_CELLS", 4)
-    a = ["u1", "r", "r", "u2", "r", "x"]
-    b = ["r", "u1", "r", "u2", "y", "r"]
-    rows = align(a, b)
-    matched = {(i, j) for i, j in rows if i is not None and j is not None}
-    assert (0, 1) in matched and (3, 3) in matched  # the unique keys anchor the alignment
-    assert all(a[i] == b[j] for i, j in matched)
-    assert [i for i, _ in rows if i is not None] == list(range(len(a)))
-    assert [j for _, j in rows if j is not None] == list(range(len(b)))
 
 
 def test_gpu_time_threshold() -> None:
@@ -90,12 +53,12 @@ def test_gpu_time_threshold() -> None:
 
 
 @pytest.fixture(scope="module")
-def mlp() -> DiffModel:
+def mlp() -> PairTree:
     return model("mlp_eager", "mlp_compiled")
 
 
-def test_steps_pair_by_position_and_outside_by_name(mlp: DiffModel) -> None:
-    tops = mlp.rows(mlp.tops())
+def test_steps_pair_by_position_and_outside_by_name(mlp: PairTree) -> None:
+    tops = pair_rows(mlp, mlp.tops())
     assert tops == [
         ("~", "ProfilerStep#2", "ProfilerStep#2"),
         ("~", "ProfilerStep#3", "ProfilerStep#3"),
@@ -104,11 +67,11 @@ def test_steps_pair_by_position_and_outside_by_name(mlp: DiffModel) -> None:
     ]
 
 
-def test_mlp_fwd_aligns_gemms_and_shows_the_fusion(mlp: DiffModel) -> None:
+def test_mlp_fwd_aligns_gemms_and_shows_the_fusion(mlp: PairTree) -> None:
     step = find(mlp, "ProfilerStep#4", "ProfilerStep#4")
     mlp_fwd = find(mlp, "mlp_fwd", "mlp_fwd", under=step)
     assert mlp.pair(mlp_fwd).status == CHANGED  # 5 → 4 kernels
-    rows = mlp.rows(mlp.children(mlp_fwd))
+    rows = pair_rows(mlp, mlp.children(mlp_fwd))
     chain = [
         ("−", "aten::linear", ""),
         ("−", "aten::t", ""),
@@ -138,7 +101,7 @@ def test_mlp_fwd_aligns_gemms_and_shows_the_fusion(mlp: DiffModel) -> None:
     assert [p.opened for p in pairs[:4]] == [True, False, True, False]
 
 
-def test_gemm_kernels_are_identical_and_the_fused_kernel_only_in_b(mlp: DiffModel) -> None:
+def test_gemm_kernels_are_identical_and_the_fused_kernel_only_in_b(mlp: PairTree) -> None:
     step = find(mlp, "ProfilerStep#4", "ProfilerStep#4")
     rows = subtree_rows(mlp, find(mlp, "mlp_fwd", "mlp_fwd", under=step))
     kernels = [r for r in rows if r[1].startswith("nvjet") or r[2].startswith("nvjet")]
@@ -150,16 +113,16 @@ def test_gemm_kernels_are_identical_and_the_fused_kernel_only_in_b(mlp: DiffMode
     triton = find(
         mlp, "", "triton_poi_fused__unsafe_view_gelu_mul_0", under=find(mlp, "mlp_fwd", "mlp_fwd", step)
     )
-    below = mlp.rows([p for p in _walk(mlp, triton)])
+    below = pair_rows(mlp, [p for p in _walk(mlp, triton)])
     assert below == [("+", "", "cuLaunchKernel"), ("+", "", "inductor poi _unsafe_view+gelu+mul #0")]
     gelu = find(mlp, "aten::gelu", "", under=find(mlp, "mlp_fwd", "mlp_fwd", step))
-    assert mlp.rows(list(_walk(mlp, gelu))) == [
+    assert pair_rows(mlp, list(_walk(mlp, gelu))) == [
         ("−", "cudaLaunchKernel", ""),
         ("−", "elementwise gelu ×8", ""),
     ]
 
 
-def _walk(diff: DiffModel, pid: int) -> list[int]:
+def _walk(diff: PairTree, pid: int) -> list[int]:
     out: list[int] = []
     stack = list(reversed(diff.children(pid)))
     while stack:
@@ -169,7 +132,7 @@ def _walk(diff: DiffModel, pid: int) -> list[int]:
     return out
 
 
-def test_differences_walk_hunks_in_tree_order_and_wrap(mlp: DiffModel) -> None:
+def test_differences_walk_hunks_in_tree_order_and_wrap(mlp: PairTree) -> None:
     found, start = [], None
     for _ in range(9):
         pid, wrapped = mlp.find_difference(start)
@@ -202,7 +165,7 @@ def test_differences_walk_hunks_in_tree_order_and_wrap(mlp: DiffModel) -> None:
     assert wrapped and mlp.labels(pid) == ("ProfilerStep#2", "ProfilerStep#2")
 
 
-def test_hottest_path_and_chain(mlp: DiffModel) -> None:
+def test_hottest_path_and_chain(mlp: PairTree) -> None:
     path = [mlp.labels(p) for p in mlp.hottest_path()]
     assert path[:3] == [("ProfilerStep#4",) * 2, ("mlp_fwd",) * 2, ("aten::mm",) * 2]
     assert path[-1] == ("nvjet gemm bf16 256x128 coopA TNT",) * 2
@@ -214,12 +177,13 @@ def test_hottest_path_and_chain(mlp: DiffModel) -> None:
     assert [p for p in mlp.path_of(mlp.hottest_path()[-1])] == mlp.hottest_path()
 
 
-def test_reverse_direction_mirrors(mlp: DiffModel) -> None:
+def test_reverse_direction_mirrors(mlp: PairTree) -> None:
     back = model("mlp_compiled", "mlp_eager")
     step = find(back, "ProfilerStep#4", "ProfilerStep#4")
-    rows = back.rows(back.children(find(back, "mlp_fwd", "mlp_fwd", under=step)))
-    forward = mlp.rows(
-        mlp.children(find(mlp, "mlp_fwd", "mlp_fwd", under=find(mlp, "ProfilerStep#4", "ProfilerStep#4")))
+    rows = pair_rows(back, back.children(find(back, "mlp_fwd", "mlp_fwd", under=step)))
+    forward = pair_rows(
+        mlp,
+        mlp.children(find(mlp, "mlp_fwd", "mlp_fwd", under=find(mlp, "ProfilerStep#4", "ProfilerStep#4"))),
     )
     flip = {"−": "+", "+": "−", " ": " ", "~": "~"}
     assert sorted((flip[m], b, a) for m, a, b in rows) == sorted(forward)
@@ -233,7 +197,7 @@ def test_a_trace_against_itself_has_no_difference() -> None:
 
 def test_threads_pair_by_name_without_numbers() -> None:
     train = model("mlp_train_eager_default", "mlp_train_compiled")
-    tops = train.rows(train.tops())
+    tops = pair_rows(train, train.tops())
     assert all(m != "−" and m != "+" for m, _, _ in tops)
     assert any("pt_autograd" in a and "pt_autograd" in b for _, a, b in tops)
     assert {ONLY_A, ONLY_B} & {train.pair(p).status for p in train.tops()} == set()

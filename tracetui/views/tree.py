@@ -39,11 +39,18 @@ NodeKey = int | SyntheticKey
 OUTSIDE: SyntheticKey = ("outside",)
 ORPHANS: SyntheticKey = ("orphans",)
 
-CPU_KINDS = frozenset({"step", "annotation", "op", "python", "call", "cpu"})
-GPU_KINDS = frozenset({"kernel", "memcpy", "memset", "sync"})
-SYNTHETIC_KINDS = frozenset({"thread", "outside", "orphans"})
+GPU_KINDS = frozenset(GPU_KIND.values())
+# The kind of an event's node, by category; a ProfilerStep#N (``links.is_step``) is a "step".
+EVENT_KINDS = {
+    **GPU_KIND,
+    "user_annotation": "annotation",
+    "cpu_op": "op",
+    "python_function": "python",
+    **dict.fromkeys(LAUNCH_CALLS, "call"),
+}
+KIND = pl.Enum(sorted({*EVENT_KINDS.values(), "step", "cpu"}))
 
-_SLIM_COLUMNS = (
+_EVENT_COLUMNS = (
     "id",
     "cat",
     "name",
@@ -59,6 +66,7 @@ _SLIM_COLUMNS = (
     "end_ns",
     "launch_id",
 )
+_SLIM_COLUMNS = (*_EVENT_COLUMNS, "kind")
 
 
 @dataclass(frozen=True)
@@ -114,21 +122,6 @@ class Node:
         return f"GPU {device} · stream {stream}"
 
 
-def kind_of(cat: str, name: str) -> str:
-    """The tree's kind for an event category (and name, for steps)."""
-    if cat in GPU_KIND:
-        return GPU_KIND[cat]
-    if cat == "user_annotation":
-        return "step" if name.startswith("ProfilerStep#") and name[13:].isdigit() else "annotation"
-    if cat == "cpu_op":
-        return "op"
-    if cat == "python_function":
-        return "python"
-    if cat in LAUNCH_CALLS:
-        return "call"
-    return "cpu"
-
-
 @lru_cache(maxsize=4096)
 def short_kernel_name(name: str) -> str:
     """The decoded short form of a kernel name for tree labels (the full name stays in details)."""
@@ -144,13 +137,17 @@ class TreeModel:
         self.trace = trace
         self.options = options or TreeOptions()
         events = trace.events
-        self._slim = events.select(_SLIM_COLUMNS)  # row for row with trace.events
         self.has_gpu = bool(events["cat"].is_in(GPU_WORK).any())
         steps = events.select("id", "cat", "name", "pos", "start_ns")
         steps = steps.filter(pl.col("cat") == "user_annotation")  # few rows for the name test
         steps = steps.filter(is_step() & pl.col("pos").is_not_null()).sort("start_ns")
         self.step_ids: list[int] = steps["id"].to_list()
         self._step_set = frozenset(self.step_ids)
+        kind = pl.col("cat").replace_strict(EVENT_KINDS, default="cpu", return_dtype=KIND)
+        step = pl.col("id").is_in(pl.Series(self.step_ids, dtype=pl.UInt32).implode())
+        self._slim = events.select(  # row for row with trace.events
+            *_EVENT_COLUMNS, pl.when(step).then(pl.lit("step", KIND)).otherwise(kind).alias("kind")
+        )
 
         kept_cpu, kept_gpu = self._kept(trace, self.options)
         tree = trace.visible_parents(self.options.hide_python)
@@ -274,6 +271,11 @@ class TreeModel:
     def _count(parents: list[int], key: int) -> int:
         return bisect_right(parents, key) - bisect_left(parents, key)
 
+    @property
+    def kinds(self) -> pl.Series:
+        """Every event's node kind (``step``, ``op``, ``kernel``, …), row for row with ``trace.events``."""
+        return self._slim["kind"]
+
     def row(self, event_id: int) -> int:
         """Row of an event id in ``trace.events`` (KeyError if it is not an X event)."""
         return self.trace.row(event_id)
@@ -306,7 +308,7 @@ class TreeModel:
             return None if above is None else [*above, event_id]
         if not self._visible(event_id):
             return None
-        chain = [event_id]
+        chain: list[NodeKey] = [event_id]
         current = event_id
         while current not in self._step_set:
             parent = self.parent_of(current)
@@ -348,16 +350,17 @@ class TreeModel:
         """The row for ``key`` (cached)."""
         cached = self._node_cache.get(key)
         if cached is None:
-            cached = self._event_node(key) if isinstance(key, int) else self._synthetic_node(key)
+            if isinstance(key, int):
+                cached = self._event_node(key, self._slim.row(self.row(key), named=True))
+            else:
+                cached = self._synthetic_node(key)
             if len(self._node_cache) > 50_000:
                 self._node_cache.clear()
             self._node_cache[key] = cached
         return cached
 
-    def _event_node(self, event_id: int) -> Node:
-        values = dict(zip(_SLIM_COLUMNS, self._slim.row(self.row(event_id)), strict=True))
-        cat, name = values["cat"], values["name"]
-        kind = kind_of(cat, name)
+    def _event_node(self, event_id: int, values: dict[str, Any]) -> Node:
+        name, kind = values["name"], values["kind"]
         if kind in GPU_KINDS:
             return Node(
                 key=event_id,
@@ -480,7 +483,7 @@ class TreeModel:
 
     def hottest_path(self) -> list[NodeKey]:
         """The hottest chain from the top: the hottest step (else top node), then hottest children."""
-        tops = (
+        tops: list[NodeKey] = (
             [k for k in self._tops if isinstance(k, int)]
             or [
                 k

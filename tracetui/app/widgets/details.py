@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from textual.content import Content
 
-from tracetui.app.formatting import fmt_bytes, fmt_count, fmt_ns_offset, fmt_si, fmt_us
-from tracetui.app.insight import Insight
-from tracetui.app.tree_model import GPU_KINDS, Node, NodeKey, TreeModel
+from tracetui import formatting as fmt
+from tracetui.views.insight import Insight
+from tracetui.views.tree import GPU_KINDS, Node, NodeKey, TreeModel
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -138,10 +138,10 @@ def _kind_words(node: Node, event: Mapping[str, Any]) -> str:
 
 def _times(out: Lines, trace: Trace, node: Node, event: Mapping[str, Any]) -> None:
     out.heading("Time")
-    out.field("start", fmt_ns_offset(event["start_ns"], trace.t0_ns))
-    out.field("duration", fmt_us(event["dur"]))
+    out.field("start", fmt.offset(event["start_ns"], trace.t0_ns))
+    out.field("duration", fmt.duration(event["dur"]))
     if event.get("cpu_self_us") is not None:
-        out.field("self (CPU)", fmt_us(event["cpu_self_us"]))
+        out.field("self (CPU)", fmt.duration(event["cpu_self_us"]))
 
 
 def _cpu_event(out: Lines, trace: Trace, model: TreeModel, node: Node, event: Mapping[str, Any]) -> None:
@@ -151,16 +151,16 @@ def _cpu_event(out: Lines, trace: Trace, model: TreeModel, node: Node, event: Ma
     elif not model.has_gpu:
         out.line(("  this trace has no GPU activity", LABEL))
     else:
-        out.field("GPU time", fmt_us(node.gpu_us))
-        out.field("kernels", fmt_count(event["kernels"]))
-        out.field("memcpys", fmt_count(event["memcpys"]))
-        out.field("memsets", fmt_count(event["memsets"]))
+        out.field("GPU time", fmt.duration(node.gpu_us))
+        out.field("kernels", fmt.count(event["kernels"]))
+        out.field("memcpys", fmt.count(event["memcpys"]))
+        out.field("memsets", fmt.count(event["memsets"]))
         launched = trace.launched_below(event["id"])
         if launched.height:
             out.heading(f"Launched ({launched.height})")
             for row in launched.head(MAX_LISTED).iter_rows(named=True):
                 out.line(
-                    ("  " + f"{fmt_us(row['dur']):>9} ", LABEL),
+                    ("  " + f"{fmt.duration(row['dur']):>9} ", LABEL),
                     model.node(row["id"]).name,
                 )
             if launched.height > MAX_LISTED:
@@ -194,7 +194,7 @@ def _kernel_config(out: Lines, node: Node, event: Mapping[str, Any]) -> None:
     for column, label in KERNEL_FIELDS:
         value = event.get(column)
         if column in ("shared_memory", "bytes") and value is not None:
-            value = fmt_bytes(value)
+            value = fmt.size(value)
         out.field(label, value)
 
 
@@ -205,14 +205,15 @@ def _roofline(out: Lines, row: Mapping[str, Any] | None) -> None:
     out.heading("Roofline (from the launching op's shapes)")
     out.field("op cost", " ".join(str(v) for v in (row.get("cost_kind"), row.get("cost_dtype")) if v))
     if row.get("flops") is not None:
-        out.field("FLOPs", fmt_si(row["flops"], "FLOP"))
-    out.field("bytes read", fmt_bytes(row.get("bytes_read")))
-    out.field("bytes written", fmt_bytes(row.get("bytes_written")))
-    out.field("intensity", _number(row.get("intensity"), " FLOP/B"))
+        out.field("FLOPs", fmt.si(row["flops"], "FLOP"))
+    out.field("bytes read", fmt.size(row.get("bytes_read")))
+    out.field("bytes written", fmt.size(row.get("bytes_written")))
+    if row.get("intensity") is not None:
+        out.field("intensity", f"{fmt.number(row['intensity'])} FLOP/B")
     out.field("achieved", _rates(row.get("tflops"), row.get("gbs")))
     out.field("device peak", _rates(row.get("peak_tflops"), row.get("peak_gbs")))
     if row.get("roof_fraction") is not None:
-        out.field("of its roof", f"{row['roof_fraction'] * 100:.0f} %")
+        out.field("of its roof", fmt.percent(row["roof_fraction"] * 100))
     if row.get("verdict"):
         out.line(("  " + row["verdict"], KEY))
     for note in row.get("cost_notes") or ():
@@ -223,9 +224,9 @@ def _rates(tflops: float | None, gbs: float | None) -> str:
     """``FLOP/s · B/s`` from TFLOP/s and GB/s, either may be missing."""
     parts = []
     if tflops is not None:
-        parts.append(fmt_si(tflops * 1e12, "FLOP/s"))
+        parts.append(fmt.flops_rate(tflops))
     if gbs is not None:
-        parts.append(fmt_si(gbs * 1e9, "B/s"))
+        parts.append(fmt.byte_rate(gbs))
     return " · ".join(parts)
 
 
@@ -235,11 +236,11 @@ def _verdict(out: Lines, row: Mapping[str, Any] | None) -> None:
         return
     out.heading("Verdict")
     out.line(("  " + row["verdict"], KEY))
-    out.field("GPU busy", _number(row.get("gpu_busy_pct"), " %"))
-    out.field("idle gaps", fmt_count(row.get("idle_gaps")))
-    out.field("largest gap", fmt_us(row.get("largest_gap_us")))
-    out.field("CPU launching", fmt_us(row.get("cpu_launch_us")))
-    out.field("in synchronize", fmt_us(row.get("sync_us")))
+    out.field("GPU busy", fmt.percent(row.get("gpu_busy_pct")))
+    out.field("idle gaps", fmt.count(row.get("idle_gaps")))
+    out.field("largest gap", fmt.duration(row.get("largest_gap_us")))
+    out.field("CPU launching", fmt.duration(row.get("cpu_launch_us")))
+    out.field("in synchronize", fmt.duration(row.get("sync_us")))
 
 
 def _decoded(out: Lines, node: Node) -> None:
@@ -281,7 +282,7 @@ def _ancestors(out: Lines, trace: Trace, model: TreeModel, key: int) -> None:
 def _synthetic(out: Lines, trace: Trace, model: TreeModel, node: Node) -> None:
     kind = {"thread": "thread (synthetic node)", "outside": "synthetic node", "orphans": "synthetic node"}
     out.line((kind.get(node.kind, ""), LABEL))
-    if node.kind == "thread" and node.key[1] is not None:
+    if node.kind == "thread" and isinstance(node.key, tuple) and node.key[1] is not None:
         step = trace.event(node.key[1])["name"]
         out.line(
             (
@@ -293,22 +294,14 @@ def _synthetic(out: Lines, trace: Trace, model: TreeModel, node: Node) -> None:
     if node.kind == "orphans":
         out.line(("  GPU work whose launch call is not in the trace (see the orphans table: o)", LABEL))
     out.heading("Totals")
-    out.field("CPU time", fmt_us(node.cpu_us))
-    out.field("GPU time", fmt_us(node.gpu_us))
-    out.field("kernels", fmt_count(node.kernels))
-    out.field("GPU events", fmt_count(node.gpu_events))
-    out.field("children", fmt_count(len(model.children(node.key))))
+    out.field("CPU time", fmt.duration(node.cpu_us))
+    out.field("GPU time", fmt.duration(node.gpu_us))
+    out.field("kernels", fmt.count(node.kernels))
+    out.field("GPU events", fmt.count(node.gpu_events))
+    out.field("children", fmt.count(len(model.children(node.key))))
     if node.start_ns is not None:
         out.field(
-            "span", f"{fmt_ns_offset(node.start_ns, trace.t0_ns)} – {fmt_ns_offset(node.end_ns, trace.t0_ns)}"
+            "span", f"{fmt.offset(node.start_ns, trace.t0_ns)} – {fmt.offset(node.end_ns, trace.t0_ns)}"
         )
     if node.no_kernel:
         out.line(("  " + NO_KERNEL_REASON["thread"], WARN))
-
-
-def _number(value: Any, unit: str = "") -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, float):
-        return (f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}") + unit
-    return f"{value}{unit}"

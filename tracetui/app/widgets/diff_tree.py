@@ -1,4 +1,4 @@
-"""The comparison's two trees side by side: a Line-API widget over a :class:`DiffModel`.
+"""The comparison's two trees side by side: a Line-API widget over a :class:`PairTree`.
 
 One row per aligned pair: A's node on the left, B's on the right (blank where a side has no
 match), the marker between them. Rows are a flat list of pair ids and depths, text is built only
@@ -16,15 +16,17 @@ from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tracetui.app.diff_model import CHANGED, ONLY_A, ONLY_B, DiffModel, Pair
-from tracetui.app.dispatch_tree import ICONS, MAX_INDENT, ROW_CLASSES, row_css, style_name
-from tracetui.app.formatting import fit, fmt_count, fmt_us, pad
-from tracetui.app.line_style import CachedStyles
-from tracetui.app.row_tree import RowTree, row_bindings
-from tracetui.app.tree_model import Node
+from tracetui import formatting as fmt
+from tracetui.app.widgets.cells import fit, pad
+from tracetui.app.widgets.dispatch_tree import ICONS, MAX_INDENT, ROW_CLASSES, row_css, style_name
+from tracetui.app.widgets.line_style import CachedStyles
+from tracetui.app.widgets.row_tree import RowTree, row_bindings
+from tracetui.compare.pair_tree import CHANGED, ONLY_A, ONLY_B, Pair, PairTree
+from tracetui.views.tree import Node
 
 GPU_WIDTH = 9
 KERNELS_WIDTH = 7
@@ -89,10 +91,12 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
             self.tree = tree
             self.pid = pid
 
+    side: var[str] = var("a", init=False)
+    """The active side, ``a`` or ``b``: the details and ``e`` follow it."""
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.model: DiffModel | None = None
-        self.side = "a"
+        self.model: PairTree | None = None
         self.titles = ("A", "B")
         self._init_rows()
 
@@ -106,7 +110,7 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
         self.post_message(self.CursorMoved(self, key))
 
     # ---- state ------------------------------------------------------------------------------
-    def set_model(self, model: DiffModel, path: list[int], titles: tuple[str, str]) -> None:
+    def set_model(self, model: PairTree, path: list[int], titles: tuple[str, str]) -> None:
         """Show ``model`` with ``path`` expanded and the cursor at its end."""
         self.model = model
         self.titles = titles
@@ -127,16 +131,14 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
         self._set_cursor(index, center=True, force_message=True)
         return True
 
-    # ---- cursor ---------------------------------------------------------------------------------
-    def select_row(self, index: int) -> None:
-        """Put the cursor on the shown row ``index``."""
-        self._set_cursor(index, center=True)
-
+    # ---- side -----------------------------------------------------------------------------------
     def action_switch_side(self) -> None:
         """Make the other side (A or B) the active one."""
         self.side = "b" if self.side == "a" else "a"
+
+    def watch_side(self) -> None:
         self._refresh_all()
-        self.post_message(self.CursorMoved(self, self.cursor_key))
+        self.post_message(self.CursorMoved(self, self.cursor_key))  # the details follow the side
 
     # ---- mouse ------------------------------------------------------------------------------------
     async def _on_click(self, event: events.Click) -> None:
@@ -147,12 +149,9 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
         if not 0 <= index < len(self._rows):
             return
         left, _ = self._halves(self.scrollable_content_region.width)
-        side = "a" if offset.x < left else "b" if offset.x >= left + GUTTER else self.side
-        if side != self.side:
-            self.side = side
-            self._refresh_all()
+        self.side = "a" if offset.x < left else "b" if offset.x >= left + GUTTER else self.side
         if index == self._cursor:
-            self.action_toggle()
+            self.action_toggle_row()
         self._set_cursor(index, force_message=True)
 
     # ---- rendering -------------------------------------------------------------------------------
@@ -271,7 +270,7 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
             gap = sum(size + 1 for _, size in columns)
             return [Segment(pad("no kernel", gap, "right"), self._style("no-kernel"))]
         changed = self._changed(pair)
-        values = {"GPU": fmt_us(node.gpu_us), "kernels": fmt_count(node.kernels)}
+        values = {"GPU": fmt.duration(node.gpu_us), "kernels": fmt.count(node.kernels)}
         segments = []
         for title, size in columns:
             style = self.component("diff-tree--changed") if title in changed else number
@@ -282,13 +281,3 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
         if pair.status != CHANGED or self.model is None:
             return frozenset()
         return self.model.changed(pair.id)
-
-    # ---- plain data (tests, debugging) ------------------------------------------------------------
-    def rows_as_data(self) -> list[tuple[str, str, str]]:
-        """Every shown row as ``(marker, A's label, B's label)``."""
-        assert self.model is not None
-        return self.model.rows(self._rows)
-
-    def cursor_as_data(self) -> tuple[str, str, str] | None:
-        pid = self.cursor_key
-        return None if pid is None or self.model is None else self.model.rows([pid])[0]

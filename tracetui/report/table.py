@@ -1,4 +1,5 @@
-"""Number formats and the compact table style shared by the summary, diff and check reports."""
+"""The compact rich table shared by the summary, diff and check reports (numbers are written by
+:mod:`tracetui.formatting`)."""
 
 from __future__ import annotations
 
@@ -12,41 +13,7 @@ if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
 Cell = str | Text
-
-
-def us(value: float | None) -> str:
-    """``233.7 µs`` below a millisecond, ``12.50 ms`` above; ``-`` for a missing value."""
-    if value is None:
-        return "-"
-    return f"{value / 1000:.2f} ms" if abs(value) >= 1000 else f"{value:.1f} µs"
-
-
-def ms(value: float | None) -> str:
-    """``1.575 ms``; ``-`` for a missing value."""
-    return "-" if value is None else f"{value / 1000:,.3f} ms"
-
-
-def count(value: float | None) -> str:
-    """``5``, ``2.33``; ``-`` for a missing value."""
-    if value is None:
-        return "-"
-    return str(int(value)) if float(value).is_integer() else f"{value:,.2f}"
-
-
-def pct(value: float | None) -> str:
-    """``45%`` from a percentage; ``-`` for a missing value."""
-    return "-" if value is None else f"{value:.0f}%"
-
-
-def change(before: float | None, after: float | None, unit: str = "") -> str:
-    """``-27.2 µs (-11.7%)``, ``-1``, or an empty string when nothing changed or a side is missing."""
-    if before is None or after is None or before == after:
-        return ""
-    diff = after - before
-    if unit == "µs":
-        text = ("+" if diff > 0 else "") + us(diff)
-        return text + (f" ({100.0 * diff / before:+.1f}%)" if before else "")
-    return ("+" if diff > 0 else "") + count(diff)
+MISSING = "-"  # a number a report has no value for (the formatters write "" for it)
 
 
 def nums(*headers: str) -> list[tuple[str, str]]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
+from tracetui.trace.stats import merged_intervals
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -108,7 +109,7 @@ def lanes(trace: Trace, window: Window) -> list[Lane]:
         ((pl.col("kind") == "cpu") & pl.col("cat").is_in(CPU_WORK))
         | ((pl.col("kind") == "gpu") & pl.col("cat").is_in(GPU_WORK))
     ).sort("track", "start_ns", "end_ns")
-    merged = _merge(located)
+    merged = merged_intervals(located, "track")
     result = []
     for (track,), group in merged.group_by("track", maintain_order=True):
         info = tracks.row(by_predicate=pl.col("track") == track, named=True)
@@ -127,25 +128,6 @@ def lanes(trace: Trace, window: Window) -> list[Lane]:
     cpu = [lane for lane in result if lane.kind == "cpu"]
     gpu = [lane for lane in result if lane.kind == "gpu"]
     return (cpu[: MAX_LANES // 2] + gpu)[:MAX_LANES] if len(cpu) + len(gpu) > MAX_LANES else cpu + gpu
-
-
-def _merge(intervals: pl.DataFrame) -> pl.DataFrame:
-    """Union of ``[start_ns, end_ns)`` per track, sorted."""
-    if intervals.is_empty():
-        return intervals.select("track", "start_ns", "end_ns")
-    reach = pl.col("end_ns").cum_max().shift(1).over("track")
-    return (
-        intervals.with_columns(reach=reach)
-        .with_columns(
-            segment=(pl.col("reach").is_null() | (pl.col("start_ns") > pl.col("reach")))
-            .cum_sum()
-            .over("track")
-        )
-        .group_by("track", "segment", maintain_order=True)
-        .agg(pl.col("start_ns").min(), pl.col("end_ns").max())
-        .sort("track", "start_ns")
-        .select("track", "start_ns", "end_ns")
-    )
 
 
 def window_for(trace: Trace, step_id: int | None) -> Window:

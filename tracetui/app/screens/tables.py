@@ -16,8 +16,9 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from tracetui.app.table_view import TableState, TableView
-from tracetui.app.tables import TableSpec
+from tracetui import formatting as fmt
+from tracetui.app.widgets.table_view import TableState, TableView
+from tracetui.views.tables import TableSpec
 
 ORDER = ("ops", "kernels", "annotations", "steps", "anomalies", "orphans")
 HINT = "←/→ column · s sort (again: reverse) · Enter: go to the first, then next, occurrence · Esc back"
@@ -81,7 +82,8 @@ class TablesScreen(Screen[tuple[str, dict[str, Any]] | None]):
 
     def _tab_labels(self) -> list[str]:
         return [
-            f" {n} {self.tables[k].title} ({self.tables[k].frame.height:,}) " for n, k in enumerate(ORDER, 1)
+            f" {n} {self.tables[k].title} ({fmt.count(self.tables[k].frame.height)}) "
+            for n, k in enumerate(ORDER, 1)
         ]
 
     def _draw_tabs(self) -> None:

@@ -40,13 +40,13 @@ def cursor_bindings(prefix: str) -> list[Binding]:
     ]
 
 
-def row_bindings(prefix: str, expand_tooltip: str | None = None) -> list[Binding]:
+def row_bindings(prefix: str, expand_tooltip: str = "") -> list[Binding]:
     """The cursor and expand/collapse keys of a tree, with ids under ``prefix``."""
     return [
         *cursor_bindings(prefix),
         Binding("right", "expand", "Expand", show=False, id=f"{prefix}.expand", tooltip=expand_tooltip),
         Binding("left", "collapse", "Collapse / parent", show=False, id=f"{prefix}.collapse"),
-        Binding("enter,space", "toggle", "Toggle", show=False, id=f"{prefix}.toggle"),
+        Binding("enter,space", "toggle_row", "Toggle", show=False, id=f"{prefix}.toggle"),
     ]
 
 
@@ -250,7 +250,8 @@ class RowTree(_Base, Generic[K]):
         if index >= 0:
             self._set_cursor(index)
 
-    def action_toggle(self) -> None:
+    def action_toggle_row(self) -> None:
+        """Expand or collapse the cursor's row (not Textual's ``toggle``, which flips an attribute)."""
         if not self._rows:
             return
         if self._rows[self._cursor] in self._expanded:

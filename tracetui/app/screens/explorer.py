@@ -2,36 +2,52 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any, ClassVar
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, cast
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
+from textual.reactive import var
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
-from tracetui.app.dispatch_tree import DispatchTree
-from tracetui.app.expect_panel import Checks, ExpectPanel
-from tracetui.app.insight import Insight, load_insight
 from tracetui.app.messages import DetailsReady, FindReady, ModelReady, Search, TablesReady, TimelineReady
-from tracetui.app.node_details import describe
-from tracetui.app.tables import TableSpec, build_tables
-from tracetui.app.tables_screen import TablesScreen
-from tracetui.app.timeline import Timeline
-from tracetui.app.timeline_model import Lane, Window, lanes, window_for
-from tracetui.app.trace_header import TraceHeader
-from tracetui.app.tree_model import GPU_KINDS, NodeKey, TreeModel, TreeOptions
+from tracetui.app.screens.tables import TablesScreen
+from tracetui.app.widgets.details import describe
+from tracetui.app.widgets.dispatch_tree import DispatchTree
+from tracetui.app.widgets.expect_panel import Checks, ExpectPanel
+from tracetui.app.widgets.timeline import Timeline
+from tracetui.app.widgets.trace_header import TraceHeader
 from tracetui.trace import Trace
+from tracetui.trace.stats import merged_intervals
+from tracetui.views.insight import Insight, load_insight
+from tracetui.views.tables import TableSpec, build_tables
+from tracetui.views.timeline import Lane, Window, lanes, window_for
+from tracetui.views.tree import GPU_KINDS, NodeKey, TreeModel, TreeOptions
 
 DETAILS_DELAY = 0.08  # s: the details pane waits for the cursor to rest this long
+KEYS_HINT = "? help · / find · e expand chain · g go to op · t tables · k kernels only · p python"
+
+
+@dataclass(frozen=True)
+class Matches:
+    """What ``n`` / ``N`` walk through: a search, its matches in tree order, the one shown (-1: none)."""
+
+    search: Search | None = None
+    ids: tuple[int, ...] = ()
+    index: int = -1
 
 
 class ExplorerScreen(Screen[None]):
-    """Walk dispatch chains; see what each op launched."""
+    """Walk dispatch chains; see what each op launched.
+
+    The tree's model (its filters), the matches of a search and whether a rebuild is running are
+    reactive: the status line is computed from them (:meth:`compute_status`), never set by hand.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -110,12 +126,17 @@ class ExplorerScreen(Screen[None]):
         ),
     ]
 
+    model: var[TreeModel] = var(cast(TreeModel, None), init=False)  # set in __init__
+    matches: var[Matches] = var(Matches(), init=False)
+    rebuilding: var[bool] = var(False, init=False)
+    status: var[Content] = var(Content(""))
+
     def __init__(
         self, trace: Trace, model: TreeModel, *, sample: bool = False, checks: Checks | None = None
     ) -> None:
         super().__init__()
         self.trace = trace
-        self.model = model
+        self.set_reactive(ExplorerScreen.model, model)
         self.sample = sample
         self.checks = checks
         self.tables: dict[str, TableSpec] | None = None
@@ -123,9 +144,6 @@ class ExplorerScreen(Screen[None]):
         self._details_timer: Timer | None = None
         self._window_key: tuple[str, Any] | None = None
         self._zoomed = False
-        self._search: Search | None = None
-        self._matches: list[int] = []
-        self._match_index = -1
         self._pending_table: str | None = None
         self._pending: set[str] = set()
         self._names: list[tuple[str, str, int]] | None = None
@@ -146,7 +164,7 @@ class ExplorerScreen(Screen[None]):
         yield Footer()
 
     @property
-    def tree(self) -> DispatchTree:
+    def dispatch_tree(self) -> DispatchTree:
         return self.query_one(DispatchTree)
 
     @property
@@ -156,9 +174,8 @@ class ExplorerScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#details-pane").border_title = "details"
-        self.tree.set_model(self.model, initial=True)
-        self.tree.focus()
-        self._update_status()
+        self.dispatch_tree.set_model(self.model, initial=True)
+        self.dispatch_tree.focus()
         self._pending.add("tables")
         # After the first frame: the tables' worker would compete with drawing the tree.
         self.call_after_refresh(self.compute_tables)
@@ -182,7 +199,7 @@ class ExplorerScreen(Screen[None]):
 
     def _show_details(self) -> None:
         self._details_timer = None
-        key = self.tree.cursor_key
+        key = self.dispatch_tree.cursor_key
         if key is not None:
             self._pending.add("details")
             self.load_details(key, self.model)
@@ -193,16 +210,14 @@ class ExplorerScreen(Screen[None]):
         launched = None
         node = model.node(key)
         if isinstance(key, int) and node.kind not in GPU_KINDS and node.gpu_events:
-            work_rows = self.trace.launched_below(key).drop_nulls("start_ns").sort("start_ns")
-            launched = Lane(
-                "launched", "gpu", *_merged(work_rows["start_ns"].to_list(), work_rows["end_ns"].to_list())
-            )
+            busy = merged_intervals(self.trace.launched_below(key))
+            launched = Lane("launched", "gpu", busy["start_ns"].to_list(), busy["end_ns"].to_list())
         elif node.kind in GPU_KINDS and node.start_ns is not None:
             launched = Lane("launched", "gpu", [node.start_ns], [node.end_ns or node.start_ns])
         self.post_message(DetailsReady(key, content, launched))
 
     def on_details_ready(self, message: DetailsReady) -> None:
-        if message.key != self.tree.cursor_key:
+        if message.key != self.dispatch_tree.cursor_key:
             return
         self._pending.discard("details")
         self.query_one("#details", Static).update(message.content)
@@ -231,12 +246,12 @@ class ExplorerScreen(Screen[None]):
         self.query_one(Timeline).set_window(message.window, message.lanes)
 
     def on_timeline_block_clicked(self, message: Timeline.BlockClicked) -> None:
-        if not self.tree.reveal_event(message.event_id):
+        if not self.dispatch_tree.reveal_event(message.event_id):
             self.notify("That GPU work is hidden by the current filters.", severity="warning", timeout=3)
 
     def action_zoom(self) -> None:
         """Timeline: zoom to the selected node's span; again: back to its step."""
-        node = self.tree.cursor_node
+        node = self.dispatch_tree.cursor_node
         if self._zoomed or node is None or node.start_ns is None:
             self._zoomed = False
             self._window_key = None
@@ -269,7 +284,7 @@ class ExplorerScreen(Screen[None]):
             panel.focus()
         elif panel.has_focus:
             panel.display = False
-            self.tree.focus()
+            self.dispatch_tree.focus()
         else:
             panel.focus()
 
@@ -277,13 +292,13 @@ class ExplorerScreen(Screen[None]):
         event_id = message.result.event_id
         if event_id is None:
             self.notify("This check counts the whole trace: there is no one node to go to.", timeout=3)
-        elif self.tree.reveal_event(event_id):
-            self.tree.focus()
+        elif self.dispatch_tree.reveal_event(event_id):
+            self.dispatch_tree.focus()
         else:
             self.notify("That node is hidden by the current filters.", severity="warning", timeout=3)
 
     def on_expect_panel_left(self, _: ExpectPanel.Left) -> None:
-        self.tree.focus()
+        self.dispatch_tree.focus()
 
     # ---- filters --------------------------------------------------------------------------------------
     def action_toggle_kernels_only(self) -> None:
@@ -304,7 +319,7 @@ class ExplorerScreen(Screen[None]):
         self._rebuild(replace(self.model.options, name_filter=event.value.strip()))
 
     def _rebuild(self, options: TreeOptions) -> None:
-        self.query_one("#status", Static).update(Content.styled(" applying filters …", "$text-muted"))
+        self.rebuilding = True
         self._pending.add("model")
         self.build_model(options)
 
@@ -315,15 +330,18 @@ class ExplorerScreen(Screen[None]):
     def on_model_ready(self, message: ModelReady) -> None:
         self._pending.discard("model")
         self.model = message.model
-        self.tree.set_model(self.model)
-        if self._search is not None:
-            self.start_find(self._search)
-        self._update_status()
+        self.rebuilding = False
+
+    def watch_model(self, model: TreeModel) -> None:
+        self.dispatch_tree.set_model(model)
+        if self.matches.search is not None:
+            self.start_find(self.matches.search)
 
     # ---- find -----------------------------------------------------------------------------------------
     def action_find(self) -> None:
         field = self.query_one("#find-input", Input)
-        field.value = self._search.query if self._search is not None and not self._search.exact else ""
+        search = self.matches.search
+        field.value = search.query if search is not None and not search.exact else ""
         field.display = True
         field.focus()
 
@@ -343,7 +361,7 @@ class ExplorerScreen(Screen[None]):
 
     def _close_input(self, field: Input) -> None:
         field.display = False
-        self.tree.focus()
+        self.dispatch_tree.focus()
 
     def start_find(self, search: Search, *, jump: bool = False) -> None:
         """Search in a worker; ``jump``: then go to the first match."""
@@ -370,29 +388,32 @@ class ExplorerScreen(Screen[None]):
                 )
 
     def _set_matches(self, search: Search | None, matches: list[int]) -> None:
-        self._search, self._matches = search, matches
-        self._match_index = -1
-        self.tree.set_find_query(search.query if search is not None and not search.exact else "")
-        self._update_status()
+        self.matches = Matches(search, tuple(matches))
+
+    def watch_matches(self, old: Matches, new: Matches) -> None:
+        if new.search != old.search:
+            search = new.search
+            self.dispatch_tree.find_query = search.query if search is not None and not search.exact else ""
 
     def _go_to_match(self, index: int) -> None:
-        if not self._matches:
+        matches = self.matches
+        if not matches.ids:
             self.notify("Nothing to go to: / finds a name.", timeout=3)
             return
-        count = len(self._matches)
+        count = len(matches.ids)
         for attempt in range(count):
-            candidate = (index + attempt) % count if index >= self._match_index else (index - attempt) % count
-            if self.tree.reveal_event(self._matches[candidate]):
-                self._match_index = candidate
-                self._update_status()
+            candidate = (index + attempt) % count if index >= matches.index else (index - attempt) % count
+            if self.dispatch_tree.reveal_event(matches.ids[candidate]):
+                self.matches = replace(matches, index=candidate)
                 return
         self.notify("Every match is hidden by the current filters.", severity="warning", timeout=3)
 
     def action_find_next(self) -> None:
-        self._go_to_match(self._match_index + 1)
+        self._go_to_match(self.matches.index + 1)
 
     def action_find_previous(self) -> None:
-        self._go_to_match(self._match_index - 1 if self._match_index > 0 else len(self._matches) - 1)
+        index = self.matches.index
+        self._go_to_match(index - 1 if index > 0 else len(self.matches.ids) - 1)
 
     def jump_to_name(self, name: str, kind: str) -> None:
         """Go to the first occurrence of an exact name (the command palette's name search)."""
@@ -441,49 +462,36 @@ class ExplorerScreen(Screen[None]):
         spec = self.tables[table]
         how, target = spec.targets(row)
         if how == "id":
-            if not self.tree.reveal_event(int(target)):
+            if not self.dispatch_tree.reveal_event(int(target)):
                 self.notify("That event is hidden by the current filters.", severity="warning", timeout=3)
             return
         search = Search(str(target), f"{spec.title.lower()} occurrences", exact=True, cats=spec.cats)
-        if search == self._search and self._matches:
-            self._go_to_match(self._match_index + 1)
+        if search == self.matches.search and self.matches.ids:
+            self._go_to_match(self.matches.index + 1)
             return
         self._set_matches(search, self.model.find(search.query, exact=True, cats=search.cats))
         self._go_to_match(0)
 
     # ---- status --------------------------------------------------------------------------------------
-    def _update_status(self) -> None:
+    def compute_status(self) -> Content:
+        """The status line: a running rebuild, else the filters and the search with its position."""
+        if self.rebuilding:
+            return Content.styled(" applying filters …", "$text-muted")
         parts: list[str | tuple[str, str]] = []
         filters = self.model.options.describe()
         if filters:
             parts += [("filters: ", "$text-muted"), (", ".join(filters), "$text-warning"), "   "]
-        if self._search is not None:
-            count = len(self._matches)
-            position = f"{self._match_index + 1}/{count}" if self._match_index >= 0 else f"{count} found"
+        matches = self.matches
+        if matches.search is not None:
+            count = len(matches.ids)
+            position = f"{matches.index + 1}/{count}" if matches.index >= 0 else f"{count} found"
             parts += [
-                (f"{self._search.label}: ", "$text-muted"),
-                self._search.query,
+                (f"{matches.search.label}: ", "$text-muted"),
+                matches.search.query,
                 (f"  {position}", "bold"),
             ]
             parts += [("   n / N: next / previous", "$text-muted")]
-        if not parts:
-            parts = [
-                (
-                    "? help · / find · e expand chain · g go to op · t tables · k kernels only · p python",
-                    "$text-muted",
-                )
-            ]
-        self.query_one("#status", Static).update(Content.assemble(" ", *parts))
+        return Content.assemble(" ", *(parts or [(KEYS_HINT, "$text-muted")]))
 
-
-def _merged(starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
-    """Union of sorted intervals."""
-    out_starts: list[int] = []
-    out_ends: list[int] = []
-    for start, end in zip(starts, ends, strict=True):
-        if out_ends and start <= out_ends[-1]:
-            out_ends[-1] = max(out_ends[-1], end)
-        else:
-            out_starts.append(start)
-            out_ends.append(end)
-    return out_starts, out_ends
+    def watch_status(self, status: Content) -> None:
+        self.query_one("#status", Static).update(status)

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 from textual.content import Content
 from textual.widgets import Static
 
-from tracetui.app.formatting import fmt_count
+from tracetui import formatting as fmt
 
 if TYPE_CHECKING:
-    from tracetui.app.expect_panel import Checks
+    from tracetui.app.widgets.expect_panel import Checks
     from tracetui.trace import Trace
 
 
@@ -36,7 +36,7 @@ def header_content(trace: Trace, *, sample: bool = False, checks: Checks | None 
         ("  ·  ", "$text-muted"),
         trace.format,
         ("  ·  ", "$text-muted"),
-        f"{fmt_count(trace.event_count)} events",
+        f"{fmt.count(trace.event_count)} events",
     ]
     if checks is not None:
         style = "bold $text-success" if checks.passed == checks.total else "bold $text-error"

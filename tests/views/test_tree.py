@@ -8,7 +8,7 @@ import pytest
 
 import tracetui
 from tests.app.conftest import fixture
-from tracetui.app.tree_model import ORPHANS, OUTSIDE, TreeModel, TreeOptions
+from tracetui.views.tree import ORPHANS, OUTSIDE, TreeModel, TreeOptions
 
 
 @pytest.fixture(scope="module")
@@ -155,3 +155,31 @@ def test_deep_stack_is_walked_without_recursion(deep_path: Path) -> None:
     assert len(path) == 3004 and model.node(path[-1]).full_name == "deep_gemm_kernel"
     assert model.path_to(path[-1]) == path
     assert sum(1 for _ in model.walk(path[0])) == 3003
+
+
+def test_one_definition_of_a_step(tmp_path: Path) -> None:
+    """``ProfilerStep#`` and ASCII digits, in every reader: the tree's kinds, the steps table and the
+    comparison's match keys. ``ProfilerStep#٣`` (an Arabic-Indic digit) is an annotation; it used to
+    pass the loader's step test and then fail to parse as a step number (an internal error)."""
+    from tests.app.synthetic import op, write
+    from tracetui.compare.match_keys import MatchKeys, name_codes
+
+    events = [
+        op("ProfilerStep#٣", 0, 10, cat="user_annotation"),
+        op("ProfilerStep#7", 20, 10, cat="user_annotation"),
+        op("ProfilerStep#8x", 40, 10, cat="user_annotation"),
+        op("aten::mm", 21, 5),
+    ]
+    trace = tracetui.load(write(tmp_path / "steps.json", events))
+    assert trace.steps.select("name", "step").rows() == [("ProfilerStep#7", 7)]
+    assert trace.annotations["name"].to_list() == ["ProfilerStep#٣", "ProfilerStep#8x"]
+    model = TreeModel(trace)
+    kinds = {model.node(k).name: model.node(k).kind for k in trace.events["id"].to_list()}
+    assert kinds == {
+        "ProfilerStep#٣": "annotation",
+        "ProfilerStep#7": "step",
+        "ProfilerStep#8x": "annotation",
+        "aten::mm": "op",
+    }
+    keys = MatchKeys(model, name_codes(model))
+    assert {trace.event(k)["name"]: keys.key(k)[0] for k in trace.events["id"].to_list()} == kinds

@@ -12,12 +12,12 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from tracetui.app.diff_model import CHANGED, ONLY_A, ONLY_B, STATUS_WORDS, DiffModel
-from tracetui.app.diff_tree import DiffTree
-from tracetui.app.dispatch_tree import ICONS
-from tracetui.app.formatting import fmt_count, fmt_us
+from tracetui import formatting as fmt
 from tracetui.app.messages import DifferenceFound
-from tracetui.app.tree_model import Node
+from tracetui.app.widgets.diff_tree import DiffTree
+from tracetui.app.widgets.dispatch_tree import ICONS
+from tracetui.compare.pair_tree import CHANGED, ONLY_A, ONLY_B, STATUS_WORDS, PairTree
+from tracetui.views.tree import Node
 
 MARKER_STYLES = {ONLY_A: "bold $text-error", ONLY_B: "bold $text-success", CHANGED: "bold $text-warning"}
 HINT = "Tab: side · n / N: next / previous difference · e: expand chain · ← →: collapse / expand · ? keys"
@@ -46,11 +46,11 @@ def _side_line(letter: str, node: Node | None, active: bool) -> Content:
     label = (f" {letter} ", "bold reverse $text-accent" if active else "bold $text-muted")
     if node is None:
         return Content.assemble(label, " ", ("—", "$text-muted"))
-    numbers = [f"GPU {fmt_us(node.gpu_us)}" if node.gpu_us is not None else ""]
+    numbers = [f"GPU {fmt.duration(node.gpu_us)}" if node.gpu_us is not None else ""]
     if node.kernels is not None:
-        numbers.append(f"{fmt_count(node.kernels)} kernel{'s' if node.kernels != 1 else ''}")
+        numbers.append(f"{fmt.count(node.kernels)} kernel{'s' if node.kernels != 1 else ''}")
     if node.cpu_us is not None:
-        numbers.append(f"CPU {fmt_us(node.cpu_us)}")
+        numbers.append(f"CPU {fmt.duration(node.cpu_us)}")
     if node.where:
         numbers.append(node.where)
     return Content.assemble(
@@ -62,20 +62,25 @@ def _side_line(letter: str, node: Node | None, active: bool) -> Content:
     )
 
 
-def pair_content(model: DiffModel, pid: int, side: str) -> Content:
+def pair_content(model: PairTree, pid: int, side: str) -> Content:
     """Three lines for the cursor's pair: its status and what changed, then A's and B's node."""
     pair = model.pair(pid)
     a, b = model.nodes(pid)
-    status = [(f" {pair.marker} ", MARKER_STYLES.get(pair.status, "")), STATUS_WORDS[pair.status]]
+    status: list[str | tuple[str, str]] = [
+        (f" {pair.marker} ", MARKER_STYLES.get(pair.status, "")),
+        STATUS_WORDS[pair.status],
+    ]
     if a is not None and b is not None and pair.status == CHANGED:
-        changes = []
+        changes: list[str] = []
         if (a.kernels or 0) != (b.kernels or 0):
-            changes.append(f"kernels {fmt_count(a.kernels or 0)} → {fmt_count(b.kernels or 0)}")
+            changes.append(f"kernels {fmt.count(a.kernels or 0)} → {fmt.count(b.kernels or 0)}")
         if (a.gpu_events or 0) != (b.gpu_events or 0):
-            changes.append(f"GPU events {fmt_count(a.gpu_events or 0)} → {fmt_count(b.gpu_events or 0)}")
+            changes.append(f"GPU events {fmt.count(a.gpu_events or 0)} → {fmt.count(b.gpu_events or 0)}")
         ga, gb = a.gpu_us or 0.0, b.gpu_us or 0.0
-        pct = f" ({100 * (gb - ga) / ga:+.1f} %)" if ga else ""
-        changes.append(f"GPU {fmt_us(ga)} → {fmt_us(gb)}{pct}")
+        relative = fmt.percent_change(ga, gb)
+        changes.append(
+            f"GPU {fmt.duration(ga)} → {fmt.duration(gb)}" + (f" ({relative})" if relative else "")
+        )
         status.append(": " + ", ".join(changes))
     elif pair.opened:
         status.append(" (shown open: its children line up with the other side)")
@@ -98,7 +103,7 @@ class DiffScreen(Screen[None]):
         Binding("N", "previous_difference", "Previous difference", show=False, id="diff.previous"),
     ]
 
-    def __init__(self, data: dict[str, Any], model: DiffModel) -> None:
+    def __init__(self, data: dict[str, Any], model: PairTree) -> None:
         super().__init__()
         self.data = data
         self.model = model
@@ -112,7 +117,7 @@ class DiffScreen(Screen[None]):
         yield Footer()
 
     @property
-    def tree(self) -> DiffTree:
+    def diff_tree(self) -> DiffTree:
         return self.query_one(DiffTree)
 
     @property
@@ -122,14 +127,14 @@ class DiffScreen(Screen[None]):
 
     def on_mount(self) -> None:
         titles = (Path(self.data["a"]["name"]).name, Path(self.data["b"]["name"]).name)
-        self.tree.set_model(self.model, self.model.hottest_path(), titles)
-        self.tree.focus()
+        self.diff_tree.set_model(self.model, self.model.hottest_path(), titles)
+        self.diff_tree.focus()
 
     @on(DiffTree.CursorMoved)
     def _cursor_moved(self, event: DiffTree.CursorMoved) -> None:
         details = self.query_one("#diff-details", Static)
         details.update(
-            Content("") if event.pid is None else pair_content(self.model, event.pid, self.tree.side)
+            Content("") if event.pid is None else pair_content(self.model, event.pid, self.diff_tree.side)
         )
 
     # ---- differences ----------------------------------------------------------------------------
@@ -141,7 +146,7 @@ class DiffScreen(Screen[None]):
 
     def _find(self, *, backwards: bool) -> None:
         self._pending.add("find")
-        self.find_difference(self.tree.cursor_key, backwards)
+        self.find_difference(self.diff_tree.cursor_key, backwards)
 
     @work(thread=True, exclusive=True, group="diff-find")
     def find_difference(self, start: int | None, backwards: bool) -> None:
@@ -153,6 +158,6 @@ class DiffScreen(Screen[None]):
         if message.pid is None:
             self.notify("The two traces show no difference.", timeout=3)
             return
-        self.tree.reveal(self.model.path_of(message.pid))
+        self.diff_tree.reveal(self.model.path_of(message.pid))
         if message.wrapped:
             self.notify("Searched past the end: back at the other end.", timeout=2)

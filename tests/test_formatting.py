@@ -1,0 +1,137 @@
+"""The one formatter every surface writes numbers with: units, separators, rounding, and the polars
+twins that write the same text over whole columns."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tracetui import formatting as fmt
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.mark.parametrize(
+    ("us", "text"),
+    [
+        (0, "0.0 µs"),
+        (0.004, "0.00 µs"),
+        (3.256, "3.26 µs"),
+        (9.994, "9.99 µs"),
+        (9.996, "10.0 µs"),  # the unit's step where the rounded text reaches it, not before
+        (56.38, "56.4 µs"),
+        (999.94, "999.9 µs"),
+        (999.96, "1.00 ms"),
+        (1234.5, "1.23 ms"),
+        (345_195.0, "345.20 ms"),
+        (999_996, "1.00 s"),
+        (2_500_000, "2.50 s"),
+        (1_234_567_890, "1,234.57 s"),
+        (-27.2, "-27.2 µs"),
+        (None, ""),
+    ],
+)
+def test_durations_pick_their_unit(us: float | None, text: str) -> None:
+    assert fmt.duration(us) == text
+
+
+def test_counts_percentages_and_changes() -> None:
+    assert fmt.count(1234567) == "1,234,567" and fmt.count(2.0) == "2" and fmt.count(None) == ""
+    assert fmt.count(7 / 3) == "2.33" and fmt.count(1234.5) == "1,234.50"
+    assert fmt.percent(44.5) == "45%" and fmt.percent(99.4) == "99%" and fmt.percent(1234) == "1,234%"
+    assert fmt.signed_percent(11.74) == "+11.7%" and fmt.signed_percent(-3) == "-3.0%"
+    assert fmt.duration_change(233.7, 206.5) == "-27.2 µs (-11.6%)"
+    assert fmt.duration_change(1000.0, 3500.0) == "+2.50 ms (+250.0%)"
+    assert fmt.duration_change(5.0, 5.0) == "" and fmt.duration_change(None, 5.0) == ""
+    assert fmt.count_change(5, 4) == "-1" and fmt.count_change(2, 4) == "+2" and fmt.count_change(1, 1) == ""
+    assert fmt.percent_change(0.0, 4.0) == ""  # no base to compare with
+
+
+def test_sizes_quantities_and_offsets() -> None:
+    assert fmt.size(213188) == "208.2 KiB" and fmt.size(512) == "512 B"
+    assert fmt.size(3 * 2**40) == "3,072.0 GiB"
+    assert fmt.si(38_654_705_664, "FLOP") == "38.7 GFLOP" and fmt.si(655_360, "FLOP") == "655 kFLOP"
+    assert fmt.si(12.5, "B") == "12.5 B" and fmt.si(999.6e9, "FLOP") == "1,000 GFLOP"
+    assert fmt.offset(1_234_567_890 + 5, 5) == "1,234.568 ms" and fmt.offset(None, 0) == ""
+
+
+@pytest.mark.parametrize(
+    ("value", "bytes_text", "flops_text"),
+    [
+        (4037.3, "4.04 TB/s", "4,037 TFLOP/s"),
+        (3900.0, "3.90 TB/s", "3,900 TFLOP/s"),
+        (500.0, "500 GB/s", "500 TFLOP/s"),
+        (99.4, "99.4 GB/s", "99.4 TFLOP/s"),
+        (12.345, "12.3 GB/s", "12.3 TFLOP/s"),
+        (9.994, "9.99 GB/s", "9.99 TFLOP/s"),
+        (0.5, "0.50 GB/s", "500 GFLOP/s"),
+    ],
+)
+def test_rates(value: float, bytes_text: str, flops_text: str) -> None:
+    assert fmt.byte_rate(value) == bytes_text
+    assert fmt.flops_rate(value) == flops_text
+
+
+FINITE = st.floats(min_value=-1e12, max_value=1e12, allow_nan=False)
+EDGES = st.sampled_from([0.0, 9.995, 999.95, 999_995.0, 99.5, 0.5, 1e-9, float("nan"), float("inf")])
+
+
+@given(st.lists(st.one_of(FINITE, EDGES, st.none()), min_size=1, max_size=40))
+def test_polars_twins_write_the_same_text(values: list[float | None]) -> None:
+    column = pl.DataFrame({"v": values}, schema={"v": pl.Float64})
+    out = column.select(
+        duration=fmt.duration_expr(pl.col("v")),
+        percent=fmt.percent_expr(pl.col("v")),
+        number=fmt.number_expr(pl.col("v")),
+        flops=fmt.flops_rate_expr(pl.col("v")),
+        bytes=fmt.byte_rate_expr(pl.col("v")),
+    )
+    for value, row in zip(values, out.iter_rows(named=True), strict=True):
+        if value is None:
+            assert set(row.values()) == {None}
+            continue
+        assert row["duration"] == fmt.duration(value)
+        assert row["percent"] == fmt.percent(value)
+        assert row["number"] == fmt.number(value)
+        assert row["flops"] == fmt.flops_rate(value)
+        assert row["bytes"] == fmt.byte_rate(value)
+
+
+def test_one_value_reads_the_same_on_every_surface() -> None:
+    """A step's CPU span and GPU busy time, as the tree row, the details pane, the steps table and the
+    summary write them: one text, from one formatter."""
+    from rich.console import Console
+
+    import tracetui
+    from tracetui.app.widgets.details import describe
+    from tracetui.report.summary import summary_renderable
+    from tracetui.report.summary_data import summary_data
+    from tracetui.views.insight import load_insight
+    from tracetui.views.tables import build_tables
+    from tracetui.views.tree import TreeModel
+
+    trace = tracetui.load(FIXTURES / "mlp_train_tbhandler_stack_memory.pt.trace.json.gz")
+    step = trace.steps.row(0, named=True)
+    span, busy = fmt.duration(step["dur"]), fmt.duration(step["gpu_busy_us"])
+    assert span.endswith(" ms") and busy.endswith(" µs")  # 3.42 ms of CPU, 83.1 µs of GPU busy
+
+    model = TreeModel(trace)
+    assert model.node(step["id"]).cpu_us == step["dur"]  # the tree row writes fmt.duration of it
+    insight = load_insight(trace)
+    table = build_tables(trace, insight)["steps"]
+    row = table.frame.filter(pl.col("id") == step["id"]).row(0, named=True)
+    cells = {c.key: c.text(row[c.key]) for c in table.columns}
+    assert (cells["dur"], cells["gpu_busy_us"]) == (span, busy)
+    details = describe(trace, model, step["id"], insight).plain
+    assert f"duration           {span}" in details
+    assert f"of GPU work; GPU busy {fmt.percent(insight.get(step['id'])['gpu_busy_pct'])}" in details
+    console = Console(width=200, record=True, markup=False, highlight=False)
+    console.print(summary_renderable(summary_data(trace)))
+    summary = console.export_text()
+    row_text = rf"{re.escape(step['name'])}\s+{re.escape(span)}\s+{re.escape(busy)}\s"  # the steps table
+    assert re.search(row_text, summary), summary
