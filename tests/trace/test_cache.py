@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 import tracetui
-from tracetui.trace import cache, loader
+from tracetui.trace import cache, loader, native
 from tracetui.trace.args import Deferred
 from tracetui.trace.source import Source
 
@@ -44,7 +44,7 @@ def test_second_load_comes_from_the_cache_and_matches(private_cache: Path, tmp_p
     for name in ("events", "instants", "flows", "meta_events", "tracks", "anomalies", "launch_shapes"):
         assert getattr(first, name).equals(getattr(second, name)), name
     assert second.metadata == first.metadata and second.format == first.format
-    assert second.reader == first.reader == "native"
+    assert second.reader == first.reader == ("native" if native.AVAILABLE else "msgspec")
     assert second.annotations.equals(first.annotations)
     kernel = first.gpu.filter(pl.col("cat") == "kernel")["id"][0]
     assert second.event_args(kernel) == first.event_args(kernel)  # raw args re-read from the file
