@@ -81,13 +81,13 @@ def test_nothing_imports_the_mapped_folders_by_their_repository_name() -> None:
 def test_the_installed_package_holds_the_mapped_folders_and_nothing_generic(tmp_path: Path) -> None:
     code = (
         "import importlib.util as u, tracetui.workloads.registry as r, tracetui.sample_traces as s\n"
-        "print(sorted(r.WORKLOADS), s.default_trace().is_file(), u.find_spec('workloads'),"
+        "print('mlp' in r.WORKLOADS, s.default_trace().is_file(), u.find_spec('workloads'),"
         " u.find_spec('sample_traces'))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
     )
-    assert out.stdout.split() == ["['linear',", "'matmul-add',", "'mlp']", "True", "None", "None"]
+    assert out.stdout.split() == ["True", "True", "None", "None"]
 
 
 def _pins() -> dict[str, str]:

@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "capture": "tracetui.capture.command:capture_command",
     "diff": "tracetui.app.command:diff_command",
     "check": "tracetui.compare.command:check_command",
+    "convert": "tracetui.ranks.command:convert_command",
 }
 
 EPILOG = """\b
@@ -59,11 +60,12 @@ class LazyGroup(click.Group):
 
 SHORT_HELP = {
     "open": "Explore a trace in the terminal (default: the bundled sample).",
-    "summary": "Print a one-screen report of a trace (or --json).",
+    "summary": "Print a one-screen report of a trace, or of a run's ranks (or --json).",
     "export": "Write the events, ops or kernels table as csv, parquet or json.",
     "capture": "Profile a built-in workload and write a trace.",
-    "diff": "Compare two traces: kernels, dispatch chains, time.",
+    "diff": "Compare two traces (or two ranks of a run): kernels, dispatch chains, time.",
     "check": "Check a trace against an expectations file (exit 1 on failure).",
+    "convert": "Write the ranks of a distributed run as a Parquet dataset (local or Ray).",
 }
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything issue 3 needs from a GPU machine, in one go: environment, tests, benchmark, sample traces.
 #
-#   OUT=/tmp/out bash workloads/device_run.sh [all | tests bench samples smoke]...
+#   OUT=/tmp/out bash workloads/device_run.sh [all | tests bench samples smoke ddp]...
 #
 # Run from the repository root. Logs land in $OUT (env.txt, pytest_*.txt, bench.md, capture.log) and
 # the sample traces in $OUT/samples.tar.gz; copy them into sample_traces/ and record the commands
@@ -57,6 +57,18 @@ if want samples; then
     capture samples mlp --kernel triton --train
     tar czf "$OUT/samples.tar.gz" -C "$OUT/samples" .
     ls -l "$OUT/samples" | tee -a "$OUT/capture.log"
+fi
+if want ddp; then  # issue 18: one trace per rank; gloo on one GPU, NCCL when there is a GPU per rank
+    mkdir -p "$OUT/ddp"
+    capture ddp ddp --ranks 4 --straggler 2 -o ddp_gloo_4ranks_straggler --backend gloo
+    capture ddp ddp --ranks 2 -o ddp_gloo_2ranks --backend gloo
+    if [[ $(nvidia-smi -L | wc -l) -ge 2 ]]; then
+        capture ddp ddp --ranks 2 --straggler 1 -o ddp_nccl_2ranks_straggler --backend nccl
+    fi
+    step 300 pytest_ddp.txt python3 -m pytest tests/workloads/test_capture_ddp.py -q -rs -p no:cacheprovider
+    tar czf "$OUT/ddp.tar.gz" -C "$OUT/ddp" .
+    ls -lR "$OUT/ddp" | tee -a "$OUT/capture.log"
+    rm -rf "$OUT/ddp"
 fi
 if want smoke; then  # other variants: must run, traces not kept
     capture smoke mlp --kernel triton --compile

@@ -43,6 +43,7 @@ class Workload:
     summary: str
     kernels: tuple[str, ...] = ("torch",)
     dtype: str = "bf16"
+    distributed: bool = False  # one process per rank (tracetui capture ddp --ranks N)
 
     def flags(self) -> str:
         """The shape flags this workload accepts, as they are spelled on the command line."""
@@ -74,8 +75,18 @@ WORKLOADS: dict[str, Workload] = {
             summary='GeGLU MLP: down(gelu(gate(x), approximate="tanh") * up(x))',
             kernels=KERNELS,
         ),
+        Workload(
+            name="ddp",
+            label="ddp_step",
+            module="tracetui.workloads.ddp",
+            defaults={"batch": 16, "seq": 128, "dim": 768, "hidden": 3072},
+            summary="DDP training of the GeGLU MLP, one process per rank (--ranks, --backend, --straggler)",
+            distributed=True,
+        ),
     )
 }
+DISTRIBUTED_FLAGS: tuple[str, ...] = ("--ranks", "--backend", "--straggler")
+BACKENDS: tuple[str, ...] = ("gloo", "nccl")
 
 
 def flag_name(key: str) -> str:
@@ -176,6 +187,8 @@ def make_config(
         raise ConfigError(f"unknown dtype {dtype!r}; choose one of: {', '.join(DTYPES)}")
     if variant.kernel not in KERNELS:
         raise ConfigError(f"unknown kernel {variant.kernel!r}; choose one of: {', '.join(KERNELS)}")
+    if workload.distributed and (bad := variant.gpu_flags() + (["--compile"] if variant.compile else [])):
+        raise ConfigError(f"{bad[0]} does not apply to {workload.name}")
     if variant.kernel not in workload.kernels:
         users = ", ".join(w.name for w in WORKLOADS.values() if variant.kernel in w.kernels)
         raise ConfigError(f"--kernel {variant.kernel} applies to {users} only, not {workload.name}")

@@ -288,3 +288,14 @@ def test_the_aligned_tree_of_a_3000_level_stack_is_flat_json(deep_path: Path) ->
     assert max(r["depth"] for r in records) >= 3000
     assert {r["status"] for r in records} == {"same"}
     assert json.loads(json.dumps(records)) == records  # no nesting: no recursion limit
+
+
+def test_a_step_without_duration_does_not_crash_the_headlines(tmp_path: Path) -> None:
+    """Found by the mutation test: B's only step has no ``dur``, so its CPU time per call is unknown
+    and the change is written as ``-``."""
+    step = {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 5.0}
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps({"traceEvents": [step], "baseTimeNanoseconds": 1}))
+    data = diff_data(load(FIXTURES / "mlp_eager.json.gz"), load(path))
+    headlines = [h for scope in data["scopes"] for h in scope["headlines"]]
+    assert any("CPU time" in h and "→ - (-)" in h for h in headlines), headlines

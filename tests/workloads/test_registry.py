@@ -17,6 +17,7 @@ def test_workloads_and_labels() -> None:
         "matmul-add": "matmul_add_fwd",
         "linear": "linear_fwd",
         "mlp": "mlp_fwd",
+        "ddp": "ddp_step",
     }
 
 

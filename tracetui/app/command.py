@@ -73,7 +73,13 @@ def open_command(trace: Path | None, expect: Path | None) -> int:
 
 @click.command("diff")
 @click.argument("trace_a", metavar="A", type=click.Path(path_type=Path))
-@click.argument("trace_b", metavar="B", type=click.Path(path_type=Path))
+@click.argument("trace_b", metavar="B", type=click.Path(path_type=Path), required=False)
+@click.option(
+    "--ranks",
+    metavar="R1,R2",
+    default=None,
+    help="A is a distributed run (a directory of rank traces, or a dataset): compare its ranks R1 and R2.",
+)
 @click.option(
     "--json",
     "as_json",
@@ -86,8 +92,10 @@ def open_command(trace: Path | None, expect: Path | None) -> int:
     help="Print the report, also on a terminal (where the default is the comparison screen).",
 )
 @click.pass_context
-def diff_command(ctx: click.Context, trace_a: Path, trace_b: Path, as_json: bool, report: bool) -> None:
-    """Compare trace A (before) with trace B (after), per call.
+def diff_command(
+    ctx: click.Context, trace_a: Path, trace_b: Path | None, ranks: str | None, as_json: bool, report: bool
+) -> None:
+    """Compare trace A (before) with trace B (after), per call; or two ranks of a run (--ranks).
 
     Annotations are paired by name and steps by position. For each: GPU events per call,
     kernels with byte-identical names in both, kernels only in A or only in B (and which fused
@@ -97,6 +105,9 @@ def diff_command(ctx: click.Context, trace_a: Path, trace_b: Path, as_json: bool
     On a terminal, opens the comparison screen (the two trees side by side); the report is printed
     when stdout is not a terminal, or with --report.
     """
+    from tracetui.ranks.command import diff_pair
+
+    trace_a, trace_b = diff_pair(trace_a, trace_b, ranks)
     if not as_json and not report and on_terminal():
         ctx.exit(open_diff(trace_a, trace_b))
     from tracetui.compare.command import print_diff

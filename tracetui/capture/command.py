@@ -15,7 +15,9 @@ import click
 
 from tracetui.errors import EXIT_BAD_INPUT
 from tracetui.workloads.registry import (
+    BACKENDS,
     COMPILE_MODES,
+    DISTRIBUTED_FLAGS,
     DTYPES,
     KERNELS,
     SHAPE_FLAGS,
@@ -59,6 +61,7 @@ def _epilog() -> str:
         "  tracetui capture mlp                  # eager, writes mlp_eager.json.gz\n"
         "  tracetui capture mlp --compile        # mlp_compiled.json.gz\n"
         "  tracetui capture mlp --kernel triton --train\n"
+        "  tracetui capture ddp --ranks 4 --straggler 2   # one trace per rank in ./ddp_gloo_4ranks/\n"
     )
 
 
@@ -105,9 +108,25 @@ def _shape_options(func: click.decorators.FC) -> click.decorators.FC:
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
-    help="Trace file (.json.gz, or .json for plain text) [default: ./WORKLOAD_VARIANT.json.gz].",
+    help="Trace file (.json.gz, or .json for plain text) [default: ./WORKLOAD_VARIANT.json.gz]; for ddp "
+    "the directory of the rank traces [default: ./ddp_BACKEND_Nranks].",
+)
+@click.option(
+    "--ranks", type=click.IntRange(1, 64), default=None, help="ddp: processes, one per rank [default: 2]."
+)
+@click.option(
+    "--backend",
+    type=click.Choice(BACKENDS),
+    default=None,
+    help="ddp: the process group's backend [default: nccl with a GPU per rank, else gloo].",
+)
+@click.option(
+    "--straggler",
+    type=click.IntRange(min=0),
+    default=None,
+    help="ddp: this rank spends 4-8 ms on the host before each backward.",
 )
 @click.option(
     "--steps", type=click.IntRange(1, 100), default=3, show_default=True, help="Active profiler steps."
@@ -136,6 +155,9 @@ def capture_command(
     memory: bool,
     open_: bool,
     expect: Path | None,
+    ranks: int | None,
+    backend: str | None,
+    straggler: int | None,
     **shapes: int | None,
 ) -> None:
     """Profile a built-in WORKLOAD with the blog's settings and write a Chrome trace.
@@ -149,6 +171,16 @@ def capture_command(
         config = make_config(workload, variant=variant, shapes=shapes, dtype=dtype)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
+    if config.workload.distributed:
+        _capture_ranks(config, output, ranks or 2, backend, straggler, steps, open_, expect)
+        return
+    given = [
+        flag for flag, value in zip(DISTRIBUTED_FLAGS, (ranks, backend, straggler), strict=True) if value
+    ]
+    if given:
+        raise click.UsageError(f"{given[0]} applies to ddp only")
+    if output is not None and output.is_dir():
+        raise click.UsageError(f"{output} is a directory; -o names the trace file")
     path = output if output is not None else Path(f"{config.file_stem()}.json.gz")
     if expect is not None:
         _validate_expectations(expect)
@@ -161,6 +193,53 @@ def capture_command(
     code = _after(path, open_, expect)
     if code:
         raise click.exceptions.Exit(code)
+
+
+def _capture_ranks(
+    config: RunConfig,
+    output: Path | None,
+    ranks: int,
+    backend: str | None,
+    straggler: int | None,
+    steps: int,
+    open_: bool,
+    expect: Path | None,
+) -> None:
+    """``capture ddp``: one process per rank, one trace per rank in one directory, then the summary
+    of the run."""
+    if straggler is not None and straggler >= ranks:
+        raise click.UsageError(f"--straggler {straggler} is not a rank of {ranks}")
+    if open_ or expect is not None:
+        raise click.UsageError("--open and --expect apply to one trace; run `tracetui summary DIR` after ddp")
+    device = _device_for(config)
+    import torch
+
+    gpus = torch.cuda.device_count() if device.type == "cuda" else 0
+    from tracetui.capture.distributed import choose_backend, run_ddp_capture
+
+    chosen = choose_backend(backend, ranks, gpus)
+    out_dir = output if output is not None else Path(f"ddp_{chosen}_{ranks}ranks")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise click.UsageError(f"{out_dir} is a file; -o names the directory of the rank traces for ddp")
+    written = run_ddp_capture(
+        config, out_dir, ranks=ranks, backend=chosen, straggler=straggler, steps=steps, device=device.type
+    )
+    size = sum(p.stat().st_size for p in written) / 1024
+    click.echo(f"wrote {len(written)} traces ({chosen}) to {shlex.quote(str(out_dir))} ({size:.0f} KiB)")
+    try:
+        from tracetui.report.loading import run_report_with_progress
+    except ImportError as exc:
+        _skipped("summary", exc, f"tracetui summary {shlex.quote(str(out_dir))}")
+        return
+    from rich.console import Console
+
+    from tracetui.ranks.discover import resolve
+    from tracetui.report.ranks_data import ranks_data
+    from tracetui.report.ranks_summary import ranks_renderable
+
+    Console(markup=False, highlight=False).print(
+        ranks_renderable(ranks_data(run_report_with_progress(resolve([out_dir]))))
+    )
 
 
 def _device_for(config: RunConfig) -> torch.device:

@@ -405,10 +405,10 @@ def _plural(n: float, word: str) -> str:
 
 def _time_change(a: dict[str, Any], b: dict[str, Any], delta: dict[str, Any], key: str) -> str:
     before, after = a[f"{key}_per_call"], b[f"{key}_per_call"]
-    change = fmt.signed_duration(delta[f"{key}_per_call"])
+    change = fmt.signed_duration(delta.get(f"{key}_per_call")) or "-"  # no change without both sides
     pct = delta.get(f"{key}_pct")
     relative = f", {fmt.signed_percent(pct)}" if pct is not None else ""
-    return f"{fmt.duration(before)} → {fmt.duration(after)} ({change}{relative})"
+    return f"{fmt.duration(before) or '-'} → {fmt.duration(after) or '-'} ({change}{relative})"
 
 
 def _n(value: float | None) -> str:

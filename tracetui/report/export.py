@@ -102,7 +102,7 @@ def write_table(frame: pl.DataFrame, fmt: str, output: Path | None, source: Path
     if output is not None and output.exists() and output.resolve() == source.resolve():
         raise TraceError(output, "refusing to overwrite the trace being exported")
     if fmt == "csv":
-        frame = _flatten_lists(frame)
+        frame = _no_formulas(_flatten_lists(frame))
     if output is None:
         if fmt == "parquet":
             raise TraceError(None, "parquet needs an output file (-o FILE)")
@@ -119,6 +119,18 @@ def write_table(frame: pl.DataFrame, fmt: str, output: Path | None, source: Path
             frame.write_json(output)
     except OSError as exc:
         raise TraceError(output, f"cannot write: {exc.strerror or exc}") from None
+
+
+FORMULA_START = r"^[=+\-@\t\r]"  # what a spreadsheet reads as the start of a formula
+
+
+def _no_formulas(frame: pl.DataFrame) -> pl.DataFrame:
+    """Text cells that a spreadsheet would run as a formula get a leading ``'``."""
+    text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
+    return frame.with_columns(
+        pl.when(pl.col(c).str.contains(FORMULA_START)).then("'" + pl.col(c)).otherwise(pl.col(c)).alias(c)
+        for c in text
+    )
 
 
 def _flatten_lists(frame: pl.DataFrame) -> pl.DataFrame:

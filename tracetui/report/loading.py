@@ -1,4 +1,4 @@
-"""Load a trace for a CLI command, with progress on a terminal."""
+"""Load a trace (or the ranks of a run) for a CLI command, with progress on a terminal."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from rich.text import Text
 from tracetui import formatting as fmt
 
 if TYPE_CHECKING:
+    from tracetui.ranks.discover import RankSet
+    from tracetui.ranks.run import RunReport
     from tracetui.trace import Trace
 
 
@@ -46,3 +48,19 @@ def _timed(path: str | Path) -> Trace:
     )
     print(f"tracetui: load {fmt.duration((marks[-1][1] - marks[0][1]) * 1e6)} ({spans})", file=sys.stderr)
     return trace
+
+
+def run_report_with_progress(target: Path | RankSet, rank: int | None = None) -> RunReport:
+    """:func:`tracetui.ranks.run.report_for` with a line counting the ranks loaded, when stderr is a
+    terminal."""
+    from tracetui.ranks.run import report_for
+
+    if not sys.stderr.isatty():
+        return report_for(target, rank)
+    console = Console(stderr=True, markup=False, highlight=False)
+    with console.status(Text("loading ranks"), spinner="dots") as status:
+
+        def say(done: int, total: int) -> None:
+            status.update(Text(f"loading ranks: {done} of {total}"))
+
+        return report_for(target, rank, progress=say)

@@ -16,6 +16,7 @@ from rich.text import Text
 from tracetui import formatting as fmt
 from tracetui.report.summary_data import summary_data
 from tracetui.report.table import MISSING, Cell, nums, table
+from tracetui.safetext import clean
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -53,7 +54,7 @@ def _header(data: dict[str, Any]) -> RenderableType:
     info = data["trace"]
     counts = data["counts"]
     lines = Text()
-    lines.append(info["name"], style="bold")
+    lines.append(clean(info["name"]), style="bold")  # a file name is data
     lines.append(f"  {info['format']}  {fmt.count(info['events'])} events", style="dim")
     for device in info["devices"]:
         lines.append("\n")

@@ -56,7 +56,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
             "tracetui_metadata": trace.metadata.get("tracetui"),
         },
         "counts": _counts(trace),
-        "steps": _records(
+        "steps": records(
             steps,
             [
                 "name",
@@ -75,7 +75,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
             ],
             rename={"dur": "cpu_us"},
         ),
-        "annotations": _records(
+        "annotations": records(
             annotations,
             [
                 "name",
@@ -94,7 +94,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
                 "verdict",
             ],
         ),
-        "ops": _records(
+        "ops": records(
             trace.ops,
             [
                 "name",
@@ -109,7 +109,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
                 "launches_kernels",
             ],
         ),
-        "kernels": _records(
+        "kernels": records(
             _decoded_kernels(trace),
             [
                 "name",
@@ -127,8 +127,8 @@ def summary_data(trace: Trace) -> dict[str, Any]:
                 "launched_via",
             ],
         ),
-        "runtime": _records(trace.runtime, ["name", "calls", "cpu_us", "gpu_events", "kernels", "gpu_us"]),
-        "rooflines": _records(
+        "runtime": records(trace.runtime, ["name", "calls", "cpu_us", "gpu_events", "kernels", "gpu_us"]),
+        "rooflines": records(
             kernel_rooflines(trace),
             [
                 "name",
@@ -146,10 +146,10 @@ def summary_data(trace: Trace) -> dict[str, Any]:
                 "verdict",
             ],
         ),
-        "compile_overheads": _records(compile_overheads(trace), ["name", "calls", "avg_us", "total_us"]),
+        "compile_overheads": records(compile_overheads(trace), ["name", "calls", "avg_us", "total_us"]),
         "orphans": {
             "count": len(trace.orphans),
-            "items": _records(
+            "items": records(
                 trace.orphans.head(ORPHAN_LIMIT),
                 ["id", "name", "cat", "ts", "dur", "device", "stream", "correlation"],
                 rename={"cat": "category"},
@@ -206,9 +206,10 @@ def _value_counts(frame: pl.DataFrame, column: str) -> dict[str, int]:
     return {str(k): int(v) for k, v in counts.iter_rows()}
 
 
-def _records(
+def records(
     frame: pl.DataFrame, columns: list[str], rename: dict[str, str] | None = None
 ) -> list[dict[str, Any]]:
+    """Rows of ``frame`` as JSON-ready dicts with ``columns`` (those present), renamed."""
     present = [c for c in columns if c in frame.columns]
     rows = frame.select(present).rename(rename or {}, strict=False)
     return [_finite(row) for row in rows.iter_rows(named=True)]
@@ -236,4 +237,4 @@ def _anomaly_records(trace: Trace) -> list[dict[str, Any]]:
             maintain_order="left",
         )
     )
-    return _records(rows, ["kind", "event_id", "event", "other_id", "other"])
+    return records(rows, ["kind", "event_id", "event", "other_id", "other"])

@@ -1,0 +1,135 @@
+"""``tracetui convert``: the Hive-partitioned dataset, read back by summary and export; with Ray."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from tests.ranks.conftest import GLOO4, NCCL2
+from tracetui.errors import TraceError
+from tracetui.ranks import dataset
+from tracetui.ranks.discover import DATASET_MANIFEST, discover, resolve
+from tracetui.ranks.run import as_rank_set, convert, rank_paths, report_for
+from tracetui.report.ranks_data import ranks_data
+
+SMALL = ("ranks", "steps", "collectives", "kernel_names")
+
+
+def _convert(out: Path, source: Path = GLOO4, **kwargs: object) -> dict:  # type: ignore[type-arg]
+    found = discover([source])
+    assert found is not None
+    return convert(found, out, **kwargs)  # type: ignore[arg-type]
+
+
+def _without_label(data: dict) -> dict:  # type: ignore[type-arg]
+    run = {k: v for k, v in data["distributed"].items() if k != "label"}
+    return {**data, "distributed": run}
+
+
+def test_layout_and_schema(tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    facts = _convert(out)
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [DATASET_MANIFEST, "summaries", *dataset.TABLE_NAMES]
+    )
+    for table in dataset.TABLE_NAMES:
+        assert sorted(p.name for p in (out / table).iterdir()) == [f"rank={r}" for r in range(4)]
+        assert [p.name for p in (out / table / "rank=0").iterdir()] == ["part-0.parquet"]
+    assert json.loads((out / DATASET_MANIFEST).read_text()) == facts
+    assert facts["schema"] == "tracetui.dataset/1" and facts["world_size"] == 4
+    # what a user would do: one lazy scan over every rank, the rank from the folder names
+    kernels = pl.scan_parquet(out / "kernels" / "**" / "*.parquet", hive_partitioning=True).collect()
+    assert sorted(kernels["rank"].unique()) == [0, 1, 2, 3]
+    assert {"name", "ts", "dur", "launch_op", "step", "family"} <= set(kernels.columns)
+    events = dataset.scan(out, "events").filter(pl.col("rank") == 2).collect()
+    assert events.height > 1000 and "start_ns" in events.columns
+    summary = json.loads((out / "summaries" / "rank=2.json").read_text())
+    assert summary["schema"] == "tracetui.summary/1" and summary["trace"]["name"].startswith("rank2")
+
+
+def test_summary_of_the_dataset_is_the_summary_of_the_directory(tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    _convert(out)
+    from_traces = ranks_data(report_for(resolve([GLOO4]), rank=1))
+    from_dataset = ranks_data(report_for(resolve([out]), rank=1))
+    assert _without_label(from_dataset) == _without_label(from_traces)
+
+
+def test_small_tables_match_the_directory_analysis(tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    _convert(out, NCCL2)
+    direct = report_for(resolve([NCCL2]), summary=False).analysis
+    lazy = report_for(resolve([out]), summary=False).analysis
+    for name in ("ranks", "collectives", "arrivals", "stragglers", "kernels", "steps"):
+        assert_frame_equal(getattr(lazy, name), getattr(direct, name), check_dtypes=False)
+
+
+def test_output_rules(tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    _convert(out)
+    with pytest.raises(TraceError, match="already exists"):
+        _convert(out)
+    stamp = (out / DATASET_MANIFEST).stat().st_mtime_ns
+    os.utime(out / DATASET_MANIFEST, ns=(1, 1))
+    _convert(out, force=True)
+    assert (out / DATASET_MANIFEST).stat().st_mtime_ns != 1 and stamp
+    other = tmp_path / "notes"
+    other.mkdir()
+    with pytest.raises(TraceError, match="not a tracetui dataset"):
+        _convert(other, force=True)
+    assert not list(tmp_path.glob(".*staging*"))
+
+
+def test_a_single_trace_converts_as_one_rank(tmp_path: Path) -> None:
+    rank_set = as_rank_set([next(GLOO4.glob("rank2*"))])
+    assert [(r.rank, r.source) for r in rank_set.ranks] == [(2, "distributedInfo")]
+    convert(rank_set, tmp_path / "one")
+    assert dataset.read_manifest(tmp_path / "one")["ranks"][0]["rank"] == 2
+
+
+def test_rank_paths_of_a_dataset(tmp_path: Path) -> None:
+    out = tmp_path / "ds"
+    _convert(out)
+    assert [p.name[:5] for p in rank_paths(resolve([out]), [3, 0])] == ["rank3", "rank0"]
+    with pytest.raises(TraceError, match="no rank 9"):
+        rank_paths(resolve([out]), [9])
+
+
+def test_not_a_dataset(tmp_path: Path) -> None:
+    (tmp_path / DATASET_MANIFEST).write_text('{"schema": "other"}')
+    with pytest.raises(TraceError, match=r"not a tracetui\.dataset/1 dataset"):
+        report_for(tmp_path)
+
+
+def _frames(root: Path) -> dict[str, pl.DataFrame]:
+    return {
+        table: dataset.scan(root, table).collect().sort("rank", maintain_order=True)
+        for table in dataset.TABLE_NAMES
+    }
+
+
+@pytest.mark.ray
+def test_ray_writes_the_same_dataset_and_summary(tmp_path: Path) -> None:
+    """A local Ray (2 CPUs) converts the 4-rank set exactly as local processes do."""
+    ray = pytest.importorskip("ray")
+    local, remote = tmp_path / "local", tmp_path / "ray"
+    _convert(local, workers=2)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        _convert(remote, engine="ray")
+    finally:
+        ray.shutdown()
+    files = sorted(p.relative_to(local) for p in local.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(remote) for p in remote.rglob("*") if p.is_file())
+    assert len(files) == 1 + 4 * (len(dataset.TABLE_NAMES) + 1)
+    for name in files:  # byte for byte: every Parquet part, summary and the manifest
+        assert (remote / name).read_bytes() == (local / name).read_bytes(), name
+    a, b = _frames(local), _frames(remote)
+    for table in dataset.TABLE_NAMES:
+        assert_frame_equal(a[table], b[table])
+    assert ranks_data(report_for(remote, rank=2)) == ranks_data(report_for(local, rank=2))

@@ -1,0 +1,94 @@
+"""``tracetui convert`` (a distributed run as a Parquet dataset; thin: resolve, convert, print), and
+what ``tracetui diff --ranks`` needs to find its two traces."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import click
+
+TRACE = click.Path(path_type=Path)
+
+
+@click.command("convert")
+@click.argument("traces", metavar="TRACE...", nargs=-1, required=True, type=TRACE)
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The dataset folder to write (a new one, or an older dataset with --force).",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(("local", "ray")),
+    default="local",
+    show_default=True,
+    help="Load the ranks in local processes, or as Ray tasks (pip install 'tracetui[ray]').",
+)
+@click.option(
+    "--address",
+    default=None,
+    help="With --engine ray: the cluster to use (auto, HOST:6379 or ray://HOST:10001) [default: a "
+    "local Ray with every core].",
+)
+@click.option(
+    "--workers", type=click.IntRange(min=1), default=None, help="Local processes [default: the cores]."
+)
+@click.option("--force", is_flag=True, help="Replace an existing dataset at OUTPUT.")
+def convert_command(
+    traces: tuple[Path, ...], output: Path, engine: str, address: str | None, workers: int | None, force: bool
+) -> None:
+    """Write the ranks of a distributed run as a Hive-partitioned Parquet dataset.
+
+    TRACE is a directory of rank traces, several files or a glob. Each rank is loaded by a worker
+    (a local process, or a Ray task on a cluster: every node must see the traces and OUTPUT at the
+    same paths), which writes OUTPUT/<table>/rank=<N>/part-0.parquet for the tables events,
+    kernels (one row per GPU event, as `export --table kernels`), ops, steps, collectives, ranks
+    and kernel_names, and OUTPUT/summaries/rank=<N>.json. `tracetui summary OUTPUT` then reads
+    only the small tables; see docs/ranks.md for the schema.
+    """
+    if address is not None and engine != "ray":
+        raise click.UsageError("--address needs --engine ray")
+    from rich.console import Console
+    from rich.text import Text
+
+    from tracetui.ranks.run import as_rank_set, convert
+
+    rank_set = as_rank_set(traces)
+    console = Console(stderr=True, markup=False, highlight=False)
+    if console.is_terminal:
+        with console.status(Text("converting")) as status:
+
+            def say(done: int, total: int) -> None:
+                status.update(Text(f"converting: {done} of {total} ranks"))
+
+            facts = convert(rank_set, output, engine, address, force, say, workers)
+    else:
+        facts = convert(rank_set, output, engine, address, force, None, workers)
+    size = sum(p.stat().st_size for p in output.rglob("*") if p.is_file())
+    out = Console(markup=False, highlight=False)
+    out.print(Text(f"wrote {output} ({len(facts['ranks'])} ranks, {size / 1e6:.1f} MB)"))
+    for failed in facts["failed"]:
+        out.print(Text(f"rank {failed['rank']} not converted: {failed['error']}", style="yellow"))
+    out.print(Text(f"next: tracetui summary {shlex.quote(str(output))}", style="dim"))
+
+
+def diff_pair(trace_a: Path, trace_b: Path | None, ranks: str | None) -> tuple[Path, Path]:
+    """``tracetui diff``'s two traces: A and B, or the ranks ``R1,R2`` of run A (``--ranks``)."""
+    if ranks is None:
+        if trace_b is None:
+            raise click.UsageError("missing trace B (or give one run and --ranks R1,R2)")
+        return trace_a, trace_b
+    if trace_b is not None:
+        raise click.UsageError("--ranks compares two ranks of one run: give the run only, not B")
+    try:
+        first, second = (int(part) for part in ranks.split(","))
+    except ValueError:
+        raise click.BadParameter("expected two rank numbers, e.g. 0,3", param_hint="--ranks") from None
+    from tracetui.ranks.discover import resolve
+    from tracetui.ranks.run import rank_paths
+
+    path_a, path_b = rank_paths(resolve([trace_a]), [first, second])
+    return path_a, path_b

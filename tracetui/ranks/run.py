@@ -1,0 +1,146 @@
+"""A distributed run as one thing: resolve what the user named, load or read its ranks, analyse.
+
+A run is either a rank set (traces, :mod:`tracetui.ranks.discover`) or a Parquet dataset written by
+``tracetui convert`` (:mod:`tracetui.ranks.dataset`); both end as a :class:`RunReport`. The facts
+about the run are the dataset manifest's dict in both cases (one shape, one place).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tracetui.errors import TraceError
+from tracetui.ranks import dataset
+from tracetui.ranks.analysis import Analysis, analyse
+from tracetui.ranks.discover import RankSet, Target, is_dataset, resolve
+from tracetui.ranks.engine import Job, Progress, load_ranks, run_jobs
+from tracetui.ranks.tables import TABLES
+
+
+@dataclass
+class RunReport:
+    """The analysis of a run and the single-trace summary of one of its ranks."""
+
+    facts: dict[str, Any]  # the dataset manifest's shape (see dataset.manifest)
+    analysis: Analysis
+    rank: int  # the rank whose single-trace summary is ``summary``
+    summary: dict[str, Any]
+
+
+def report_for(
+    target: Target, rank: int | None = None, progress: Progress | None = None, summary: bool = True
+) -> RunReport:
+    """Analyse a rank set or a dataset; ``rank`` picks the single-trace summary (default: the first;
+    none with ``summary=False``)."""
+    if isinstance(target, RankSet):
+        return report_for_ranks(target, rank, progress, summary)
+    return report_for_dataset(target, rank, summary)
+
+
+def report_for_ranks(
+    rank_set: RankSet, rank: int | None, progress: Progress | None, summary: bool = True
+) -> RunReport:
+    """Load every rank (in parallel, or from the derived cache) and analyse them."""
+    chosen = rank if rank is not None else rank_set.ranks[0].rank
+    rank_set.file(chosen)  # a clear error for a rank that is not there
+    results = load_ranks(rank_set.ranks, summary_rank=chosen if summary else None, progress=progress)
+    failed = {r.rank: r.error for r in results if r.error is not None}
+    loaded = [r for r in results if r.tables is not None]
+    if chosen in failed:
+        raise TraceError(None, f"rank {chosen}: {failed[chosen]}")
+    if len(loaded) < 2:
+        raise TraceError(None, "fewer than two ranks could be loaded: " + "; ".join(failed.values()))
+    tables = {
+        name: pl.concat([getattr(r.tables, name) for r in loaded], how="vertical_relaxed") for name in TABLES
+    }
+    single = next(r.summary for r in results if r.rank == chosen) if summary else None
+    return RunReport(
+        dataset.manifest(rank_set, failed),
+        analyse(*(tables[name].lazy() for name in TABLES)),
+        chosen,
+        single or {},
+    )
+
+
+def report_for_dataset(root: Path, rank: int | None, summary: bool = True) -> RunReport:
+    """Analyse a dataset through lazy scans of its small tables."""
+    facts = dataset.read_manifest(root)
+    ranks = [r["rank"] for r in facts["ranks"]]
+    if not ranks:
+        raise TraceError(root, "dataset holds no rank")
+    chosen = rank if rank is not None else ranks[0]
+    if chosen not in ranks:
+        raise TraceError(root, f"no rank {chosen} in the dataset; ranks: {', '.join(map(str, ranks))}")
+    lazy = [dataset.scan(root, table) for table in dataset.SMALL_TABLES]
+    single = dataset.read_summary(root, chosen) if summary else {}
+    return RunReport(facts, analyse(*lazy), chosen, single)
+
+
+def convert(
+    rank_set: RankSet,
+    output: Path,
+    engine: str = "local",
+    address: str | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+    workers: int | None = None,
+) -> dict[str, Any]:
+    """Write ``rank_set`` as a dataset at ``output`` (each rank by a worker); its manifest."""
+    dataset.check_output(output, rank_set, force)
+    staging = dataset.staging_for(output)
+    say: Callable[[int, int], None] = progress or (lambda done, total: None)
+    jobs = [Job(entry, dataset=staging.resolve()) for entry in rank_set.ranks]
+    failed: dict[int, str] = {}
+    try:
+        say(0, len(jobs))
+        for done, result in enumerate(run_jobs(jobs, engine, workers=workers, address=address), 1):
+            if result.error is not None:
+                failed[result.rank] = result.error
+            say(done, len(jobs))
+        if len(failed) == len(jobs):
+            raise TraceError(None, "no rank could be loaded: " + "; ".join(failed.values()))
+        facts = dataset.manifest(rank_set, failed)
+        dataset.finish(staging, output, facts, force)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return facts
+
+
+def rank_paths(target: Target, ranks: Sequence[int]) -> list[Path]:
+    """The trace files of ``ranks`` of a run (a rank set, or a dataset whose traces still exist)."""
+    if isinstance(target, RankSet):
+        return [target.file(rank).path for rank in ranks]
+    if not is_dataset(target):
+        raise TraceError(
+            target, "--ranks needs the traces of several ranks (a directory, files or a dataset)"
+        )
+    files = {r["rank"]: Path(r["file"]) for r in dataset.read_manifest(target)["ranks"]}
+    paths = []
+    for rank in ranks:
+        if rank not in files:
+            raise TraceError(target, f"no rank {rank} in the dataset; ranks: {', '.join(map(str, files))}")
+        if not files[rank].is_file():
+            raise TraceError(files[rank], f"rank {rank}'s trace is no longer there")
+        paths.append(files[rank])
+    return paths
+
+
+def as_rank_set(inputs: Sequence[str | Path]) -> RankSet:
+    """The ranks ``inputs`` name; one trace is a run of one rank (``distributedInfo``'s, else 0)."""
+    target = resolve(inputs)
+    if isinstance(target, RankSet):
+        return target
+    if is_dataset(target):
+        raise TraceError(target, "is already a dataset")
+    from tracetui.ranks.discover import single_entry
+
+    entry = single_entry(target)
+    return RankSet(ranks=(entry,), world_size=entry.world_size, backend=entry.backend, label=str(target))

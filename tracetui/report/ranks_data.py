@@ -1,0 +1,80 @@
+"""The data behind ``tracetui summary`` of a distributed run: one JSON-ready dict, schema
+``tracetui.ranks/1`` (README, "summary --json of a run"; docs/ranks.md).
+
+``ranks``, ``collectives`` and ``stragglers`` carry exactly the fields the schema names; the facts
+about the run, the verdict, the slowest rank per step and the kernel breakdown across ranks are in
+``distributed``; the single-trace sections (``trace``, ``counts``, ``steps``, …, schema
+``tracetui.summary/1``) are those of the rank in ``distributed.rank``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tracetui.report.summary_data import records
+
+if TYPE_CHECKING:
+    from tracetui.ranks.run import RunReport
+
+SCHEMA = "tracetui.ranks/1"
+RANK_FIELDS = [
+    "rank",
+    "file",
+    "device",
+    "steps",
+    "step_us_median",
+    "gpu_busy_us",
+    "compute_us",
+    "comm_us",
+    "memory_us",
+    "idle_us",
+    "overlap_pct",
+    "host_comm_us",
+]
+COLLECTIVE_FIELDS = ["group", "seq", "name", "bytes", "ranks", "arrival_skew_us", "last_rank", "wait_us"]
+STRAGGLER_FIELDS = ["rank", "last_count", "others_wait_us"]
+STEP_FIELDS = ["step", "ranks", "slowest_rank", "slowest_us", "fastest_rank", "fastest_us", "median_us"]
+KERNEL_FIELDS = [
+    "name",
+    "category",
+    "ranks",
+    "calls_min",
+    "calls_median",
+    "calls_max",
+    "time_min_us",
+    "time_median_us",
+    "time_max_us",
+    "min_rank",
+    "max_rank",
+]
+
+
+def ranks_data(report: RunReport) -> dict[str, Any]:
+    """Everything the summary of a run shows, as plain JSON values."""
+    facts, analysis = report.facts, report.analysis
+    single = {k: v for k, v in report.summary.items() if k != "schema"}
+    return {
+        "schema": SCHEMA,
+        "distributed": {
+            "label": facts["label"],
+            "rank": report.rank,
+            "world_size": facts["world_size"],
+            "backend": facts["backend"],
+            "rank_sources": sorted({r["source"] for r in facts["ranks"]}),
+            "files": facts["ranks"],
+            "missing": facts["missing"],
+            "duplicates": facts["duplicates"],
+            "skipped": facts["skipped"],
+            "failed": facts["failed"],
+            "notes": [*facts["notes"], *analysis.notes],
+            "verdict": analysis.verdict,
+            "clocks_corrected": analysis.clocks_corrected,
+            "clock_offsets": records(analysis.clock_offsets, ["rank", "offset_us"]),
+            "steps": records(analysis.steps, STEP_FIELDS),
+            "kernels": records(analysis.kernels, KERNEL_FIELDS),
+        },
+        "ranks": records(analysis.ranks, RANK_FIELDS),
+        "collectives": records(analysis.collectives, COLLECTIVE_FIELDS),
+        "stragglers": records(analysis.stragglers, STRAGGLER_FIELDS),
+        **single,
+    }
