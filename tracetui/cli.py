@@ -132,8 +132,12 @@ def _exit(code: int) -> None:
     """Flush and leave without tearing down the interpreter.
 
     A loaded trace is millions of small objects; freeing them one by one at exit costs a
-    noticeable fraction of a second and serves no purpose.
+    noticeable fraction of a second and serves no purpose. A cache entry being written is
+    finished first (``os._exit`` does not wait for threads).
     """
+    cache = sys.modules.get("tracetui.trace.cache")
+    if cache is not None:
+        cache.settle()
     try:
         sys.stdout.flush()
         sys.stderr.flush()

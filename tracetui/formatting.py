@@ -9,6 +9,8 @@ summary, the verdicts and the diff/check reports, so one value reads the same ev
   (``1,234,567``, ``1,234.57 s``); averages show two decimals (``2.33``);
 * percentages are whole (``45%``), changes signed with one decimal (``+11.7%``).
 
+:func:`parse_size` reads a size back (``"900 MiB"``), the one place sizes are parsed.
+
 Plain text, no markup; ``None`` becomes ``""`` (each surface decides how a missing value shows).
 Rounding is half-up on the decimal digits shown, in integer arithmetic, so the polars twins
 (``*_expr``, for texts built over whole columns such as verdicts) write exactly the same text as
@@ -18,6 +20,8 @@ the scalar functions. JSON outputs keep raw numbers and never pass through here.
 from __future__ import annotations
 
 import math
+import re
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -148,6 +152,31 @@ def size(value: float | None) -> str:
             return f"{fixed(amount, 0 if unit == 'B' else 1)} {unit}"
         amount /= 1024
     return f"{fixed(amount, 1)} GiB"
+
+
+_SIZE_UNITS = {
+    "b": 1,
+    "kb": 1000,
+    "mb": 1000**2,
+    "gb": 1000**3,
+    "tb": 1000**4,
+    "kib": 1024,
+    "mib": 1024**2,
+    "gib": 1024**3,
+    "tib": 1024**4,
+}
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z]*)\s*")
+
+
+def parse_size(text: str) -> int:
+    """A size as people write it, in bytes: ``"900 MiB"``, ``"1.5GiB"``, ``"512 B"``, ``"4096"``
+    (KiB/MiB/GiB/TiB are powers of 1024, kB/MB/GB/TB of 1000; units ignore case). The one reader
+    of sizes (expectations files). ValueError, with a message for the user, for anything else."""
+    match = _SIZE.fullmatch(text)
+    unit = match.group(2).lower() if match else ""
+    if match is None or unit not in _SIZE_UNITS | {"": 1}:
+        raise ValueError(f'not a size: {text!r} (write e.g. "900 MiB", "1.5 GiB" or a number of bytes)')
+    return math.floor(Fraction(match.group(1)) * _SIZE_UNITS.get(unit, 1) + Fraction(1, 2))  # half-up
 
 
 def offset(ns: int | None, t0_ns: int) -> str:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything issue 3 needs from a GPU machine, in one go: environment, tests, benchmark, sample traces.
 #
-#   OUT=/tmp/out bash workloads/device_run.sh [all | tests bench samples smoke ddp]...
+#   OUT=/tmp/out bash workloads/device_run.sh [all | tests bench samples memory smoke ddp]...
 #
 # Run from the repository root. Logs land in $OUT (env.txt, pytest_*.txt, bench.md, capture.log) and
 # the sample traces in $OUT/samples.tar.gz; copy them into sample_traces/ and record the commands
@@ -57,6 +57,12 @@ if want samples; then
     capture samples mlp --kernel triton --train
     tar czf "$OUT/samples.tar.gz" -C "$OUT/samples" .
     ls -l "$OUT/samples" | tee -a "$OUT/capture.log"
+fi
+if want memory; then  # issue 15: a training step with a clear memory peak, kept in $OUT/memory
+    mkdir -p "$OUT/memory"
+    capture memory transformer-block --train --memory --with-stack --steps 5 -o transformer_block_train_memory.json.gz
+    capture memory transformer-block --train --memory --steps 5 --batch 64 -o transformer_block_train_memory_b64.json.gz
+    ls -l "$OUT/memory" | tee -a "$OUT/capture.log"
 fi
 if want ddp; then  # issue 18: one trace per rank; gloo on one GPU, NCCL when there is a GPU per rank
     mkdir -p "$OUT/ddp"

@@ -76,6 +76,13 @@ WORKLOADS: dict[str, Workload] = {
             kernels=KERNELS,
         ),
         Workload(
+            name="transformer-block",
+            label="transformer_block_fwd",
+            module="tracetui.workloads.transformer_block",
+            defaults={"batch": 32, "seq": 512, "dim": 1024, "hidden": 4096},
+            summary="pre-norm block: x + attn(ln(x)) (causal SDPA, dim/64 heads), then + mlp(ln(x))",
+        ),
+        Workload(
             name="ddp",
             label="ddp_step",
             module="tracetui.workloads.ddp",

@@ -29,6 +29,7 @@ SINGLE_SECTIONS = [
     "compile_overheads",
     "orphans",
     "anomalies",
+    "memory",
 ]
 
 

@@ -1,4 +1,4 @@
-"""Ranks loaded in parallel processes, and the derived cache that makes a warm run light."""
+"""Ranks loaded in parallel processes, and the trace cache's results that make a warm run light."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from tracetui.ranks import engine
 from tracetui.ranks.discover import discover, resolve
 from tracetui.ranks.run import report_for
 from tracetui.ranks.tables import TABLES
-from tracetui.trace import derived
+from tracetui.trace import cache
+from tracetui.trace import cache_files as files
 
 
 @pytest.fixture
@@ -73,40 +74,42 @@ def test_a_warm_run_loads_no_trace(cache_dir: Path, monkeypatch: pytest.MonkeyPa
 def test_a_damaged_entry_is_dropped_and_rebuilt(cache_dir: Path) -> None:
     entries = _entries()
     cold = engine.load_ranks(entries)
-    part = next((cache_dir / ".derived").glob("*/collectives.arrow"))
+    entry = cache.entry_for(entries[0].path)
+    assert entry is not None
+    (part,) = files.parts(entry, files.kind_stem(engine.tables_kind(entries[0])), "parts")
     data = bytearray(part.read_bytes())
     data[len(data) // 2] ^= 0x40
     part.write_bytes(bytes(data))
     rebuilt = engine.load_ranks(entries)
     assert sum(not r.cached for r in rebuilt) == 1
     _assert_same(cold, rebuilt)
-    assert not part.exists() or part.read_bytes() != bytes(data)
+    assert not part.exists() or part.read_bytes() != bytes(data)  # removed, or written again whole
 
 
 def test_a_file_changed_during_the_computation_is_not_cached(cache_dir: Path, tmp_path: Path) -> None:
     trace = Path(shutil.copy(next(GLOO4.glob("rank0*")), tmp_path / "rank0.json.gz"))
-    before = derived.identity(trace)
+    before = cache.identity(trace)
     os.utime(trace, ns=(10**18, 10**18))
-    assert not derived.store(trace, "test", before, {"a": b"1"})
-    assert derived.lookup(trace, "test") is None
-    assert derived.store(trace, "test", derived.identity(trace), {"a": b"1"})
-    assert derived.lookup(trace, "test") == {"a": b"1"}
-    assert derived.lookup(trace, "other kind") is None
+    assert not cache.store_derived(trace, "test", before, {"a": b"1"})
+    assert cache.derived(trace, "test") is None
+    assert cache.store_derived(trace, "test", cache.identity(trace), {"a": b"1"})
+    assert cache.derived(trace, "test") == {"a": b"1"}
+    assert cache.derived(trace, "other kind") is None
 
 
 def test_stale_staging_folders_are_removed(cache_dir: Path, tmp_path: Path) -> None:
     trace = Path(shutil.copy(next(GLOO4.glob("rank0*")), tmp_path / "rank0.json.gz"))
-    leftover = cache_dir / ".derived" / ".staging-killed"
+    leftover = cache_dir / ".staging-999999999-killed"  # no such process
     leftover.mkdir(parents=True)
     os.utime(leftover, (1, 1))
-    derived.store(trace, "test", derived.identity(trace), {"a": b"1"})
+    cache.store_derived(trace, "test", cache.identity(trace), {"a": b"1"})
     assert not leftover.exists()
 
 
 def test_no_cache_when_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRACETUI_NO_CACHE", "1")
     trace = Path(shutil.copy(next(GLOO4.glob("rank0*")), tmp_path / "rank0.json.gz"))
-    assert not derived.store(trace, "test", derived.identity(trace), {"a": b"1"})
+    assert not cache.store_derived(trace, "test", cache.identity(trace), {"a": b"1"})
 
 
 def test_a_rank_that_cannot_be_loaded_is_reported_and_the_rest_analysed(gloo_copy: Path) -> None:

@@ -1,63 +1,557 @@
-"""The trace cache: a second load of an unchanged file comes from disk and is identical."""
+"""The trace cache: a second load of an unchanged file comes from disk, lazily, and is identical;
+a changed file, a damaged or foreign entry, an interrupted write, a read-only or full disk each
+give a correct trace (from the file) and leave nothing behind."""
 
 from __future__ import annotations
 
+import errno
+import gzip
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 import tracetui
+from tracetui.errors import TraceError
+from tracetui.report.summary_data import summary_data
 from tracetui.trace import cache, loader, native
+from tracetui.trace import cache_files as files
 from tracetui.trace.args import Deferred
+from tracetui.trace.model import TABLES
 from tracetui.trace.source import Source
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
+BIG = "mlp_train_tbhandler_stack_memory.pt.trace.json.gz"
+SMALL = "linear_eager.json.gz"
 
 
 @pytest.fixture
 def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("TRACETUI_NO_CACHE", raising=False)
+    monkeypatch.delenv("TRACETUI_CACHE_MAX", raising=False)
     monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cache, "MIN_BYTES", 0)
     return tmp_path / "cache"
 
 
-def copy_fixture(tmp_path: Path, name: str = "mlp_train_tbhandler_stack_memory.pt.trace.json.gz") -> Path:
-    target = tmp_path / name
+def copy_fixture(tmp_path: Path, name: str = BIG, as_name: str | None = None) -> Path:
+    target = tmp_path / (as_name or name)
     target.write_bytes((FIXTURES / name).read_bytes())
     return target
 
 
+def stored(path: Path) -> tracetui.Trace:
+    """Load ``path`` and wait for its entry to be written."""
+    trace = tracetui.load(path)
+    cache.settle()  # waits for the writer
+    assert cache.has_entry(path)
+    return trace
+
+
+def entry_files(path: Path) -> dict[str, Path]:
+    """The entry's files by stem (a table's name, ``manifest``, a result's digest)."""
+    cache.settle()
+    entry = cache.entry_for(path)
+    assert entry is not None
+    return {name.split(".")[0]: entry / name for name in os.listdir(entry)}
+
+
+def leftovers(root: Path) -> list[Path]:
+    """Writes in progress anywhere in the cache (there must be none once a load is over)."""
+    return [p for p in root.rglob(".*") if p.name.startswith((".staging-", ".tmp-"))] if root.exists() else []
+
+
+def same_trace(a: tracetui.Trace, b: tracetui.Trace) -> None:
+    for name in TABLES:
+        assert getattr(a, name).equals(getattr(b, name)), name
+    assert a.stored_facts() == b.stored_facts()
+
+
 def test_second_load_comes_from_the_cache_and_matches(private_cache: Path, tmp_path: Path) -> None:
     path = copy_fixture(tmp_path)
-    first = tracetui.load(path)
-    assert not first.from_cache and cache.has_entry(path)
-    assert not first.launch_shapes.is_empty()  # computed after load, then added to the entry
+    first = stored(path)
+    assert not first.from_cache and not first.launch_shapes.is_empty()  # computed after load, kept
     second = tracetui.load(path)
-    assert second.from_cache and second._launch_shapes is not None
-    for name in ("events", "instants", "flows", "meta_events", "tracks", "anomalies", "launch_shapes"):
-        assert getattr(first, name).equals(getattr(second, name)), name
-    assert second.metadata == first.metadata and second.format == first.format
+    assert second.from_cache
+    same_trace(first, second)
+    assert second.launch_shapes.equals(first.launch_shapes)
     assert second.reader == first.reader == ("native" if native.AVAILABLE else "msgspec")
     assert second.annotations.equals(first.annotations)
     kernel = first.gpu.filter(pl.col("cat") == "kernel")["id"][0]
     assert second.event_args(kernel) == first.event_args(kernel)  # raw args re-read from the file
     assert second.shapes().equals(first.shapes())
+    assert not leftovers(private_cache)
 
 
-def test_a_changed_file_is_not_served_from_the_cache(private_cache: Path, tmp_path: Path) -> None:
-    path = copy_fixture(tmp_path, "linear_eager.json.gz")
+def test_a_trace_from_the_cache_reads_each_table_on_first_use(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = copy_fixture(tmp_path)
+    summary = summary_data(stored(path))  # the summary is kept with the entry
+    read: list[str] = []
+    table = cache.EntryTables.table
+
+    def spy(self: cache.EntryTables, name: str) -> pl.DataFrame:
+        read.append(name)
+        return table(self, name)
+
+    monkeypatch.setattr(cache.EntryTables, "table", spy)
+    again = tracetui.load(path)
+    assert again.from_cache and read == []
+    assert summary_data(again) == json.loads(json.dumps(summary)) and read == []  # no table read
+    assert again.tracks.height and read == ["tracks"]
+    again.tracks  # noqa: B018 (read once)
+    assert read == ["tracks"]
+
+
+def test_summary_from_the_cache_renders_like_a_fresh_one(private_cache: Path, tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from tracetui.report.summary import summary_renderable
+
+    path = copy_fixture(tmp_path)
+
+    def rendered(trace: tracetui.Trace) -> str:
+        console = Console(width=160, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+        console.print(summary_renderable(summary_data(trace)))
+        return console.export_text()
+
+    fresh = rendered(stored(path))
+    cached = tracetui.load(path)
+    assert cached.from_cache and cached.parts.get("summary") is not None
+    assert rendered(cached) == fresh
+    moved = tmp_path / "moved.json.gz"  # another name, same identity: the name is the new one
+    os.link(path, moved)
+    data = summary_data(tracetui.load(moved))
+    assert data["trace"]["path"] == str(moved) and data["trace"]["name"] == "moved.json.gz"
+
+
+def changing_during_the_read(monkeypatch: pytest.MonkeyPatch, change: object) -> None:
+    """Run ``change(path)`` right after the loader has read the file (before the model is built)."""
+    read = loader.read_source
+
+    def spy(target: str | Path) -> Source:
+        source = read(target)
+        change(source.path)  # type: ignore[operator]
+        return source
+
+    spy.__wrapped__ = read  # type: ignore[attr-defined]
+    monkeypatch.setattr(loader, "read_source", spy)
+
+
+def test_a_file_that_grew_during_the_load_is_not_cached(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, a trace still being written was cached as read, and served after it was complete."""
+    path = tmp_path / "growing.json"
+    path.write_bytes(gzip.decompress((FIXTURES / SMALL).read_bytes()))
+
+    def grow(target: Path) -> None:
+        with target.open("ab") as handle:
+            handle.write(b"\n" * 10)
+
+    changing_during_the_read(monkeypatch, grow)
+    first = tracetui.load(path)
+    cache.settle()
+    assert not cache_dirs(private_cache) and not leftovers(private_cache)
+    monkeypatch.setattr(loader, "read_source", loader.read_source.__wrapped__)  # type: ignore[attr-defined]
+    again = tracetui.load(path)
+    assert not again.from_cache
+    same_trace(first, again)
+
+
+def test_a_file_rewritten_during_the_load_is_not_cached(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same size and modification time written back: the change time still tells."""
+    path = tmp_path / "rewritten.json"
+    path.write_bytes(gzip.decompress((FIXTURES / SMALL).read_bytes()))
+
+    def rewrite(target: Path) -> None:
+        before = target.stat()
+        data = target.read_bytes()
+        target.write_bytes(data.replace(b'"dur": 1', b'"dur": 2', 1))
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert target.stat().st_size == before.st_size
+
+    changing_during_the_read(monkeypatch, rewrite)
     tracetui.load(path)
-    path.write_bytes((FIXTURES / "mlp_eager.json.gz").read_bytes())
+    cache.settle()
+    assert not cache_dirs(private_cache) and not leftovers(private_cache)
+
+
+def cache_dirs(root: Path) -> list[Path]:
+    return list(files.entries(root)) if root.exists() else []
+
+
+def padded_json(name: str, size: int) -> bytes:
+    data = gzip.decompress((FIXTURES / name).read_bytes())
+    assert len(data) <= size
+    return data + b" " * (size - len(data))
+
+
+def test_a_file_renamed_over_is_not_served_the_old_entry(private_cache: Path, tmp_path: Path) -> None:
+    """Another trace of the same size and modification time moved onto the path: before, the key
+    (path, size, mtime) matched and the old trace's tables were served."""
+    size = len(gzip.decompress((FIXTURES / "mlp_eager.json.gz").read_bytes())) + 100
+    path = tmp_path / "trace.json"
+    path.write_bytes(padded_json(SMALL, size))
+    stamp = path.stat().st_mtime_ns
+    first = stored(path)
+    replacement = tmp_path / "new.json"
+    replacement.write_bytes(padded_json("mlp_eager.json.gz", size))
+    os.utime(replacement, ns=(stamp, stamp))
+    os.replace(replacement, path)
+    assert path.stat().st_size == size and path.stat().st_mtime_ns == stamp
+    again = tracetui.load(path)
+    assert not again.from_cache
+    assert "mlp_fwd" in again.annotations["name"].to_list()
+    assert not again.events.equals(first.events)
+
+
+def test_a_flipped_byte_in_a_table_is_dropped_and_rebuilt(private_cache: Path, tmp_path: Path) -> None:
+    """Before, one flipped bit in a cached column gave silently wrong GPU busy time."""
+    path = copy_fixture(tmp_path)
+    first = stored(path)
+    events = entry_files(path)["events"]
+    data = bytearray(events.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    events.write_bytes(bytes(data))
+    again = tracetui.load(path)
+    assert not again.from_cache
+    same_trace(first, again)
+    cache.settle()
+    assert cache.has_entry(path) and tracetui.load(path).from_cache  # rebuilt
+
+
+def test_a_truncated_or_partial_entry_is_a_miss(private_cache: Path, tmp_path: Path) -> None:
+    path = copy_fixture(tmp_path)
+    first = stored(path)
+    flows = entry_files(path)["flows"]
+    flows.write_bytes(flows.read_bytes()[:100])
+    assert not tracetui.load(path).from_cache
+    cache.settle()
+    entry_files(path)["tracks"].unlink()  # a table missing
+    again = tracetui.load(path)
+    assert not again.from_cache
+    same_trace(first, again)
+
+
+@pytest.mark.parametrize("field", ["format", "code", "identity", "tables", "facts"])
+def test_an_entry_of_another_schema_is_a_miss_and_removed(
+    private_cache: Path, tmp_path: Path, field: str
+) -> None:
+    path = copy_fixture(tmp_path, SMALL)
+    first = stored(path)
+    manifest = entry_files(path)["manifest"]
+    body = json.loads(manifest.read_bytes())
+    body[field] = {"format": 2, "code": "0.1.0", "identity": "elsewhere", "tables": {}, "facts": {}}[field]
+    manifest.unlink()
+    files.write_part(manifest.parent, "manifest", files.manifest_bytes(body), "json")
+    again = tracetui.load(path)
+    assert not again.from_cache
+    same_trace(first, again)
+
+
+def test_a_table_of_the_wrong_kind_is_a_miss_not_a_crash(private_cache: Path, tmp_path: Path) -> None:
+    """A well-formed Arrow file of another table listed as a table (checksum and all): before,
+    it crashed every later run until deleted by hand."""
+    path = copy_fixture(tmp_path)
+    first = stored(path)
+    parts = entry_files(path)
+    manifest = json.loads(parts["manifest"].read_bytes())
+    wrong = files.write_part(parts["events"].parent, "events", parts["flows"].read_bytes(), "arrow")
+    manifest["tables"]["events"]["file"] = wrong.name
+    parts["events"].unlink()
+    parts["manifest"].unlink()
+    files.write_part(parts["manifest"].parent, "manifest", files.manifest_bytes(manifest), "json")
+    again = tracetui.load(path)
+    assert not again.from_cache
+    same_trace(first, again)
+    cache.settle()
+    assert tracetui.load(path).from_cache  # rebuilt, and good
+
+
+def test_a_table_damaged_after_the_entry_was_opened_is_one_line_error(
+    private_cache: Path, tmp_path: Path
+) -> None:
+    path = copy_fixture(tmp_path)
+    stored(path)
+    trace = tracetui.load(path)
+    assert trace.from_cache
+    events = entry_files(path)["events"]
+    with events.open("r+b") as handle:  # in place: the handle the trace holds sees it
+        handle.seek(200)
+        byte = handle.read(1)
+        handle.seek(200)
+        handle.write(bytes([byte[0] ^ 1]))
+    with pytest.raises(TraceError, match="cache entry was damaged"):
+        trace.events  # noqa: B018
+    assert not cache.has_entry(path)  # removed: the next open loads the file
+
+
+def run_python(script: str, private_cache: Path, *args: str, **kwargs: object) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, TRACETUI_CACHE_DIR=str(private_cache), TRACETUI_CACHE_MIN_BYTES="0")
+    env.pop("TRACETUI_NO_CACHE", None)
+    return subprocess.Popen([sys.executable, "-c", script, *args], env=env, **kwargs)  # type: ignore[call-overload]
+
+
+def test_a_command_that_exits_right_after_loading_completes_the_entry(
+    private_cache: Path, tmp_path: Path
+) -> None:
+    """Every command leaves through ``os._exit``, which does not wait for threads: before, each
+    such run left a staging folder and never wrote the entry."""
+    path = copy_fixture(tmp_path)
+    script = "import sys, tracetui; from tracetui import cli; tracetui.load(sys.argv[1]); cli._exit(0)"
+    assert run_python(script, private_cache, str(path)).wait(timeout=120) == 0
+    assert cache.has_entry(path) and tracetui.load(path).from_cache
+    assert not leftovers(private_cache)
+
+
+def test_a_process_that_exits_plainly_completes_the_entry(private_cache: Path, tmp_path: Path) -> None:
+    path = copy_fixture(tmp_path)
+    script = "import sys, tracetui; tracetui.load(sys.argv[1])"
+    assert run_python(script, private_cache, str(path)).wait(timeout=120) == 0
+    assert cache.has_entry(path) and not leftovers(private_cache)
+
+
+def test_an_exit_that_cannot_wait_removes_the_write_in_progress(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = copy_fixture(tmp_path)
+    release = threading.Event()
+    write = files.write_part
+
+    def slow(folder: Path, stem: str, data: bytes, suffix: str) -> Path:
+        written = write(folder, stem, data, suffix)
+        release.wait(10)
+        return written
+
+    monkeypatch.setattr(files, "write_part", slow)
+    tracetui.load(path)
+    time.sleep(0.2)
+    assert leftovers(private_cache)  # a staging folder, being written
+    threading.Timer(1.0, release.set).start()
+    cache.settle(timeout=0.1)  # what os._exit's caller does: gives up, stops the write, cleans
+    assert not leftovers(private_cache)
+    assert not cache._writers
+
+
+KILLED_WRITER = """
+import os, sys, time, tracetui
+from tracetui.trace import cache_files
+write = cache_files.write_part
+def slow(folder, stem, data, suffix):
+    path = write(folder, stem, data, suffix)
+    os.write(1, b"writing\\n")
+    time.sleep(60)
+    return path
+cache_files.write_part = slow
+tracetui.load(sys.argv[1])
+"""
+
+
+def test_kill_9_during_the_write_leaves_a_folder_the_next_run_removes(
+    private_cache: Path, tmp_path: Path
+) -> None:
+    """Before, a ``kill -9`` mid-write left its staging folder for good (293 MB on a big trace)."""
+    path = copy_fixture(tmp_path)
+    process = run_python(KILLED_WRITER, private_cache, str(path), stdout=subprocess.PIPE)
+    assert process.stdout is not None and process.stdout.readline() == b"writing\n"
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    assert leftovers(private_cache) and not cache.has_entry(path)
+    first = tracetui.load(path)
+    cache.settle()
+    assert not leftovers(private_cache)
+    again = tracetui.load(path)
+    assert again.from_cache
+    same_trace(first, again)
+
+
+def test_stale_writes_are_removed_and_live_ones_kept(private_cache: Path, tmp_path: Path) -> None:
+    private_cache.mkdir(parents=True)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    gone = private_cache / f".staging-{dead.pid}-abc"
+    gone.mkdir()
+    (gone / "events.00000000.arrow").write_bytes(b"x" * 1000)
+    old = private_cache / f".staging-{os.getpid()}-old"
+    old.mkdir()
+    os.utime(old, (time.time() - 2 * files.STALE_S,) * 2)
+    live = private_cache / f".staging-{os.getpid()}-live"
+    live.mkdir()
+    entry = private_cache / ("0" * 32)
+    entry.mkdir()
+    part = entry / f".tmp-{dead.pid}-abc"
+    part.write_bytes(b"y")
+    stored(copy_fixture(tmp_path, SMALL))
+    assert not gone.exists() and not old.exists() and not part.exists()
+    assert live.exists()
+
+
+def read_only_run(root: Path, script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` with the cache folder on a read-only file system (a read-only bind mount in
+    a private mount namespace as root; a folder without write permission otherwise)."""
+    env = dict(os.environ, TRACETUI_CACHE_DIR=str(root), TRACETUI_CACHE_MIN_BYTES="0")
+    env.pop("TRACETUI_NO_CACHE", None)
+    if os.geteuid() != 0:
+        for folder in [root, *files.entries(root)]:
+            folder.chmod(0o555)
+        command = [sys.executable, "-c", script, *args]
+    else:
+        if shutil.which("unshare") is None:
+            pytest.skip("root without unshare: cannot make a read-only file system")
+        shell = 'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@"'
+        command = ["unshare", "-rm", "sh", "-c", shell, str(root), sys.executable, "-c", script, *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+READ_ONLY = """
+import json, sys, tracetui
+out = []
+for path in sys.argv[1:]:
+    trace = tracetui.load(path)
+    out.append([trace.from_cache, trace.events.height, trace.annotations["name"].to_list()])
+print(json.dumps(out))
+"""
+
+
+def test_a_read_only_cache_serves_its_entries_and_loads_the_rest(private_cache: Path, tmp_path: Path) -> None:
+    good = copy_fixture(tmp_path)
+    damaged = copy_fixture(tmp_path, SMALL)
+    new = copy_fixture(tmp_path, "mlp_eager.json.gz")
+    expected = [tracetui.load(p) for p in (good, damaged, new)]
+    cache.settle()
+    shutil.rmtree(private_cache)
+    stored(good), stored(damaged)
+    events = entry_files(damaged)["events"]
+    events.write_bytes(events.read_bytes()[:-3])
+    before = sorted(str(p) for p in private_cache.rglob("*"))
+    done = read_only_run(private_cache, READ_ONLY, str(good), str(damaged), str(new))
+    if done.returncode and "mount" in done.stderr and "READ" not in done.stdout:
+        pytest.skip(f"no read-only mount here: {done.stderr.strip()}")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    got = json.loads(done.stdout)
+    assert [g[0] for g in got] == [True, False, False]
+    assert [[g[1], g[2]] for g in got] == [
+        [t.events.height, t.annotations["name"].to_list()] for t in expected
+    ]
+    assert sorted(str(p) for p in private_cache.rglob("*")) == before  # nothing written, nothing removed
+
+
+def test_a_full_disk_gives_a_normal_load_and_leaves_nothing(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ENOSPC is simulated (no small file system to fill here): the second table's write fails
+    halfway, after some bytes reached the disk."""
+    path = copy_fixture(tmp_path)
+    write = files.write_part
+    calls: list[str] = []
+
+    def full(folder: Path, stem: str, data: bytes, suffix: str) -> Path:
+        calls.append(stem)
+        if len(calls) == 2:
+            (folder / f".tmp-{os.getpid()}-full").write_bytes(data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return write(folder, stem, data, suffix)
+
+    monkeypatch.setattr(files, "write_part", full)
+    first = tracetui.load(path)
+    cache.settle()
+    assert len(calls) == 2 and not cache.has_entry(path)
+    assert not leftovers(private_cache) and not cache_dirs(private_cache)
+    monkeypatch.setattr(files, "write_part", write)
+    same_trace(first, tracetui.load(path))
+
+
+def test_the_size_cap_removes_the_least_recently_used(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = [copy_fixture(tmp_path, SMALL, as_name=f"t{i}.json.gz") for i in range(3)]
+    stored(paths[0])
+    one = files.size_of(cache.entry_for(paths[0]))  # type: ignore[arg-type]
+    monkeypatch.setenv("TRACETUI_CACHE_MAX", str(int(one * 2.5)))
+    os.utime(cache.entry_for(paths[0]), (time.time() - 100,) * 2)  # type: ignore[arg-type]
+    stored(paths[1])
+    os.utime(cache.entry_for(paths[1]), (time.time() - 50,) * 2)  # type: ignore[arg-type]
+    assert tracetui.load(paths[0]).from_cache  # used again: now the most recent
+    stored(paths[2])
+    assert [cache.has_entry(p) for p in paths] == [True, False, True]
+    monkeypatch.setenv("TRACETUI_CACHE_MAX", "1K")  # an entry alone over the cap is not kept
+    stored_path = copy_fixture(tmp_path, SMALL, as_name="t3.json.gz")
+    tracetui.load(stored_path)
+    cache.settle()
+    assert not any(cache.has_entry(p) for p in [*paths, stored_path])
+
+
+@pytest.mark.parametrize(
+    ("text", "value"), [("", 4 << 30), ("2G", 2 << 30), ("512MiB", 512 << 20), ("1000", 1000)]
+)
+def test_the_size_cap_reads_units(monkeypatch: pytest.MonkeyPatch, text: str, value: int) -> None:
+    monkeypatch.setenv("TRACETUI_CACHE_MAX", text)
+    assert cache.max_bytes() == value
+
+
+def test_a_new_code_version_does_not_read_old_entries(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = copy_fixture(tmp_path, SMALL)
+    stored(path)
+    assert tracetui.load(path).from_cache
+    monkeypatch.setattr(cache, "code_version", lambda: "another build")
+    assert not cache.has_entry(path) and not tracetui.load(path).from_cache
+
+
+def test_the_code_version_follows_the_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A digest of the package's files: editing any module of the model changes it; the
+    explorer's widgets do not count."""
+    package = tmp_path / "tracetui"
+    shutil.copytree(Path(tracetui.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
+    fake = package / "trace" / "cache.py"
+    monkeypatch.setattr(cache, "__file__", str(fake))
+
+    def version() -> str:
+        cache.code_version.cache_clear()
+        return cache.code_version()
+
+    try:
+        first = version()
+        assert version() == first
+        (package / "app" / "app.py").write_text("# the UI changed\n")
+        assert version() == first
+        stats = package / "trace" / "stats.py"
+        stats.write_text(stats.read_text() + "\n# what the model computes changed\n")
+        assert version() != first
+    finally:
+        monkeypatch.undo()
+        cache.code_version.cache_clear()
+
+
+def test_results_are_keyed_and_checked_like_tables(private_cache: Path, tmp_path: Path) -> None:
+    """:func:`cache.derived`: what a caller computed from a trace file (a rank's tables), stored only if
+    the file did not change meanwhile, and never served damaged."""
+    path = copy_fixture(tmp_path, SMALL)
+    ident = cache.identity(path)
+    parts = {"a.arrow": b"\x00" * 100, "summary.json": b"{}"}
+    assert cache.store_derived(path, "rank-tables\x000", ident, parts)
+    assert cache.derived(path, "rank-tables\x000") == parts
+    assert cache.derived(path, "rank-tables\x001") is None
+    (result,) = files.parts(cache.entry_for(path), files.kind_stem("rank-tables\x000"), "parts")  # type: ignore[arg-type]
+    data = bytearray(result.read_bytes())
+    data[-1] ^= 1
+    result.write_bytes(bytes(data))
+    assert cache.derived(path, "rank-tables\x000") is None and not result.exists()
     os.utime(path, ns=(1, 1))
-    reloaded = tracetui.load(path)
-    assert not reloaded.from_cache and "mlp_fwd" in reloaded.annotations["name"].to_list()
+    assert not cache.store_derived(path, "summary", ident, parts)  # the file changed since ident
 
 
 def test_small_traces_and_disabled_cache_are_not_stored(
@@ -65,19 +559,10 @@ def test_small_traces_and_disabled_cache_are_not_stored(
 ) -> None:
     monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("TRACETUI_NO_CACHE", raising=False)
-    tracetui.load(copy_fixture(tmp_path, "linear_eager.json.gz"))  # below MIN_BYTES
+    summary_data(tracetui.load(copy_fixture(tmp_path, SMALL)))  # below MIN_BYTES
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
     monkeypatch.setenv("TRACETUI_NO_CACHE", "1")
     assert cache.directory() is None
-
-
-def test_a_damaged_entry_is_a_miss(private_cache: Path, tmp_path: Path) -> None:
-    path = copy_fixture(tmp_path, "linear_eager.json.gz")
-    tracetui.load(path)
-    entry = cache.entry_for(path)
-    assert entry is not None
-    (entry / "events.arrow").write_bytes(b"not arrow")
-    assert not tracetui.load(path).from_cache
 
 
 def test_the_entry_is_written_off_the_loading_thread(
@@ -89,9 +574,9 @@ def test_the_entry_is_written_off_the_loading_thread(
     writers: list[str] = []
     write = cache._write
 
-    def spy(trace: tracetui.Trace, entry: Path) -> None:
+    def spy(trace: tracetui.Trace, ident: str, entry: Path) -> None:
         writers.append(threading.current_thread().name)
-        write(trace, entry)
+        write(trace, ident, entry)
 
     monkeypatch.setattr(cache, "_write", spy)
     tracetui.load(path)
@@ -101,29 +586,14 @@ def test_the_entry_is_written_off_the_loading_thread(
     assert tracetui.load(path).from_cache
 
 
-def test_a_process_that_exits_right_after_loading_still_completes_the_entry(
-    private_cache: Path, tmp_path: Path
-) -> None:
-    path = copy_fixture(tmp_path)
-    script = (
-        "import os, sys, tracetui; from tracetui.trace import cache; cache.MIN_BYTES = 0; "
-        "tracetui.load(sys.argv[1]); os.write(1, b'loaded')"
-    )
-    env = dict(os.environ, TRACETUI_CACHE_DIR=str(private_cache))
-    env.pop("TRACETUI_NO_CACHE", None)
-    done = subprocess.run([sys.executable, "-c", script, str(path)], env=env, capture_output=True, check=True)
-    assert done.stdout == b"loaded"
-    assert cache.has_entry(path) and tracetui.load(path).from_cache
-
-
 def test_a_cached_trace_reads_its_file_once_and_only_for_raw_args(
     private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The model does no I/O: the loader hands a trace from the cache a provider that reads the
     file again on the first use of raw args (and only then, and once)."""
     path = copy_fixture(tmp_path)
-    first = tracetui.load(path)
-    first.launch_shapes  # noqa: B018 (computed after load: added to the entry through the loader's sink)
+    first = stored(path)
+    first.launch_shapes  # noqa: B018 (computed after load: kept with the entry through its parts)
     reads: list[Path] = []
     read = loader.read_source
 
@@ -143,6 +613,16 @@ def test_a_cached_trace_reads_its_file_once_and_only_for_raw_args(
     assert reads == [path]
 
 
+def test_raw_args_of_a_file_changed_since_the_open_are_an_error(private_cache: Path, tmp_path: Path) -> None:
+    path = copy_fixture(tmp_path)
+    stored(path)
+    trace = tracetui.load(path)
+    assert trace.from_cache
+    os.utime(path, ns=(1, 1))
+    with pytest.raises(TraceError, match="changed since it was opened"):
+        trace.event_args(0)
+
+
 def test_a_cached_trace_of_a_repaired_file_reads_the_args_the_load_read(
     private_cache: Path, tmp_path: Path
 ) -> None:
@@ -155,12 +635,47 @@ def test_a_cached_trace_of_a_repaired_file_reads_the_args_the_load_read(
     ]
     path = tmp_path / "odd.json"
     path.write_text(json.dumps({"traceEvents": events}))
-    first = tracetui.load(path)
+    first = stored(path)
     assert first.repairs and first.event_args(1) == {"k": 2}
     second = tracetui.load(path)
     assert second.from_cache
     assert [second.event_args(i) for i in (0, 1, 2)] == [{"k": 1}, {"k": 2}, {}]
     assert second.args_json().equals(first.args_json())
+
+
+def test_a_result_kept_before_its_entry_is_written_joins_it(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold ``summary`` keeps its result while the entry is still being written: the entry then
+    moves in beside it, file by file, the manifest last."""
+    path = copy_fixture(tmp_path)
+    release = threading.Event()
+    write = cache._write
+
+    def held(trace: tracetui.Trace, ident: str, entry: Path) -> None:
+        release.wait(30)
+        write(trace, ident, entry)
+
+    monkeypatch.setattr(cache, "_write", held)
+    first = tracetui.load(path)
+    summary = summary_data(first)  # kept now, before the entry exists
+    release.set()
+    cache.settle()
+    assert not leftovers(private_cache)
+    again = tracetui.load(path)
+    assert again.from_cache and summary_data(again) == json.loads(json.dumps(summary))
+    same_trace(first, again)
+
+
+def test_two_processes_writing_one_entry_leave_one_good_entry(private_cache: Path, tmp_path: Path) -> None:
+    path = copy_fixture(tmp_path)
+    script = "import sys, tracetui; from tracetui import cli; tracetui.load(sys.argv[1]); cli._exit(0)"
+    processes = [run_python(script, private_cache, str(path)) for _ in range(2)]
+    assert [p.wait(timeout=120) for p in processes] == [0, 0]
+    assert len(cache_dirs(private_cache)) == 1 and not leftovers(private_cache)
+    manifests = files.parts(cache.entry_for(path), "manifest", "json")  # type: ignore[arg-type]
+    assert len(manifests) == 1
+    assert tracetui.load(path).from_cache
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the XDG folders are Linux's convention")

@@ -17,6 +17,7 @@ def test_workloads_and_labels() -> None:
         "matmul-add": "matmul_add_fwd",
         "linear": "linear_fwd",
         "mlp": "mlp_fwd",
+        "transformer-block": "transformer_block_fwd",
         "ddp": "ddp_step",
     }
 
@@ -58,7 +59,10 @@ def test_file_stem(name: str, variant: Variant, dtype: str | None, stem: str) ->
 @pytest.mark.parametrize(
     ("kwargs", "expected"),
     [
-        ({"name": "mpl"}, "unknown workload 'mpl'; choose one of: matmul-add, linear, mlp"),
+        (
+            {"name": "mpl"},
+            "unknown workload 'mpl'; choose one of: matmul-add, linear, mlp, transformer-block",
+        ),
         (
             {"name": "matmul-add", "shapes": {"seq": 4}},
             "--seq does not apply to matmul-add; its shape flags are: --batch --in-dim --out-dim",

@@ -12,8 +12,10 @@ if TYPE_CHECKING:
 
     from tracetui.app.widgets.expect_panel import Checks
     from tracetui.compare.pair_tree import PairTree
+    from tracetui.insight.memory import Memory
     from tracetui.trace import Trace
     from tracetui.views.insight import Insight
+    from tracetui.views.memory import MemoryLane
     from tracetui.views.tables import TableSpec
     from tracetui.views.timeline import Lane, Window
     from tracetui.views.tree import NodeKey, TreeModel
@@ -69,10 +71,13 @@ class TimelineReady(Message):
 
 @dataclass
 class TablesReady(Message):
-    """The six tables (and the per-kernel roofline rows when the insight report offers them)."""
+    """The tables (and the per-kernel roofline rows when the insight report offers them), the
+    trace's memory reading and its timeline lanes."""
 
     tables: dict[str, TableSpec]
     insight: Insight
+    memory: Memory | None = None
+    memory_lanes: list[MemoryLane] | None = None
 
 
 @dataclass

@@ -4,7 +4,9 @@ Units (see :mod:`tracetui.compare.scopes`): an annotation's checks are counted i
 calls, a step's in each selected step; an op or kernel is counted in each call of its ``per``
 annotation, in each step (``per = "step"``) or in the whole trace. Counts must hold in *every*
 unit; times are the mean per unit; ``launches_kernels = true`` means every matching op call
-launched GPU work, ``false`` that none did.
+launched GPU work, ``false`` that none did. Memory sizes are the peaks of
+:func:`tracetui.insight.memory.memory_of` (the numbers the summary shows): a device's peak, or in
+each step the highest level a device reached in it; they must hold on every device chosen.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ import polars as pl
 
 from tracetui import formatting as fmt
 from tracetui.compare import scopes
-from tracetui.compare.expectations import ALL_STEPS, PER_STEP, Check, Expectation
+from tracetui.compare.expectations import ALL_DEVICES, ALL_STEPS, PER_STEP, Check, Expectation
 from tracetui.compare.globs import matching
+from tracetui.insight.memory import Memory, memory_of
 from tracetui.trace.nesting import ancestor_ids
 
 if TYPE_CHECKING:
@@ -84,6 +87,10 @@ class _Context:
         return scopes.cpu_tree(self.trace)
 
     @cached_property
+    def memory(self) -> Memory:
+        return memory_of(self.trace)
+
+    @cached_property
     def ops(self) -> pl.DataFrame:
         return self.trace.events.filter(pl.col("cat") == "cpu_op").select("id", "name", "dur", "gpu_events")
 
@@ -123,6 +130,16 @@ class _Context:
 
 
 def _evaluate(context: _Context, expectation: Expectation) -> list[Result]:
+    if expectation.subject == "memory":
+        return [_memory_check(context.memory, expectation, check) for check in expectation.checks]
+    if expectation.subject == "step" and any(c.quantity == "peak_allocated" for c in expectation.checks):
+        units = _span_units(context, expectation)
+        return [
+            _step_peak_check(context.memory, units, expectation, check)
+            if check.quantity == "peak_allocated"
+            else _span_check(units, expectation, check)
+            for check in expectation.checks
+        ]
     if expectation.subject in ("annotation", "step"):
         units = _span_units(context, expectation)
         return [_span_check(units, expectation, check) for check in expectation.checks]
@@ -140,6 +157,54 @@ def _span_units(context: _Context, expectation: Expectation) -> _Units:
     if expectation.target == ALL_STEPS:
         return context.units(scopes.STEPS)
     return context.step(int(expectation.target))
+
+
+def _memory_check(memory: Memory, expectation: Expectation, check: Check) -> Result:
+    """A device's peak (allocated or reserved); with ``"*"`` the highest of every device's."""
+    if not memory.present:
+        return _missing(
+            expectation, check, "no memory events in the trace (profile_memory=True records them)"
+        )
+    target = str(expectation.target)
+    devices = [d for d in memory.devices if target in (ALL_DEVICES, d.device)]
+    if not devices:
+        present = ", ".join(d.device for d in memory.devices)
+        return _missing(expectation, check, f"no memory events on {target} (devices: {present})")
+    if check.quantity == "peak_reserved":
+        device = max(devices, key=lambda d: d.peak_reserved)
+        value = device.peak_reserved
+        actual = f"peak {fmt.size(value)} reserved on {device.device}"
+    else:
+        device = max(devices, key=lambda d: d.peak["allocated"])
+        value = device.peak["allocated"]
+        where = ", ".join(str(v) for v in (device.peak["step"], device.peak["op"]) if v is not None)
+        actual = f"peak {fmt.size(value)} allocated on {device.device}" + (f" ({where})" if where else "")
+    event = device.peak["op_id"] if device.peak["op_id"] is not None else device.peak["step_id"]
+    return Result(expectation, check, check.holds(value), actual, value, event)
+
+
+def _step_peak_check(memory: Memory, units: _Units, expectation: Expectation, check: Check) -> Result:
+    """In each step, the highest level any device reached; it must hold in every step."""
+    if units.missing:
+        return _missing(expectation, check, units.missing)
+    if not memory.present:
+        return _missing(
+            expectation, check, "no memory events in the trace (profile_memory=True records them)"
+        )
+    peaks = pl.concat([d.steps.select("step_id", "peak") for d in memory.devices])
+    per_step = peaks.group_by("step_id").agg(pl.col("peak").max().alias("value"))
+    values = units.frame.select("event_id").join(
+        per_step.rename({"step_id": "event_id"}), on="event_id", how="left", maintain_order="left"
+    )
+    values = values.with_columns(pl.col("value").fill_null(0))
+    failing = values.filter(~_holds(check))
+    worst = int(values["value"].max() or 0)  # type: ignore[arg-type]
+    n = values.height
+    actual = f"peak {fmt.size(worst)}" + (
+        f" (the highest of {fmt.count(n)} steps)" if n > 1 else " in the one step"
+    )
+    event = failing["event_id"][0] if failing.height else values["event_id"][0]
+    return Result(expectation, check, failing.is_empty(), actual, worst, event)
 
 
 def _per_units(context: _Context, per: str | None) -> _Units:

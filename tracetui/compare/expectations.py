@@ -12,6 +12,10 @@ Every ``[[expect]]`` table names one subject and one or more checks::
     per = "mlp_fwd"                 # count in each call of mlp_fwd ("step": each step)
     count = 1
 
+    [[expect]]
+    memory = "cuda:0"               # a device's memory ("*": every device)
+    peak_allocated_max = "900 MiB"  # sizes: text with a unit, or bytes
+
 The key set is :data:`SUBJECTS`, :data:`CHECKS` (with :data:`APPLIES`), ``per`` and ``note``; see
 ``docs/compare.md``. Anything else is an error naming its line: :func:`load_expectations` raises
 :class:`~tracetui.errors.TraceError` with ``line N: problem``. This module needs no polars, so
@@ -29,6 +33,7 @@ from typing import Any, Literal
 
 from tracetui.compare.globs import glob_problem
 from tracetui.errors import TraceError
+from tracetui.formatting import parse_size
 from tracetui.safetext import clean
 
 if sys.version_info >= (3, 11):
@@ -36,15 +41,16 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10 needs the tomli backport
     import tomli as tomllib
 
-Subject = Literal["annotation", "step", "op", "kernel"]
+Subject = Literal["annotation", "step", "op", "kernel", "memory"]
 Comparison = Literal["==", ">=", "<="]
 
-SUBJECTS: tuple[Subject, ...] = ("annotation", "step", "op", "kernel")
+SUBJECTS: tuple[Subject, ...] = ("annotation", "step", "op", "kernel", "memory")
+ALL_DEVICES = "*"
 PER_STEP = "step"
 ALL_STEPS = "*"
 
 # quantity -> (value kind, subjects it applies to). Keys: counts have exact, min_ and max_; times
-# min_ and max_ only; flags the exact key only.
+# min_ and max_ only; flags the exact key only; sizes (bytes) a _max bound only.
 _SPAN: tuple[Subject, ...] = ("annotation", "step")
 _MATCH: tuple[Subject, ...] = ("op", "kernel")
 QUANTITIES: dict[str, tuple[str, tuple[Subject, ...]]] = {
@@ -57,12 +63,17 @@ QUANTITIES: dict[str, tuple[str, tuple[Subject, ...]]] = {
     "gpu_us": ("time", (*_SPAN, *_MATCH)),
     "cpu_us": ("time", (*_SPAN, "op")),
     "launches_kernels": ("flag", ("op",)),
+    "peak_allocated": ("size", ("memory", "step")),
+    "peak_reserved": ("size", ("memory",)),
 }
 
 
 def _check_keys() -> dict[str, tuple[str, Comparison]]:
     keys: dict[str, tuple[str, Comparison]] = {}
     for quantity, (kind, _) in QUANTITIES.items():
+        if kind == "size":
+            keys[f"{quantity}_max"] = (quantity, "<=")
+            continue
         if kind != "time":
             keys[quantity] = (quantity, "==")
         if kind != "flag":
@@ -88,10 +99,14 @@ class Check:
     comparison: Comparison
     value: int | float | bool
     line: int
+    written: str | None = None
+    """A size as the file wrote it (``"900 MiB"``); ``value`` holds its bytes."""
 
     @property
     def text(self) -> str:
         """The check as written in the file."""
+        if self.written is not None:
+            return f'{self.key} = "{self.written}"'
         value = str(self.value).lower() if isinstance(self.value, bool) else _number(self.value)
         return f"{self.key} = {value}"
 
@@ -114,7 +129,8 @@ class Expectation:
     """Line of its ``[[expect]]`` header."""
     subject: Subject
     target: str | int
-    """Annotation name, op or kernel glob, step number, or ``"*"`` (every step)."""
+    """Annotation name, op or kernel glob, step number, ``"*"`` (every step), or a device
+    (``cuda:0``; ``"*"``: every device with memory events)."""
     per: str | None
     """op/kernel: count in each call of this annotation, in each step (``"step"``), or the whole
     trace (``None``)."""
@@ -126,6 +142,8 @@ class Expectation:
         """``annotation mlp_fwd``, ``kernel triton_poi_* per mlp_fwd``, ``step 3``, ``every step``."""
         if self.subject == "step":
             return "every step" if self.target == ALL_STEPS else f"step {self.target}"
+        if self.subject == "memory":
+            return "memory on every device" if self.target == ALL_DEVICES else f"memory on {self.target}"
         text = f"{self.subject} {self.target}"
         if self.per is not None:
             text += " per step" if self.per == PER_STEP else f" per {self.per}"
@@ -234,6 +252,11 @@ class _Parser:
                 )
             return value
         if not isinstance(value, str) or not value:
+            if subject == "memory":
+                raise self.fail(
+                    line,
+                    f'\'memory\' must be a device such as "cuda:0" or "{ALL_DEVICES}", got {_shown(value)}',
+                )
             raise self.fail(line, f"'{subject}' must be a non-empty string, got {_shown(value)}")
         if subject in _MATCH and (problem := glob_problem(value)):
             raise self.fail(line, f"bad glob in '{subject}': {clean(problem)}")
@@ -256,6 +279,8 @@ class _Parser:
             )
             raise self.fail(line, f"'{key}' does not apply to {subject} expectations (only to {users})")
         kind = QUANTITIES[quantity][0]
+        if kind == "size":
+            return self.size_check(key, quantity, comparison, value, line)
         if kind == "flag":
             if not isinstance(value, bool):
                 raise self.fail(line, f"'{key}' must be true or false, got {_shown(value)}")
@@ -265,6 +290,20 @@ class _Parser:
         elif isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
             raise self.fail(line, f"'{key}' must be a number of µs ≥ 0, got {_shown(value)}")
         return Check(key=key, quantity=quantity, comparison=comparison, value=value, line=line)
+
+    def size_check(self, key: str, quantity: str, comparison: Comparison, value: Any, line: int) -> Check:
+        """A size: text with a unit (``"900 MiB"``) or a whole number of bytes."""
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return Check(key=key, quantity=quantity, comparison=comparison, value=value, line=line)
+        if not isinstance(value, str):
+            raise self.fail(line, f"'{key}' must be a size such as \"900 MiB\", got {_shown(value)}")
+        try:
+            size = parse_size(value)
+        except ValueError as exc:
+            raise self.fail(line, f"'{key}': {clean(str(exc))}") from None
+        return Check(
+            key=key, quantity=quantity, comparison=comparison, value=size, line=line, written=clean(value)
+        )
 
     def consistent(self, checks: list[Check]) -> None:
         """No exact value beside a bound on the same quantity; no minimum above its maximum."""
@@ -288,6 +327,7 @@ def _example(subject: Subject) -> str:
         "step": "kernels_per_call = 5",
         "op": "launches_kernels = false",
         "kernel": "count = 1",
+        "memory": 'peak_allocated_max = "900 MiB"',
     }[subject]
 
 

@@ -6,8 +6,8 @@ Each rank goes through the normal single-trace :func:`tracetui.load` (and its ca
 a Parquet dataset (:mod:`tracetui.ranks.dataset`). Only the small tables travel back: a process holds
 the events of the rank it loads (and of the previous one while its cache entry is still being
 written), this one included when it works as one of the local workers; never all ranks'.
-They are kept in the derived cache (:mod:`tracetui.trace.derived`): a warm run reads them without
-loading any trace.
+They are kept with the trace cache's entries (:func:`tracetui.trace.cache.derived`): a warm run
+reads them without loading any trace.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import polars as pl
 from tracetui.errors import TraceError
 from tracetui.ranks.discover import RankFile
 from tracetui.ranks.tables import TABLES, RankTables, rank_tables
-from tracetui.trace import derived
+from tracetui.trace import cache
 
 IN_PROCESS_BYTES = 4 << 20  # below this much trace data in all, processes cost more than they save
 Progress = Callable[[int, int], None]  # (done, total)
@@ -72,7 +72,7 @@ def load_ranks(
     progress: Progress | None = None,
     workers: int | None = None,
 ) -> list[RankResult]:
-    """Every rank's small tables (and ``summary_rank``'s summary), from the derived cache or by
+    """Every rank's small tables (and ``summary_rank``'s summary), from the trace cache or by
     loading the ranks that are not there, in parallel. Results are sorted by rank."""
     jobs = [Job(entry, summary=entry.rank == summary_rank) for entry in entries]
     results: dict[int, RankResult] = {}
@@ -141,7 +141,7 @@ def run_job(job: Job) -> RankResult:
     try:
         from tracetui.trace import load
 
-        ident = derived.identity(entry.path)
+        ident = cache.identity(entry.path)
         trace = load(entry.path)
         tables = rank_tables(trace, entry)
         summary = None
@@ -153,9 +153,9 @@ def run_job(job: Job) -> RankResult:
             from tracetui.ranks.dataset import write_rank
 
             write_rank(job.dataset, trace, tables, summary or {})
-        derived.store(entry.path, tables_kind(entry), ident, tables_parts(tables))
+        cache.store_derived(entry.path, tables_kind(entry), ident, tables_parts(tables))
         if summary is not None:
-            derived.store(entry.path, "summary", ident, {"summary.json": json.dumps(summary).encode()})
+            cache.store_derived(entry.path, "summary", ident, {"summary.json": json.dumps(summary).encode()})
         return RankResult(entry.rank, tables, summary if job.summary else None)
     except TraceError as exc:
         return RankResult(entry.rank, error=str(exc))
@@ -164,13 +164,13 @@ def run_job(job: Job) -> RankResult:
 
 
 def cached_result(job: Job) -> RankResult | None:
-    """``job``'s result from the derived cache, if it is all there."""
-    parts = derived.lookup(job.entry.path, tables_kind(job.entry))
+    """``job``'s result from the trace cache, if it is all there."""
+    parts = cache.derived(job.entry.path, tables_kind(job.entry))
     if parts is None:
         return None
     summary = None
     if job.summary:
-        stored = derived.lookup(job.entry.path, "summary")
+        stored = cache.derived(job.entry.path, "summary")
         if stored is None:
             return None
         summary = json.loads(stored["summary.json"])
@@ -182,13 +182,13 @@ def cached_result(job: Job) -> RankResult | None:
 
 
 def cached_summary(entry: RankFile) -> dict[str, Any] | None:
-    """The single-trace summary of ``entry`` from the derived cache, if there."""
-    stored = derived.lookup(entry.path, "summary")
+    """The single-trace summary of ``entry`` from the trace cache, if there."""
+    stored = cache.derived(entry.path, "summary")
     return None if stored is None else json.loads(stored["summary.json"])
 
 
 def tables_kind(entry: RankFile) -> str:
-    """The derived-cache kind of a rank's tables: they also hold what discovery said of the file."""
+    """The cache kind of a rank's tables: they also hold what discovery said of the file."""
     groups = hashlib.sha256(repr(entry.groups).encode()).hexdigest()[:12]
     return f"rank-tables\0{entry.rank}\0{entry.source}\0{entry.world_size}\0{entry.backend}\0{groups}"
 

@@ -119,7 +119,9 @@ def export_command(
 
     The kernels table has one row per GPU event: name, ts, dur, device, stream, correlation,
     runtime, launch_op, launch_op_id, annotation, step, the decoded kernel name (family, kind,
-    arch, tile, stages, layout, fused_ops) and the roofline reading.
+    arch, tile, stages, layout, fused_ops) and the roofline reading. The memory table has one
+    row per allocation or free (profile_memory): device, address, bytes, the allocated and
+    reserved totals after it, its op, annotation, step and python frame, and its pair.
 
     For the ranks of a run, --table ranks, collectives, arrivals, stragglers, rank_kernels or
     kernel_spread writes a cross-rank table; the single-trace tables are those of --rank (default:

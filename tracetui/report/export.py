@@ -32,7 +32,17 @@ def export_table(trace: Trace, table: str) -> pl.DataFrame:
         return trace.runtime
     if table == "anomalies":
         return trace.anomalies
+    if table == "memory":
+        return memory_table(trace)
     raise ValueError(table)
+
+
+def memory_table(trace: Trace) -> pl.DataFrame:
+    """One row per allocation or free (``profile_memory``), in time order: the memory table
+    without the columns that place it in the tree (see :mod:`tracetui.insight.memory.table`)."""
+    from tracetui.insight.memory import memory_of
+
+    return memory_of(trace).events.drop("pair_order", "track", "enclosing_id", "enclosing_pos")
 
 
 def kernels_table(trace: Trace) -> pl.DataFrame:

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tracetui import formatting as fmt
+from tracetui.report.memory_section import memory_renderable
 from tracetui.report.summary_data import summary_data
 from tracetui.report.table import MISSING, Cell, nums, table
 from tracetui.safetext import clean
@@ -46,6 +47,8 @@ def summary_renderable(data: dict[str, Any]) -> RenderableType:
     parts += [t for t in (_steps(data), _annotations(data), _ops(data)) if t is not None]
     parts.append(_no_kernel_line(data))
     parts += [t for t in (_kernels(data), _rooflines(data), _runtime(data), _compile(data)) if t is not None]
+    if "memory" in data and (memory := memory_renderable(data["memory"])) is not None:
+        parts.append(memory)
     parts.append(_problems(data))
     return Group(*parts)
 

@@ -7,12 +7,15 @@ except ``orphans`` and ``anomalies``, which keep ``ORPHAN_LIMIT`` rows beside fu
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from tracetui.insight.kernel_names import kernel_name_columns
+from tracetui.insight.memory import memory_of
 from tracetui.insight.report import (
     annotation_verdicts,
     compile_overheads,
@@ -21,28 +24,50 @@ from tracetui.insight.report import (
     span_us,
     step_verdicts,
 )
+from tracetui.report.memory_data import memory_data
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
 
 SCHEMA = "tracetui.summary/1"
+KIND, PART = "summary", "summary.json"  # how the summary is kept with a trace's cache entry
 ORPHAN_LIMIT = 200
 DEVICE_KEYS = ("id", "name", "computeMajor", "computeMinor", "totalGlobalMem", "numSms")
 
 
 def summary_data(trace: Trace) -> dict[str, Any]:
-    """Everything the summary shows, as plain JSON values."""
+    """Everything the summary shows, as plain JSON values: computed once per trace file and code
+    version, then kept with the trace's cache entry (:attr:`Trace.parts`), so that a summary of a
+    trace from the cache reads none of its tables."""
+    kept = trace.parts.get(KIND)
+    if kept is not None:
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            data = json.loads(kept[PART])
+            data["trace"] |= _naming(trace)
+            return data  # type: ignore[no-any-return]
+    data = _computed(trace)
+    trace.parts.put(KIND, {PART: json.dumps(data).encode()})
+    return data
+
+
+def _naming(trace: Trace) -> dict[str, Any]:
+    """What the summary says of how the trace was named (not of what its file holds)."""
+    return {"path": str(trace.path), "name": trace.path.name, "other_files": [str(p) for p in trace.siblings]}
+
+
+def _computed(trace: Trace) -> dict[str, Any]:
     annotations = trace.annotations.join(_mean_verdicts(annotation_verdicts(trace)), on="name", how="left")
     steps = trace.steps.join(
         step_verdicts(trace).select("id", "gpu_busy_pct", "cpu_launch_us", "bound", "verdict"),
         on="id",
         how="left",
     )
+    naming = _naming(trace)
     return {
         "schema": SCHEMA,
         "trace": {
-            "path": str(trace.path),
-            "name": trace.path.name,
+            "path": naming["path"],
+            "name": naming["name"],
             "events": trace.event_count,
             "format": trace.format,
             "devices": [{k: d.get(k) for k in DEVICE_KEYS if k in d} for d in trace.devices],
@@ -50,7 +75,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
             "truncated": trace.truncated,
             "repairs": trace.repairs,
             "reader": trace.reader,
-            "other_files": [str(p) for p in trace.siblings],
+            "other_files": naming["other_files"],
             "span_us": span_us(trace),
             "gpu_busy_us": gpu_work_union_us(trace),
             "tracetui_metadata": trace.metadata.get("tracetui"),
@@ -160,6 +185,7 @@ def summary_data(trace: Trace) -> dict[str, Any]:
             "by_kind": _value_counts(trace.anomalies, "kind"),
             "items": _anomaly_records(trace),
         },
+        "memory": memory_data(memory_of(trace), trace.t0_ns),
     }
 
 

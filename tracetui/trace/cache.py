@@ -1,41 +1,63 @@
-"""A disk cache of loaded traces: a big trace opened again loads in a fraction of a second.
+"""A disk cache of loaded traces: a trace opened again comes back in a fraction of a second.
 
-An entry is keyed by the file's resolved path, size and modification time and tracetui's
-version, and holds the model's tables as Arrow IPC plus its facts as JSON, under
-``$TRACETUI_CACHE_DIR``, else the user cache folder (platformdirs: ``~/.cache/tracetui`` on Linux).
-Only traces of at least ``MIN_BYTES`` of JSON are cached; the newest ``KEEP`` entries are kept.
-``TRACETUI_NO_CACHE=1`` turns it off. The cache is best effort: any problem with it means a
-normal load, never an error. The trace file itself is never written.
+Keyed so that it never serves wrong data: an entry's key is a digest of the trace file's identity
+(resolved path, device, inode, size, modification and change times: :func:`identity`), of the code
+that computed it (:func:`code_version`, a digest of tracetui's own files, so any change to what
+the model computes starts new entries) and of the entry format. The loader takes the identity
+*before* it reads the file; the entry is written only if the file still has it after the load, so
+a file that grew, was rewritten or renamed over meanwhile is not cached.
 
-The key and its lookup are free of heavy imports (the CLI checks for a hit before polars loads).
+Verified on every read: each file of an entry carries its CRC-32 in its name
+(:mod:`tracetui.trace.cache_files`); opening an entry checks every table file (a streamed CRC, no
+big allocation) and its schema against the manifest, and a table is checked again when it is
+read. A damaged, partial, foreign or stale entry is removed and the trace loaded from its file.
+
+Lazy: an entry holds the model's tables (Arrow IPC, zstd) and facts; the trace it gives reads each
+table on first use (:class:`EntryTables`), and results computed from the trace later (a table
+computed after load, the summary, a rank's tables: :func:`derived`) are entries' parts too, keyed
+and verified the same way.
+
+Where: ``$TRACETUI_CACHE_DIR``, else the user cache folder (platformdirs; on Linux
+``$XDG_CACHE_HOME/tracetui``, else ``~/.cache/tracetui``);
+``TRACETUI_NO_CACHE=1`` turns it off. Only traces of at least ``MIN_BYTES`` of JSON are stored;
+the entries take at most ``TRACETUI_CACHE_MAX`` (default 4G) in all, the least recently used
+removed first. The cache is best effort: a read-only or full disk means a normal load, never an
+error, and nothing left behind. The trace file itself is never written.
+
+Free of heavy imports: the CLI checks for an entry before polars is imported.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
+import io
 import os
-import shutil
-import tempfile
 import threading
+import time
+from collections.abc import Callable
+from functools import cache
+from io import BufferedReader
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracetui import __version__
+from tracetui.errors import TraceError
+from tracetui.trace import cache_files as files
 
 if TYPE_CHECKING:
     import polars as pl
 
     from tracetui.trace.args import RawArgs
-    from tracetui.trace.model import TableSink, Trace
+    from tracetui.trace.model import PartStore, TableSource, Trace
 
 MIN_BYTES = int(os.environ.get("TRACETUI_CACHE_MIN_BYTES", 8 << 20))
-KEEP = 8
-FORMAT = 2
-TABLES = ("events", "instants", "flows", "meta_events", "tracks", "anomalies")
-LATER = ("launch_shapes",)  # tables computed after load, added to the entry when they are
-FACTS = ("format", "gzipped", "truncated", "repairs", "other_phases", "reader")
+DEFAULT_MAX = 4 << 30
+FORMAT = 3  # the layout of an entry (this module's and cache_files'); the code version covers the rest
+SETTLE_S = 120.0  # how long a process that exits waits for its entry to be written
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_CODE_SUFFIXES = (".py", ".c", ".so", ".pyd")
+_NOT_CODE = ("app",)  # the explorer's widgets compute nothing that is cached
 
 
 def directory() -> Path | None:
@@ -50,58 +72,258 @@ def directory() -> Path | None:
     return platformdirs.user_cache_path("tracetui", appauthor=False)
 
 
-def entry_for(path: Path) -> Path | None:
-    """The entry directory for a trace file (existing or not; once a write of it in progress
-    has finished); None when caching is off."""
-    root = directory()
-    if root is None:
-        return None
+def max_bytes() -> int:
+    """The entries' total size cap: ``TRACETUI_CACHE_MAX`` (bytes, or with K/M/G/T), else 4G."""
+    text = os.environ.get("TRACETUI_CACHE_MAX", "").strip().upper().removesuffix("B").removesuffix("I")
+    unit = _UNITS.get(text[-1:], 1) if text[-1:].isalpha() else 1
+    number = text[:-1] if text[-1:].isalpha() else text
+    try:
+        return max(0, int(float(number) * unit))
+    except ValueError:
+        return DEFAULT_MAX
+
+
+def identity(path: Path) -> str | None:
+    """What the key says about the file now (None: it cannot be stat'ed)."""
     try:
         stat = path.stat()
-        identity = f"{FORMAT}\0{__version__}\0{path.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}"
+        resolved = path.resolve()
     except OSError:
         return None
-    return _settled(root / hashlib.sha256(identity.encode()).hexdigest()[:32])
+    return f"{resolved}\0{stat.st_dev}\0{stat.st_ino}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_ctime_ns}"
+
+
+@cache
+def code_version() -> str:
+    """A digest of tracetui's own files (sources and the compiled scanner; the explorer's
+    widgets excepted): it changes whenever what the model or a cached result computes may."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.blake2b(__version__.encode(), digest_size=16)
+    found = []
+    for folder, subfolders, names in os.walk(package):
+        relative = Path(folder).relative_to(package)
+        if relative.parts and relative.parts[0] in _NOT_CODE:
+            subfolders.clear()
+            continue
+        subfolders[:] = [name for name in subfolders if name != "__pycache__"]
+        found += [relative / name for name in names if name.endswith(_CODE_SUFFIXES)]
+    for relative in sorted(found):
+        digest.update(str(relative).encode() + b"\0")
+        with contextlib.suppress(OSError):
+            digest.update((package / relative).read_bytes())
+    return digest.hexdigest()
+
+
+def key(ident: str) -> str:
+    return hashlib.blake2b(f"{FORMAT}\0{code_version()}\0{ident}".encode(), digest_size=16).hexdigest()
+
+
+def entry_for(path: Path) -> Path | None:
+    """The entry folder for a trace file as it is now (existing or not; once a write of it in
+    progress in this process has finished); None when caching is off."""
+    ident = identity(path)
+    return None if ident is None else _entry(ident)
+
+
+def _entry(ident: str) -> Path | None:
+    root = directory()
+    return None if root is None else _settled(root / key(ident))
 
 
 def has_entry(path: Path) -> bool:
-    """Whether a complete entry exists for ``path`` (cheap: a stat or two)."""
+    """Whether a complete entry exists for ``path`` (cheap: a stat and a listing)."""
     entry = entry_for(path)
-    return entry is not None and (entry / "facts.json").is_file()
+    return entry is not None and bool(files.parts(entry, "manifest", "json"))
 
 
-def lookup(path: Path, raw_args: RawArgs, on_table: TableSink) -> Trace | None:
-    """The cached trace for ``path``, or None. The entry holds no raw args: the trace reads
-    them from ``raw_args`` (the loader's), and tells ``on_table`` of the tables it computes."""
-    entry = entry_for(path)
-    if entry is None or not (entry / "facts.json").is_file():
+# ---- reading --------------------------------------------------------------------------------------
+def lookup(
+    path: Path, siblings: tuple[Path, ...], raw_args: Callable[[TableSource, str], RawArgs]
+) -> Trace | None:
+    """The cached trace of ``path`` (its file as it is now), or None. The trace reads its tables
+    on first use, its raw args from the provider ``raw_args(tables, identity)`` gives (the
+    loader's: from the entry's tables where the trace stored its provider's, else the file), and
+    keeps what it computes later in the entry. A bad entry is removed (a miss)."""
+    ident = identity(path)
+    entry = None if ident is None else _entry(ident)
+    if ident is None or entry is None or not files.parts(entry, "manifest", "json"):
         return None
+    tables: EntryTables | None = None
     try:
-        return _read(entry, path, raw_args, on_table)
-    except Exception:  # a damaged or foreign entry is just a miss
-        shutil.rmtree(entry, ignore_errors=True)
+        found = files.read_manifest(entry)
+        if found is None:
+            return None
+        manifest = found[0]
+        if (manifest.get("format"), manifest.get("code"), manifest.get("identity")) != (
+            FORMAT,
+            code_version(),
+            ident,
+        ):
+            raise files.Damaged("foreign entry")
+        tables = EntryTables(path, entry, manifest["tables"])
+        from tracetui.trace.model import Trace
+
+        facts, parts = manifest["facts"], EntryParts(path, ident)
+        trace = Trace.restored(path, siblings, tables, facts, raw_args(tables, ident), parts)
+    except Exception:  # damaged, partial, foreign or of another shape: loaded again from the file
+        if tables is not None:
+            tables.close()
+        files.remove(entry)
         return None
+    files.touch(entry)
+    return trace
 
 
-def store(trace: Trace, json_bytes: int) -> None:
-    """Save ``trace`` (whose file held ``json_bytes`` of JSON) if it is worth caching.
+class EntryTables:
+    """The tables of an entry, each read (and checked) on first use. Every file is opened and
+    checked when the entry is opened, and read later through that handle: an entry removed or
+    replaced meanwhile (by another process) is still read whole and unchanged."""
 
-    The entry is written by a background thread, so that a first open does not wait for it
-    (~0.15 s for the 90 MB benchmark trace): the thread runs at a lower priority than the
-    UI and the tree (Linux), and is not a daemon, so the process finishes the entry before it
-    exits. Reading the same entry meanwhile waits for it.
+    def __init__(self, path: Path, entry: Path, listed: dict[str, Any]) -> None:
+        import polars as pl
+
+        self.path = path
+        self.entry = entry
+        self.names = tuple(listed)
+        self._files: dict[str, str] = {}
+        self._schemas: dict[str, list[list[str]]] = {}
+        self._handles: dict[str, BufferedReader] = {}
+        self._lock = threading.Lock()
+        try:
+            for name, table in listed.items():
+                file, schema = str(table["file"]), table["schema"]
+                if "/" in file or not file.startswith(f"{name}."):
+                    raise files.Damaged(file)
+                handle = (entry / file).open("rb")
+                self._handles[name] = handle
+                files.checked(handle, file)
+                handle.seek(0)
+                if _schema(pl.read_ipc_schema(handle)) != schema:
+                    raise files.Damaged(f"{file}: not the table the manifest lists")
+                self._files[name], self._schemas[name] = file, schema
+        except BaseException:
+            self.close()
+            raise
+
+    def table(self, name: str) -> pl.DataFrame:
+        """Table ``name``, read now (checked again: its CRC and schema)."""
+        import polars as pl
+
+        with self._lock:
+            handle = self._handles.get(name)
+            if handle is None:
+                raise KeyError(name)
+            try:
+                frame = pl.read_ipc(io.BytesIO(files.read_checked(handle, self._files[name])))
+                if _schema(frame.schema) != self._schemas[name]:
+                    raise files.Damaged(name)
+            except Exception:
+                files.remove(self.entry)
+                raise TraceError(
+                    self.path, f"its cache entry was damaged while in use (table {name}); open it again"
+                ) from None
+            handle.close()
+            del self._handles[name]
+            return frame
+
+    def __del__(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for handle in self._handles.values():
+            with contextlib.suppress(OSError):
+                handle.close()
+        self._handles.clear()
+
+
+def _schema(schema: Any) -> list[list[str]]:
+    return [[name, str(dtype)] for name, dtype in schema.items()]
+
+
+class EntryParts:
+    """The model's :class:`~tracetui.trace.model.PartStore` for a trace loaded from (or stored to)
+    the entry of ``path`` at identity ``ident``: results it computes later are kept there."""
+
+    def __init__(self, path: Path, ident: str) -> None:
+        self.path = path
+        self.ident = ident
+
+    def get(self, kind: str) -> dict[str, bytes] | None:
+        root = directory()  # results are files of their own: no waiting for the entry's writer
+        return None if root is None else _result(root / key(self.ident), kind)
+
+    def put(self, kind: str, parts: dict[str, bytes]) -> None:
+        store_derived(self.path, kind, self.ident, parts)
+
+
+def derived(path: Path, kind: str) -> dict[str, bytes] | None:
+    """The parts stored for ``path`` (its file as it is now) and ``kind``, checked; None on a miss."""
+    ident, root = identity(path), directory()
+    return None if ident is None or root is None else _result(root / key(ident), kind)
+
+
+def _result(entry: Path, kind: str) -> dict[str, bytes] | None:
+    for part in files.parts(entry, files.kind_stem(kind), "parts"):
+        try:
+            with part.open("rb") as handle:
+                found = files.unpack(files.read_checked(handle, part.name))
+            if found.pop(".kind", None) != kind.encode():
+                raise files.Damaged("another kind")
+        except FileNotFoundError:
+            continue
+        except Exception:
+            files.remove(part)
+            continue
+        files.touch(entry)
+        return found
+    return None
+
+
+# ---- writing ----------------------------------------------------------------------------------------
+def store_derived(path: Path, kind: str, ident: str | None, parts: dict[str, bytes]) -> bool:
+    """Keep ``parts``, computed from ``path`` as it was at ``ident`` (taken before they were
+    computed), if the file still is; True if they were stored."""
+    root = directory()
+    if root is None or ident is None or identity(path) != ident:
+        return False
+    entry = root / key(ident)
+    try:
+        entry.mkdir(parents=True, exist_ok=True)
+        files.write_part(entry, files.kind_stem(kind), files.pack({".kind": kind.encode(), **parts}), "parts")
+    except OSError:
+        return False
+    files.touch(entry)
+    files.sweep(root, max_bytes(), keep=entry)
+    return True
+
+
+def store(trace: Trace, json_bytes: int, ident: str | None) -> None:
+    """Save ``trace`` (whose file held ``json_bytes`` of JSON and had identity ``ident`` before it
+    was read) if it is worth caching.
+
+    The entry is written by a background thread, so that a first open does not wait for it: the
+    thread runs at a lower priority than the UI (Linux). A process that leaves through
+    ``os._exit`` calls :func:`settle` first; one killed meanwhile leaves a staging folder that the
+    next write removes. Reading the same entry meanwhile waits for it.
     """
-    entry = entry_for(trace.path)
-    if entry is None or json_bytes < MIN_BYTES:
+    root = directory()
+    if root is None or ident is None or json_bytes < MIN_BYTES:
         return
-    writer = threading.Thread(target=_write, args=(trace, entry), name="tracetui-cache-write")
+    entry = root / key(ident)
+    writer = threading.Thread(target=_write, args=(trace, ident, entry), name="tracetui-cache-write")
     with _writers_lock:
         _writers[entry] = writer
     writer.start()
 
 
 _writers: dict[Path, threading.Thread] = {}
+_staging: set[Path] = set()
 _writers_lock = threading.Lock()
+_abort = threading.Event()
+
+
+class _Stop(Exception):
+    """The write stops: the process is leaving, or the file changed during the load."""
 
 
 def _settled(entry: Path) -> Path:
@@ -113,73 +335,92 @@ def _settled(entry: Path) -> Path:
     return entry
 
 
-def _write(trace: Trace, entry: Path) -> None:
+def settle(timeout: float = SETTLE_S) -> None:
+    """Before the process leaves without running its threads out (``os._exit``): wait for the
+    entries being written, at most ``timeout`` seconds, then stop the writes and remove what
+    they left."""
+    deadline = time.monotonic() + timeout
+    with _writers_lock:
+        writers = list(_writers.values())
+    for writer in writers:
+        writer.join(max(0.0, deadline - time.monotonic()))
+    if any(writer.is_alive() for writer in writers):
+        _abort.set()
+        for writer in writers:
+            writer.join(5.0)
+    with _writers_lock:
+        leftovers = list(_staging)
+    for staging in leftovers:
+        files.remove(staging)
+    _abort.clear()
+
+
+def _write(trace: Trace, ident: str, entry: Path) -> None:
     with contextlib.suppress(OSError, AttributeError):  # Linux nices this thread only
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    staging: Path | None = None
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=entry.parent))
-        for name in TABLES:
-            getattr(trace, name).write_ipc(staging / f"{name}.arrow")
-        facts = {name: getattr(trace, name) for name in FACTS}
-        facts |= {"metadata": trace.metadata, "siblings": [str(p) for p in trace.siblings]}
-        (staging / "facts.json").write_text(json.dumps(facts))
-        shutil.rmtree(entry, ignore_errors=True)
-        staging.rename(entry)
-        _prune(entry.parent)
-    except Exception:
-        shutil.rmtree(locals().get("staging", entry.parent / ".none"), ignore_errors=True)
+        root = entry.parent
+        root.mkdir(parents=True, exist_ok=True)
+        files.sweep(root, max_bytes())
+        if files.parts(entry, "manifest", "json"):
+            return  # another process wrote it
+        staging = files.temporary(root, "staging")
+        with _writers_lock:
+            _staging.add(staging)
+        staging.mkdir()
+        tables = {}
+        for name, frame in trace.stored_tables().items():
+            if _abort.is_set():
+                raise _Stop
+            buffer = io.BytesIO()
+            frame.write_ipc(buffer, compression="zstd")
+            written = files.write_part(staging, name, buffer.getvalue(), "arrow")
+            tables[name] = {"file": written.name, "schema": _schema(frame.schema)}
+            del buffer
+        if identity(trace.path) != ident:
+            raise _Stop  # the file changed since the load began: what was read may be neither
+        manifest = {
+            "format": FORMAT,
+            "code": code_version(),
+            "identity": ident,
+            "facts": trace.stored_facts(),
+            "tables": tables,
+        }
+        files.write_part(staging, "manifest", files.manifest_bytes(manifest), "json")
+        _install(staging, entry)
+        files.sweep(root, max_bytes(), keep=entry)
+    except Exception:  # a read-only or full disk, a changed file: no entry, nothing left
+        pass
     finally:
+        if staging is not None:
+            files.remove(staging)
+            with _writers_lock:
+                _staging.discard(staging)
         with _writers_lock:
             if _writers.get(entry) is threading.current_thread():
                 del _writers[entry]
 
 
-def _read(entry: Path, path: Path, raw_args: RawArgs, on_table: TableSink) -> Trace:
-    import polars as pl
-
-    from tracetui.trace.model import Trace
-
-    facts: dict[str, Any] = json.loads((entry / "facts.json").read_text())
-    # keyword arguments of Trace by name (their types are the writer's: see _write)
-    tables: dict[str, Any] = {name: pl.read_ipc(entry / f"{name}.arrow") for name in TABLES}
-    later: dict[str, Any] = {
-        f"_{name}": pl.read_ipc(entry / f"{name}.arrow")
-        for name in LATER
-        if (entry / f"{name}.arrow").is_file()
-    }
-    return Trace(
-        path=path,
-        metadata=facts["metadata"],
-        siblings=tuple(Path(p) for p in facts["siblings"]),
-        **tables,
-        **{name: facts[name] for name in FACTS},
-        from_cache=True,
-        raw_args=raw_args,
-        on_table=on_table,
-        **later,
-    )
-
-
-def add_table(path: Path, name: str, frame: pl.DataFrame) -> None:
-    """Add a table computed after load to ``path``'s entry, if it has one."""
-    entry = entry_for(path)
-    if entry is None or not (entry / "facts.json").is_file() or (entry / f"{name}.arrow").is_file():
-        return
+def _install(staging: Path, entry: Path) -> None:
+    """Move a written entry into place: the folder at once, or, where results were stored for it
+    already, file by file with the manifest last."""
     try:
-        staging = entry / f".{name}.{os.getpid()}"
-        frame.write_ipc(staging)
-        staging.rename(entry / f"{name}.arrow")
-    except Exception:
-        with contextlib.suppress(OSError):
-            staging.unlink()
+        staging.rename(entry)
+        return
+    except OSError:
+        if not entry.is_dir() or files.parts(entry, "manifest", "json"):
+            raise
+    names = sorted(os.listdir(staging), key=lambda name: name.startswith("manifest."))
+    for name in names:
+        (staging / name).rename(entry / name)
 
 
-def _prune(root: Path) -> None:
-    entries = sorted(
-        (p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")),
-        key=lambda p: p.stat().st_mtime,
-        reverse=True,
-    )
-    for old in entries[KEEP:]:
-        shutil.rmtree(old, ignore_errors=True)
+def parts_for(path: Path, ident: str | None, json_bytes: int) -> PartStore:
+    """Where a trace just loaded from ``path`` (at identity ``ident``) keeps what it computes
+    later: its entry, when it is worth caching."""
+    from tracetui.trace.model import NO_PARTS
+
+    if directory() is None or ident is None or json_bytes < MIN_BYTES:
+        return NO_PARTS
+    return EntryParts(path, ident)

@@ -63,6 +63,13 @@ def cpu_ancestors(tree: pl.DataFrame) -> pl.DataFrame:
 
 def steps_by_time(events: pl.DataFrame) -> pl.DataFrame:
     """``(id, step_id)`` for CPU events that start inside a ``ProfilerStep#N`` of their process."""
+    cpu = events.select("id", "pid", "start_ns", "pos").filter(pl.col("pos").is_not_null()).drop("pos")
+    return steps_at(events, cpu)
+
+
+def steps_at(events: pl.DataFrame, points: pl.DataFrame) -> pl.DataFrame:
+    """``(id, step_id)`` for the ``points`` (``id``, ``pid``, ``start_ns``: CPU events, instants)
+    that lie inside a ``ProfilerStep#N`` of ``events`` in their process."""
     steps = (
         events.filter(is_step() & pl.col("start_ns").is_not_null())
         .select(
@@ -73,11 +80,10 @@ def steps_by_time(events: pl.DataFrame) -> pl.DataFrame:
         )
         .sort("step_start")
     )
-    cpu = events.select("id", "pid", "start_ns", "pos").filter(pl.col("pos").is_not_null()).drop("pos")
-    cpu = cpu.sort("start_ns")
-    if steps.is_empty() or cpu.is_empty():
-        return pl.DataFrame(schema={"id": pl.UInt32, "step_id": pl.UInt32})
-    matched = cpu.join_asof(
+    points = points.select("id", "pid", "start_ns").filter(pl.col("start_ns").is_not_null()).sort("start_ns")
+    if steps.is_empty() or points.is_empty():
+        return pl.DataFrame(schema={"id": points.schema["id"], "step_id": pl.UInt32})
+    matched = points.join_asof(
         steps,
         left_on="start_ns",
         right_on="step_start",

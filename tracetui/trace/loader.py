@@ -15,6 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
+from tracetui.errors import TraceError
 from tracetui.trace import cache, links, native, stats
 from tracetui.trace.align import attach, rows_of
 from tracetui.trace.args import Deferred, RawArgs
@@ -23,10 +24,11 @@ from tracetui.trace.decode import decode
 from tracetui.trace.decoded import Decoded
 from tracetui.trace.frames import build_tables
 from tracetui.trace.links import ANOMALY_SCHEMA
-from tracetui.trace.model import TableSink, Trace
+from tracetui.trace.model import TableSource, Trace
 from tracetui.trace.nesting import nest
 from tracetui.trace.release import drop_later
 from tracetui.trace.source import Source, locate, read_source
+from tracetui.trace.times import exact_times as _exact_times
 
 Progress = Callable[[str], None]
 
@@ -36,18 +38,22 @@ def load_now(
     progress: Progress | None = None,
     source: Source | None = None,
     scanned_raw: native.RawScan | None = None,
+    ident: str | None = None,
 ) -> Trace:
     """:func:`tracetui.trace.load`, here and now; ``source`` and ``scanned_raw``: the file already read and
-    natively scanned (by :mod:`prefetch`)."""
+    natively scanned (by :mod:`prefetch`), ``ident`` its :func:`cache.identity` taken before it was read."""
     say = progress or (lambda stage: None)
     with _gc_paused():
         say("reading")
         if source is None:
-            target = locate(path)[0]
-            cached = cache.lookup(target, Deferred(partial(_args_of_file, target)), _sink(target))
+            target, siblings = locate(path)
+            ident = cache.identity(target)  # before the read: the entry is written only if it still holds
+            cached = cache.lookup(target, siblings, partial(_cached_args, target))
             if cached is not None:
                 return cached
             source = read_source(path)
+            if source.path != target:  # a newer file appeared in the directory meanwhile: not cached
+                ident = None
         say("decoding")
         decoded = decode(source.data, source.path, scanned_raw)
         say("tabulating")
@@ -89,23 +95,28 @@ def load_now(
         siblings=source.siblings,
         other_phases=tables.other_phases,
         raw_args=decoded.args,
-        on_table=_sink(source.path),
+        parts=cache.parts_for(source.path, ident, len(source.data)),
     )
-    cache.store(trace, len(source.data))
+    cache.store(trace, len(source.data), ident)
     return trace
 
 
-def _sink(path: Path) -> TableSink:
-    """Where a trace of ``path`` puts the tables it computes after load: its cache entry."""
-    return partial(cache.add_table, path)
+def _cached_args(path: Path, tables: TableSource, ident: str) -> RawArgs:
+    """The raw args of a trace from the cache: read from the file on first use (a provider that
+    stores tables of its own, :class:`~tracetui.trace.model.StoredArgs`, is rebuilt from
+    ``tables`` instead)."""
+    return Deferred(partial(_args_of_file, path, ident))
 
 
-def _args_of_file(path: Path) -> RawArgs:
+def _args_of_file(path: Path, ident: str | None) -> RawArgs:
     """The raw args of a trace file's events, read again as ``load`` decoded them (for a
-    trace from the cache, on the first use of its raw args)."""
+    trace from the cache, on the first use of its raw args), if the file is still the one
+    whose identity the cache entry holds."""
     source = read_source(path)
     decoded = decode(source.data, source.path)
     drop_later(decoded.columns)
+    if ident is None or cache.identity(path) != ident:
+        raise TraceError(path, "the file changed since it was opened; open it again")
     return decoded.args
 
 
@@ -119,23 +130,6 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-MAX_US = 4e15  # µs; ~127 years after the Unix epoch. Larger values are unusable (null / 0), so
-# that start + duration in ns stays inside 64 bits.
-
-
-def _exact_times(ts: str, dur: str) -> list[pl.Expr]:
-    """Exact integer ns from µs floats: the integer part and the 3-decimal fraction apart.
-    A timestamp that is not finite or beyond :data:`MAX_US` is null; such a duration counts 0."""
-    whole = pl.col(ts).floor()
-    usable = pl.col(ts).is_finite() & (pl.col(ts).abs() < MAX_US)
-    start = pl.when(usable).then(
-        whole.cast(pl.Int64) * 1000 + ((pl.col(ts) - whole) * 1000).round().cast(pl.Int64)
-    )
-    usable_dur = pl.col(dur).is_finite() & (pl.col(dur).abs() < MAX_US)
-    length = pl.when(usable_dur).then((pl.col(dur) * 1000).round().cast(pl.Int64)).otherwise(0)
-    return [start.alias("start_ns"), (start + length.clip(0)).alias("end_ns")]
 
 
 def _flows_ns(flows: pl.DataFrame) -> pl.DataFrame:

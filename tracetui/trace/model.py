@@ -2,18 +2,23 @@
 
 The model does no I/O: the loader builds it and hands it what it may need later, a
 :class:`~tracetui.trace.args.RawArgs` provider for the args that are not columns and a
-:data:`TableSink` told of the tables computed after load (the loader caches them).
+:class:`PartStore` that keeps what it computes after load (the loader's cache entry). A trace
+from the cache reads each of its tables on first use, from the loader's :class:`TableSource`.
+
+What a trace is made of is declared here once: :data:`TABLES` and :data:`FACTS` (what a cache
+stores: :meth:`Trace.stored_tables`, :meth:`Trace.stored_facts`, :meth:`Trace.restored`).
 """
 
 from __future__ import annotations
 
+import io
 import threading
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, overload
 
 import msgspec
 import polars as pl
@@ -25,10 +30,83 @@ from tracetui.trace.categories import GPU_KIND, GPU_WORK
 from tracetui.trace.schema import SHAPE_DECODER, SHAPE_KEYS, ShapeArgs
 from tracetui.trace.text import clean_series, raw_json_series
 
-TableSink = Callable[[str, pl.DataFrame], None]  # (name, table) of a table computed after load
+# The tables that make a trace, and its facts (plain JSON values): what a cache stores.
+TABLES = ("events", "instants", "flows", "meta_events", "tracks", "anomalies")
+FACTS = ("metadata", "format", "gzipped", "truncated", "repairs", "other_phases", "reader")
+LAUNCH_SHAPES = "table:launch_shapes"  # the part that keeps :attr:`Trace.launch_shapes`
 
 
-@dataclass
+class TableSource(Protocol):
+    """Where a trace from the cache reads its tables (``names``), each on first use."""
+
+    names: tuple[str, ...]
+
+    def table(self, name: str) -> pl.DataFrame: ...
+
+
+class StoredArgs(Protocol):
+    """A raw-args provider whose data a cache can keep as tables (the loader rebuilds it from
+    them: ``loader._cached_args``), instead of reading the trace file again."""
+
+    def tables(self) -> dict[str, pl.DataFrame]: ...
+
+
+class PartStore(Protocol):
+    """Where a trace keeps results it computes after load, by kind: named byte strings."""
+
+    def get(self, kind: str) -> dict[str, bytes] | None: ...
+
+    def put(self, kind: str, parts: dict[str, bytes]) -> None: ...
+
+
+class NoParts:
+    """Nothing kept."""
+
+    def get(self, kind: str) -> dict[str, bytes] | None:
+        return None
+
+    def put(self, kind: str, parts: dict[str, bytes]) -> None:
+        return None
+
+
+NO_PARTS = NoParts()
+
+
+@dataclass(frozen=True)
+class Unread:
+    """A table not read yet: ``source`` reads it on first use."""
+
+    source: TableSource
+    name: str
+
+
+class Stored:
+    """A table field of :class:`Trace`: a DataFrame, or :class:`Unread` until first used."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, trace: None, owner: type) -> Stored: ...
+    @overload
+    def __get__(self, trace: Trace, owner: type) -> pl.DataFrame: ...
+    def __get__(self, trace: Trace | None, owner: type) -> pl.DataFrame | Stored:
+        if trace is None:
+            raise AttributeError(self.name)  # no default: the field is required
+        value = trace.__dict__[self.name]
+        if isinstance(value, Unread):
+            with trace._lock:
+                value = trace.__dict__[self.name]
+                if isinstance(value, Unread):
+                    value = value.source.table(value.name)
+                    trace.__dict__[self.name] = value
+        return value  # type: ignore[no-any-return]
+
+    def __set__(self, trace: Trace, value: pl.DataFrame | Unread) -> None:
+        trace.__dict__[self.name] = value
+
+
+@dataclass(repr=False, eq=False)
 class Trace:
     """A loaded trace. Build it with :func:`tracetui.load`.
 
@@ -40,18 +118,18 @@ class Trace:
     Times: ``ts``/``dur`` in µs as written; ``start_ns``/``end_ns`` exact integers.
 
     ``raw_args`` reads the args that are not columns (shapes, every arg of an event);
-    ``on_table`` hears of each table computed after load (e.g. ``launch_shapes``).
+    ``parts`` keeps what is computed after load (e.g. ``launch_shapes``, the summary).
     """
 
     path: Path
-    events: pl.DataFrame
-    instants: pl.DataFrame
-    flows: pl.DataFrame
-    meta_events: pl.DataFrame
-    tracks: pl.DataFrame
-    anomalies: pl.DataFrame
     metadata: dict[str, Any]
     format: str
+    events: Stored = Stored()
+    instants: Stored = Stored()
+    flows: Stored = Stored()
+    meta_events: Stored = Stored()
+    tracks: Stored = Stored()
+    anomalies: Stored = Stored()
     gzipped: bool = False
     truncated: bool = False
     repairs: list[str] = field(default_factory=list)
@@ -60,11 +138,55 @@ class Trace:
     from_cache: bool = False
     reader: str = "msgspec"  # what read the JSON: see tracetui.trace.decoded.Decoded.reader
     raw_args: RawArgs = field(default=NO_ARGS, repr=False)
-    on_table: TableSink | None = field(default=None, repr=False)
+    parts: PartStore = field(default=NO_PARTS, repr=False)
     _launch_shapes: pl.DataFrame | None = field(default=None, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _parents: dict[str, pl.DataFrame] = field(default_factory=dict, repr=False)
     _all_shapes: pl.DataFrame | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:  # the tables are not read for it
+        return f"Trace(path={str(self.path)!r}, format={self.format!r}, from_cache={self.from_cache})"
+
+    # ---- what a cache stores ----------------------------------------------------------
+    def stored_tables(self) -> dict[str, pl.DataFrame]:
+        """The tables that rebuild this trace (:data:`TABLES`, and its raw-args provider's when it
+        is a :class:`StoredArgs`), by name."""
+        tables = {name: getattr(self, name) for name in TABLES}
+        if callable(kept := getattr(self.raw_args, "tables", None)):
+            tables |= kept()
+        return tables
+
+    def stored_facts(self) -> dict[str, Any]:
+        """The facts that rebuild this trace (:data:`FACTS`), as JSON values."""
+        return {name: getattr(self, name) for name in FACTS}
+
+    @classmethod
+    def restored(
+        cls,
+        path: Path,
+        siblings: tuple[Path, ...],
+        tables: TableSource,
+        facts: Mapping[str, Any],
+        raw_args: RawArgs,
+        parts: PartStore,
+    ) -> Trace:
+        """A trace from what :meth:`stored_tables` and :meth:`stored_facts` gave (each table read
+        from ``tables`` on first use). Raises KeyError or TypeError for facts of another shape."""
+        if missing := set(TABLES) - set(tables.names):
+            raise KeyError(f"tables missing: {sorted(missing)}")
+        known: dict[str, Any] = {name: facts[name] for name in FACTS}
+        unread: dict[str, Any] = {name: Unread(tables, name) for name in TABLES}
+        if not isinstance(known["metadata"], dict) or not isinstance(known["repairs"], list):
+            raise TypeError("facts of another shape")
+        return cls(
+            path=path,
+            siblings=siblings,
+            from_cache=True,
+            raw_args=raw_args,
+            parts=parts,
+            **unread,
+            **known,
+        )
 
     # ---- basic facts -------------------------------------------------------------
     @property
@@ -217,11 +339,12 @@ class Trace:
     def launch_shapes(self) -> pl.DataFrame:
         """Shapes of the ops that launched GPU work (what FLOPs and bytes need), kept once read."""
         with self._lock:
+            if self._launch_shapes is None and (kept := self.parts.get(LAUNCH_SHAPES)) is not None:
+                self._launch_shapes = pl.read_ipc(io.BytesIO(kept["table.arrow"]))
             if self._launch_shapes is None:
                 ops = self.events["launch_op_id"].drop_nulls().unique().sort().to_list()
                 self._launch_shapes = self.shapes(ops)
-                if self.on_table is not None:
-                    self.on_table("launch_shapes", self._launch_shapes)
+                self.parts.put(LAUNCH_SHAPES, {"table.arrow": _ipc(self._launch_shapes)})
             return self._launch_shapes
 
     def args_json(self) -> pl.Series:
@@ -237,6 +360,12 @@ class Trace:
             return {}
         value = msgspec.json.decode(raw)
         return clean_value(value) if isinstance(value, dict) else {"args": clean_value(value)}
+
+
+def _ipc(frame: pl.DataFrame) -> bytes:
+    buffer = io.BytesIO()
+    frame.write_ipc(buffer, compression="zstd")
+    return buffer.getvalue()
 
 
 SHAPES_DECODER = msgspec.json.Decoder(list[ShapeArgs])

@@ -84,11 +84,16 @@ def _run(path: str | Path, job: _Job) -> None:
     try:
         source: Source | None = None
         raw: native.RawScan | None = None
-        if native.AVAILABLE and not cache.has_entry(locate(path)[0]):
+        ident: str | None = None
+        target = locate(path)[0]
+        if native.AVAILABLE and not cache.has_entry(target):
+            ident = cache.identity(target)  # before the read (see cache.store)
             source = read_source(path)  # gunzip and scan without the GIL, before polars is imported
             raw = native.scan_raw(source.data)
+            if source.path != target:
+                ident = None
         from tracetui.trace.loader import load_now
 
-        job.trace = load_now(path, job.say, source, raw)
+        job.trace = load_now(path, job.say, source, raw, ident)
     except BaseException as exc:  # handed to the caller of take()
         job.error = exc

@@ -1,5 +1,5 @@
-"""The six tables (ops, kernels, annotations, steps, anomalies, orphans): frames, columns, and how a
-row leads back into the tree. Pure; built once per trace in a worker."""
+"""The tables (ops, kernels, annotations, steps, anomalies, orphans, memory): frames, columns, and
+how a row leads back into the tree. Pure; built once per trace in a worker."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from tracetui.trace.categories import GPU_WORK
 from tracetui.views.insight import Insight
 
 if TYPE_CHECKING:
+    from tracetui.insight.memory import Memory
     from tracetui.trace import Trace
 
 Formatter = Callable[[Any], str]
@@ -69,10 +70,17 @@ def _yes(value: bool) -> str:
     return "yes" if value else "no"
 
 
-def build_tables(trace: Trace, insight: Insight | None = None) -> dict[str, TableSpec]:
-    """Every table, keyed ``ops``, ``kernels``, ``annotations``, ``steps``, ``anomalies``, ``orphans``;
-    with ``insight``, kernels gain their achieved rates and steps their verdict."""
+def build_tables(
+    trace: Trace, insight: Insight | None = None, memory: Memory | None = None
+) -> dict[str, TableSpec]:
+    """Every table, keyed ``ops``, ``kernels``, ``annotations``, ``steps``, ``anomalies``, ``orphans``,
+    ``memory``; with ``insight``, kernels gain their achieved rates and steps their verdict;
+    ``memory``: the trace's memory reading when the caller has it (else it is computed)."""
+    from tracetui.insight.memory import memory_of
+    from tracetui.views.memory import memory_table
+
     insight = insight or Insight()
+    memory = memory if memory is not None else memory_of(trace)
     return {
         spec.key: spec
         for spec in (
@@ -82,6 +90,7 @@ def build_tables(trace: Trace, insight: Insight | None = None) -> dict[str, Tabl
             _steps(trace, insight),
             _anomalies(trace),
             _orphans(trace),
+            memory_table(memory, trace.t0_ns),
         )
     }
 

@@ -22,9 +22,11 @@ from tracetui.app.widgets.dispatch_tree import DispatchTree
 from tracetui.app.widgets.expect_panel import Checks, ExpectPanel
 from tracetui.app.widgets.timeline import Timeline
 from tracetui.app.widgets.trace_header import TraceHeader
+from tracetui.insight.memory import Memory, memory_of
 from tracetui.trace import Trace
 from tracetui.trace.stats import merged_intervals
 from tracetui.views.insight import Insight, load_insight
+from tracetui.views.memory import memory_lanes, peak_target
 from tracetui.views.tables import TableSpec, build_tables
 from tracetui.views.timeline import Lane, Window, lanes, window_for
 from tracetui.views.tree import GPU_KINDS, NodeKey, TreeModel, TreeOptions
@@ -95,7 +97,7 @@ class ExplorerScreen(Screen[None]):
             "tables",
             "Tables",
             id="explorer.tables",
-            tooltip="ops, kernels, annotations, steps, anomalies, orphans",
+            tooltip="ops, kernels, annotations, steps, anomalies, orphans, memory",
         ),
         Binding("1", "tables('ops')", "Ops table", show=False, id="explorer.table_ops"),
         Binding("2", "tables('kernels')", "Kernels table", show=False, id="explorer.table_kernels"),
@@ -105,6 +107,15 @@ class ExplorerScreen(Screen[None]):
         Binding("4", "tables('steps')", "Steps table", show=False, id="explorer.table_steps"),
         Binding("5", "tables('anomalies')", "Anomalies table", show=False, id="explorer.table_anomalies"),
         Binding("6", "tables('orphans')", "Orphans table", show=False, id="explorer.table_orphans"),
+        Binding("7", "tables('memory')", "Memory table", show=False, id="explorer.table_memory"),
+        Binding(
+            "m",
+            "memory_peak",
+            "Memory peak",
+            show=False,
+            id="explorer.memory_peak",
+            tooltip="go to the op that allocated the biggest block alive at the memory peak",
+        ),
         Binding(
             "v", "toggle_timeline", "Timeline", show=False, id="explorer.timeline", tooltip="show or hide"
         ),
@@ -141,6 +152,7 @@ class ExplorerScreen(Screen[None]):
         self.checks = checks
         self.tables: dict[str, TableSpec] | None = None
         self.insight = Insight()
+        self.memory: Memory | None = None
         self._details_timer: Timer | None = None
         self._window_key: tuple[str, Any] | None = None
         self._zoomed = False
@@ -206,7 +218,7 @@ class ExplorerScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="details")
     def load_details(self, key: NodeKey, model: TreeModel) -> None:
-        content = describe(self.trace, model, key, self.insight)
+        content = describe(self.trace, model, key, self.insight, self.memory)
         launched = None
         node = model.node(key)
         if isinstance(key, int) and node.kind not in GPU_KINDS and node.gpu_events:
@@ -429,13 +441,17 @@ class ExplorerScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="tables")
     def compute_tables(self) -> None:
         insight = load_insight(self.trace)
-        self.post_message(TablesReady(build_tables(self.trace, insight), insight))
+        memory = memory_of(self.trace)
+        tables = build_tables(self.trace, insight, memory)
+        self.post_message(TablesReady(tables, insight, memory, memory_lanes(memory)))
         if self.trace.events.height:  # decode every event's raw args now, not on the first details
             self.trace.event_args(int(self.trace.events["id"][0]))
 
     def on_tables_ready(self, message: TablesReady) -> None:
         self._pending.discard("tables")
         self.tables, self.insight = message.tables, message.insight
+        self.memory = message.memory
+        self.query_one(Timeline).set_memory(message.memory_lanes or [])
         self._show_details()  # the roofline and verdicts arrived
         if self._pending_table is not None:
             pending, self._pending_table = self._pending_table, None
@@ -461,6 +477,9 @@ class ExplorerScreen(Screen[None]):
         table, row = chosen
         spec = self.tables[table]
         how, target = spec.targets(row)
+        if how == "id" and target is None:
+            self.notify("No op held this event (an allocator thread, or python code between ops).", timeout=3)
+            return
         if how == "id":
             if not self.dispatch_tree.reveal_event(int(target)):
                 self.notify("That event is hidden by the current filters.", severity="warning", timeout=3)
@@ -471,6 +490,22 @@ class ExplorerScreen(Screen[None]):
             return
         self._set_matches(search, self.model.find(search.query, exact=True, cats=search.cats))
         self._go_to_match(0)
+
+    # ---- memory ----------------------------------------------------------------------------------------
+    def action_memory_peak(self) -> None:
+        """Go to the op that allocated the biggest block alive at the memory peak."""
+        if self.memory is None:
+            self.notify("Reading the memory events …", timeout=2)
+            return
+        target = peak_target(self.memory)
+        if target is None:
+            self.notify(
+                "No memory events: profile with profile_memory=True (tracetui capture --memory).", timeout=4
+            )
+            return
+        self.notify(target.message, timeout=6, markup=False)
+        if target.op_id is not None and not self.dispatch_tree.reveal_event(target.op_id):
+            self.notify("That op is hidden by the current filters.", severity="warning", timeout=3)
 
     # ---- status --------------------------------------------------------------------------------------
     def compute_status(self) -> Content:

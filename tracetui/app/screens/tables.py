@@ -1,4 +1,4 @@
-"""The tables: ops, kernels, annotations, steps, anomalies, orphans.
+"""The tables: ops, kernels, annotations, steps, anomalies, orphans, memory.
 
 One :class:`TableView` shows the active table; each table keeps its own sort, column and cursor
 when another is shown. (A ``TabbedContent`` of six tables costs Textual ~150 ms of restyling
@@ -20,7 +20,7 @@ from tracetui import formatting as fmt
 from tracetui.app.widgets.table_view import TableState, TableView
 from tracetui.views.tables import TableSpec
 
-ORDER = ("ops", "kernels", "annotations", "steps", "anomalies", "orphans")
+ORDER = ("ops", "kernels", "annotations", "steps", "anomalies", "orphans", "memory")
 HINT = "←/→ column · s sort (again: reverse) · Enter: go to the first, then next, occurrence · Esc back"
 
 
@@ -35,6 +35,7 @@ class TablesScreen(Screen[tuple[str, dict[str, Any]] | None]):
         Binding("4", "show('steps')", "Steps", show=False, id="tables.steps"),
         Binding("5", "show('anomalies')", "Anomalies", show=False, id="tables.anomalies"),
         Binding("6", "show('orphans')", "Orphans", show=False, id="tables.orphans"),
+        Binding("7", "show('memory')", "Memory", show=False, id="tables.memory"),
     ]
 
     DEFAULT_CSS: ClassVar[str] = """

@@ -13,9 +13,11 @@ from textual.content import Content
 
 from tracetui import formatting as fmt
 from tracetui.views.insight import Insight
+from tracetui.views.memory import node_memory
 from tracetui.views.tree import GPU_KINDS, Node, NodeKey, TreeModel
 
 if TYPE_CHECKING:
+    from tracetui.insight.memory import Memory
     from tracetui.trace import Trace
 
 LABEL = "$text-muted"
@@ -96,8 +98,10 @@ class Lines:
         return Content("\n").join(self.parts)
 
 
-def describe(trace: Trace, model: TreeModel, key: NodeKey, insight: Insight) -> Content:
-    """Everything the pane shows for ``key``."""
+def describe(
+    trace: Trace, model: TreeModel, key: NodeKey, insight: Insight, memory: Memory | None = None
+) -> Content:
+    """Everything the pane shows for ``key`` (with ``memory``, a CPU node's allocations and frees)."""
     node = model.node(key)
     out = Lines()
     out.line((node.full_name, "bold"))
@@ -115,6 +119,8 @@ def describe(trace: Trace, model: TreeModel, key: NodeKey, insight: Insight) -> 
     else:
         _verdict(out, insight.get(key))
         _cpu_event(out, trace, model, node, event)
+        if memory is not None and memory.present:
+            _memory(out, memory, trace, node, event)
     _args(out, trace, key)
     _ancestors(out, trace, model, key)
     return out.content()
@@ -171,6 +177,23 @@ def _cpu_event(out: Lines, trace: Trace, model: TreeModel, node: Node, event: Ma
     if event.get("fwd_id") is not None:
         out.heading("Forward op")
         out.line("  ", trace.event(event["fwd_id"])["name"], ("   f: go there", KEY))
+
+
+def _memory(out: Lines, memory: Memory, trace: Trace, node: Node, event: Mapping[str, Any]) -> None:
+    """The allocations and frees below a CPU node (a step: in its window), with their fates."""
+    found = node_memory(memory, trace, dict(event), step=node.kind == "step")
+    if found is None:
+        return
+    out.heading("Memory")
+    for level in found.levels:
+        out.line(("  " + level, LABEL))
+    out.line(("  " + found.summary, KEY))
+    for row in found.rows:
+        out.line(
+            (f"  {row.offset:>14} ", LABEL), (f"{row.size:>12} ", "bold"), row.op, (f"  {row.note}", LABEL)
+        )
+    if found.more:
+        out.line((f"  … {fmt.count(found.more)} more (the Memory table, 7, lists every one)", LABEL))
 
 
 def _launch(out: Lines, trace: Trace, event: Mapping[str, Any]) -> None:

@@ -3,7 +3,10 @@
 Each cell shows how busy its lane was in that slice of time (``▁``…``█``, ``·`` idle), so
 "the GPU waits for the CPU's launches" (gaps on the GPU lane while the CPU lane is busy) and
 "GPU-bound" (a solid GPU lane) read at a glance. The selected node's span is highlighted, and
-the GPU work it launched is drawn in the accent colour.
+the GPU work it launched is drawn in the accent colour. With memory events, memory lanes follow:
+each cell the highest allocated (reserved) level in it, from the device's lowest level (``▁``) to
+its peak reserved (``█``), the range named on the axis, and ``▲`` where the allocated total
+reached its peak.
 """
 
 from __future__ import annotations
@@ -21,10 +24,12 @@ from textual.widget import Widget
 from tracetui import formatting as fmt
 from tracetui.app.widgets.cells import fit, pad
 from tracetui.app.widgets.line_style import CachedStyles
+from tracetui.views.memory import MemoryLane
 from tracetui.views.timeline import Lane, Window
 
 LABEL_WIDTH = 16
 BLOCKS = " ▁▂▃▄▅▆▇█"
+PEAK = "▲"
 
 
 class Timeline(CachedStyles, Widget):
@@ -39,6 +44,8 @@ class Timeline(CachedStyles, Widget):
         "timeline--idle",
         "timeline--span",
         "timeline--launched",
+        "timeline--memory",
+        "timeline--peak",
     }
 
     DEFAULT_CSS = """
@@ -51,6 +58,8 @@ class Timeline(CachedStyles, Widget):
     Timeline > .timeline--idle { color: $text-disabled; }
     Timeline > .timeline--span { background: $primary 30%; }
     Timeline > .timeline--launched { color: $text-accent; }
+    Timeline > .timeline--memory { color: $text-warning; }
+    Timeline > .timeline--peak { color: $text-error; text-style: bold; }
     """
 
     class BlockClicked(Message):
@@ -66,13 +75,19 @@ class Timeline(CachedStyles, Widget):
         self.lanes: list[Lane] = []
         self.span: tuple[int, int] | None = None
         self.launched: Lane | None = None
+        self.memory: list[MemoryLane] = []
 
     def set_window(self, window: Window, lanes: list[Lane]) -> None:
         self.window, self.lanes = window, lanes
         self.refresh(layout=True)
 
+    def set_memory(self, lanes: list[MemoryLane]) -> None:
+        """The memory lanes, drawn under the others over every window."""
+        self.memory = lanes
+        self.refresh(layout=True)
+
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return 1 + max(1, len(self.lanes)) if self.window is not None else 1
+        return 1 + max(1, len(self.lanes)) + len(self.memory) if self.window is not None else 1
 
     def set_highlight(self, span: tuple[int, int] | None, launched: Lane | None = None) -> None:
         """Mark ``span`` (ns) on every lane and draw ``launched`` GPU intervals in the accent colour."""
@@ -104,11 +119,15 @@ class Timeline(CachedStyles, Widget):
             return Strip.blank(width, base)
         if y == 0:
             return self._axis(width)
+        busy_rows = max(1, len(self.lanes))
+        if y > busy_rows:
+            index = y - 1 - busy_rows
+            if index < len(self.memory):
+                return self._memory_lane(self.memory[index], width)
+            return Strip.blank(width, base)
         if not self.lanes:
             text = pad("  no CPU ops or GPU work in this window", width)
             return Strip([Segment(text, base + self._style("idle"))])
-        if y - 1 >= len(self.lanes):
-            return Strip.blank(width, base)
         return self._lane(self.lanes[y - 1], width)
 
     def _axis(self, width: int) -> Strip:
@@ -117,6 +136,9 @@ class Timeline(CachedStyles, Widget):
         t0 = self._t0()
         length = fmt.duration((end - start) / 1000)
         left = f" {self.window.title} · {length}"
+        legends = dict.fromkeys(lane.legend for lane in self.memory)
+        if legends:
+            left += " · memory " + "; ".join(legends)
         right = f"{fmt.offset(start, t0)} → {fmt.offset(end, t0)} "
         middle = max(0, width - len(left) - len(right))
         text = fit(left + " " * middle + right, width)
@@ -153,6 +175,30 @@ class Timeline(CachedStyles, Widget):
                         style = alt_style
                     if self.launched is not None and self.launched.busy(lo, max(hi, lo + 1)) > 0:
                         style = launched_style
+            if self.span is not None and self.span[0] < hi and self.span[1] >= lo:
+                style = style + span_style
+            segments.append(Segment(char, base + style))
+        return Strip(segments).simplify()
+
+    def _memory_lane(self, lane: MemoryLane, width: int) -> Strip:
+        """Each cell: the highest level in its slice of time, as a block against the lane's scale."""
+        assert self.window is not None
+        base = self.base_style
+        cells = max(0, width - LABEL_WIDTH)
+        start, end = self.window.start_ns, self.window.end_ns
+        step = (end - start) / cells if cells else 1
+        segments = [Segment(pad(" " + lane.label, LABEL_WIDTH - 1) + " ", base + self._style("label"))]
+        level_style, peak_style, idle_style = self._style("memory"), self._style("peak"), self._style("idle")
+        span_style = Style(bgcolor=self._style("span").bgcolor)
+        for cell in range(cells):
+            lo = int(start + cell * step)
+            hi = max(int(start + (cell + 1) * step), lo + 1)
+            if lane.peak_in(lo, hi):
+                char, style = PEAK, peak_style
+            elif (fraction := lane.fraction(lo, hi)) is None:
+                char, style = "·", idle_style
+            else:
+                char, style = BLOCKS[max(1, min(8, round(fraction * 8)))], level_style
             if self.span is not None and self.span[0] < hi and self.span[1] >= lo:
                 style = style + span_style
             segments.append(Segment(char, base + style))

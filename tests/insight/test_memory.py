@@ -1,0 +1,164 @@
+"""The memory model against an independent replay of the events, on a real trace and on small
+traces made for one case each (address reuse, no enclosing op, a leak)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.insight import memory_traces as mt
+from tests.insight.memory_replay import read, replay
+from tracetui.insight.memory import memory_of
+from tracetui.insight.memory.pairing import pair_events
+from tracetui.insight.memory.table import SCHEMA
+from tracetui.trace import load
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+MEMORY_TRACE = FIXTURES / "mlp_train_tbhandler_stack_memory.pt.trace.json.gz"
+
+
+@pytest.fixture(scope="module")
+def fixture_memory():  # type: ignore[no-untyped-def]
+    return memory_of(load(MEMORY_TRACE))
+
+
+def test_the_peak_and_what_was_alive_match_a_plain_replay(fixture_memory) -> None:  # type: ignore[no-untyped-def]
+    expected = replay(MEMORY_TRACE)
+    assert list(expected.peak) == [(1, 0)]
+    device = fixture_memory.device("cuda:0")
+    assert device is not None
+    assert device.peak["allocated"] == expected.peak[(1, 0)] == 104_425_472
+    assert device.peak["id"] == expected.peak_index[(1, 0)]
+    by_op = {row["op"]: (row["bytes"], row["count"]) for row in device.alive_by("op").iter_rows(named=True)}
+    assert by_op == expected.alive_by_op((1, 0))
+    seen = sum(size for size, _ in expected.alive[(1, 0)].values())
+    assert device.before_trace_at_peak == expected.peak[(1, 0)] - seen > 0
+
+
+def test_every_event_has_the_innermost_op_of_a_replay(fixture_memory) -> None:  # type: ignore[no-untyped-def]
+    expected = replay(MEMORY_TRACE).ops
+    events = fixture_memory.events
+    assert events.height == len(expected) == 72
+    assert dict(zip(events["id"].to_list(), events["op"].to_list(), strict=True)) == expected
+    assert events["op"].null_count() > 0  # frees after an op returned, in python code
+    assert events.filter(pl.col("op").is_null())["frame"].null_count() == 0  # … whose frame is known
+
+
+def test_every_event_is_one_row_in_time_order(fixture_memory) -> None:  # type: ignore[no-untyped-def]
+    raw = [e for e in read(MEMORY_TRACE) if e.get("name") == "[memory]"]
+    events = fixture_memory.events
+    assert sorted(events["bytes"].to_list()) == sorted(e["args"]["Bytes"] for e in raw)
+    assert events["ts_ns"].is_sorted()
+    assert events["order"].to_list() == list(range(len(raw)))
+    assert set(events["step"].drop_nulls()) == {"ProfilerStep#2", "ProfilerStep#3"}
+
+
+def test_address_reuse_pairs_each_allocation_with_its_own_free(tmp_path: Path) -> None:
+    memory = memory_of(load(mt.reuse_trace(tmp_path / "reuse.json")))
+    rows = {row["ts"]: row for row in memory.events.iter_rows(named=True)}
+    assert rows[2]["pair_id"] == rows[11]["id"] and rows[11]["pair_id"] == rows[2]["id"]
+    assert rows[21]["pair_id"] == rows[42]["id"] and rows[42]["pair_id"] == rows[21]["id"]
+    assert rows[2]["lifetime_us"] == 9 and rows[21]["lifetime_us"] == 21
+    assert rows[22]["alive_at_end"] and rows[61]["alive_at_end"]
+    assert rows[41]["pair_id"] is None  # freed what was allocated before the trace
+    assert [rows[t]["op"] for t in (2, 11, 21, 22, 41, 61)] == [
+        "aten::empty",
+        "aten::relu",
+        "aten::mm",
+        "aten::mm",
+        "aten::add",
+        "aten::ones",
+    ]
+    device = memory.devices[0]
+    assert (device.device, device.peak["allocated"], device.peak["ts"]) == ("cuda:0", 7168, 22)
+    assert device.alive_by("op").rows() == [("aten::mm", 3072, 2)]
+    assert device.before_trace_at_peak == 4096
+    assert device.end_allocated == 2560
+    assert device.biggest is not None and device.biggest["ts"] == 22
+
+
+def test_events_with_no_enclosing_op_have_a_null_op(tmp_path: Path) -> None:
+    memory = memory_of(load(mt.allocator_thread_trace(tmp_path / "allocator.json")))
+    by_ts = {row["ts"]: row for row in memory.events.iter_rows(named=True)}
+    assert by_ts[6]["op"] == "aten::mm"
+    assert [by_ts[t]["op"] for t in (20, 21, 30)] == [None, None, None]
+    assert [by_ts[t]["track"] for t in (20, 21, 30)] == [None, None, None]  # a thread with no events
+    device = memory.devices[0]
+    assert device.peak["allocated"] == 9000 and device.peak["op"] is None
+    assert device.alive_by("op").rows() == [(None, 8000, 2), ("aten::mm", 1000, 1)]
+    ops = memory.ops.filter(pl.col("op").is_null())
+    assert ops.select("allocs", "allocated", "frees", "freed", "at_peak").row(0) == (
+        2,
+        8000,
+        2,
+        4000,
+        8000,
+    )  # the free at 40 follows aten::mm
+
+
+def test_a_growing_end_of_step_level_is_a_leak_suspect(tmp_path: Path) -> None:
+    leaking = memory_of(load(mt.leaking_trace(tmp_path / "leak.json"))).devices[0]
+    assert leaking.leak_suspect
+    assert leaking.verdict.startswith("leak suspect")
+    assert leaking.steps["change"].to_list() == [512, 512, 512]
+    assert leaking.steps["end"].diff().drop_nulls().to_list() == [512, 512]
+    steady = memory_of(load(mt.leaking_trace(tmp_path / "steady.json", leak=False))).devices[0]
+    assert not steady.leak_suspect and steady.verdict.startswith("steady")
+    assert steady.steps.select("start", "peak", "end").row(0) == (1 << 20, (1 << 20) + 4096, 1 << 20)
+
+
+def test_a_trace_without_memory_events_has_no_devices(fixture_memory) -> None:  # type: ignore[no-untyped-def]
+    memory = memory_of(load(FIXTURES / "mlp_eager.json.gz"))
+    assert not memory.present and memory.devices == () and memory.ops.is_empty()
+    assert memory.events.schema == fixture_memory.events.schema == pl.Schema(SCHEMA)
+
+
+# ---- pairing: any valid allocator history ---------------------------------------------------------
+@st.composite
+def histories(draw: st.DrawFn) -> list[tuple[int, int]]:
+    """(addr, ±size) in time order, as a caching allocator could write them (addresses reused)."""
+    live: dict[int, int] = {}
+    out: list[tuple[int, int]] = []
+    for _ in range(draw(st.integers(1, 60))):
+        free_addrs = [a for a in range(8) if a not in live]
+        if live and (not free_addrs or draw(st.booleans())):
+            addr = draw(st.sampled_from(sorted(live)))
+            out.append((addr, -live.pop(addr)))
+        else:
+            addr = draw(st.sampled_from(free_addrs))
+            live[addr] = draw(st.sampled_from([512, 1024, 2048]))
+            out.append((addr, live[addr]))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(histories(), st.booleans())
+def test_pairing_matches_a_replay(history: list[tuple[int, int]], cut_start: bool) -> None:
+    if cut_start:  # the trace begins mid-history: some frees have no allocation in it
+        history = history[len(history) // 3 :]
+    frame = pl.DataFrame(
+        {
+            "id": list(range(len(history))),
+            "device_type": [1] * len(history),
+            "device_id": [0] * len(history),
+            "addr": [a for a, _ in history],
+            "bytes": [b for _, b in history],
+            "order": list(range(len(history))),
+            "ts_ns": [10 * i for i in range(len(history))],
+        },
+        schema_overrides={"id": pl.UInt32, "order": pl.UInt32},
+    ).with_columns(kind=pl.when(pl.col("bytes") > 0).then(pl.lit("alloc")).otherwise(pl.lit("free")))
+    expected: dict[int, int] = {}
+    open_blocks: dict[int, int] = {}
+    for index, (addr, size) in enumerate(history):
+        if size > 0:
+            open_blocks[addr] = index
+        elif addr in open_blocks:
+            start = open_blocks.pop(addr)
+            expected[start], expected[index] = index, start
+    found = pair_events(frame)
+    assert dict(zip(found["id"].to_list(), found["pair_id"].to_list(), strict=True)) == expected

@@ -1,0 +1,145 @@
+"""The memory view models: lanes (levels over time, the peak), the Memory table, a node's
+allocations and frees, and where ``m`` goes — plain data, no UI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.insight import memory_traces as mt
+from tracetui.insight.memory import NO_OP, memory_of
+from tracetui.trace import load
+from tracetui.views.memory import MemoryLane, memory_lanes, memory_table, node_memory, peak_target
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def lane(**kw: object) -> MemoryLane:
+    base = {
+        "label": "alloc cuda:0",
+        "device": "cuda:0",
+        "times": [10, 20, 30],
+        "levels": [150, 300, 120],
+        "start_level": 100,
+        "floor": 100,
+        "scale": 300,
+        "peak_ns": 20,
+    }
+    return MemoryLane(**(base | kw))  # type: ignore[arg-type]
+
+
+def test_a_lane_reads_levels_and_the_highest_in_a_slice() -> None:
+    memory = lane()
+    assert [memory.level_at(t) for t in (0, 10, 19, 20, 35)] == [100, 150, 150, 300, 120]
+    assert memory.highest(0, 10) == 100 and memory.highest(0, 11) == 150  # [start, end)
+    assert memory.highest(21, 29) == 300  # held, no event inside
+    assert memory.highest(25, 40) == 300 and memory.highest(31, 40) == 120
+    assert memory.fraction(0, 5) == 0 and memory.fraction(20, 21) == 1
+    assert memory.peak_in(15, 25) and not memory.peak_in(21, 40)
+    assert lane(levels=[0, 0, 0], start_level=0, floor=0, scale=0).fraction(0, 40) is None  # nothing held
+    assert lane(floor=300).fraction(0, 40) == 1.0  # a level that never moves: full
+    assert memory.legend == "cuda:0 100 B–300 B"
+
+
+def test_lanes_of_the_fixture() -> None:
+    memory = memory_of(load(FIXTURES / "mlp_train_tbhandler_stack_memory.pt.trace.json.gz"))
+    allocated, reserved = memory_lanes(memory)
+    device = memory.devices[0]
+    assert (allocated.label, reserved.label) == ("alloc cuda:0", "resv cuda:0")
+    assert allocated.peak_ns == device.peak["ts_ns"] and reserved.peak_ns is None
+    assert max(allocated.levels) == device.peak["allocated"]  # the peak the summary shows
+    assert allocated.scale == reserved.scale == device.peak_reserved
+    assert allocated.floor == min(allocated.levels) == device.end_allocated
+    assert allocated.times == sorted(allocated.times) and len(allocated.times) == 72
+
+
+def test_the_memory_table_lists_every_event_and_leads_to_its_op(tmp_path: Path) -> None:
+    trace = load(mt.allocator_thread_trace(tmp_path / "allocator.json"))
+    spec = memory_table(memory_of(trace), trace.t0_ns)
+    assert spec.key == "memory" and spec.frame.height == 5
+    rows = spec.frame.iter_rows(named=True)
+    texts = [{c.title: c.text(row[c.key]) for c in spec.columns} for row in rows]
+    assert [t["op"] for t in texts] == ["aten::mm", NO_OP, NO_OP, NO_OP, NO_OP]
+    assert [t["bytes"] for t in texts] == ["+1,000 B", "+4.9 KiB", "+2.9 KiB", "-2.9 KiB", "-1,000 B"]
+    assert [t["fate"] for t in texts] == ["freed", "alive at end", "freed", "", ""]
+    first = spec.frame.row(0, named=True)
+    assert spec.targets(first) == ("id", first["op_id"]) and trace.event(first["op_id"])["name"] == "aten::mm"
+    assert spec.targets(spec.frame.row(1, named=True)) == ("id", None)
+
+
+def test_an_op_lists_what_it_and_its_callees_allocated(tmp_path: Path) -> None:
+    trace = load(mt.reuse_trace(tmp_path / "reuse.json"))
+    memory = memory_of(trace)
+    mm = trace.event(next(i for i in trace.events["id"] if trace.event(i)["name"] == "aten::mm"))
+    found = node_memory(memory, trace, mm)
+    assert found is not None
+    assert (found.allocations, found.allocated, found.frees, found.freed) == (2, 3072, 0, 0)
+    assert found.summary == "2 allocations (3.0 KiB), 0 frees (0 B), net +3.0 KiB"
+    assert [(r.size, r.op, r.note) for r in found.rows] == [
+        ("+1.0 KiB", "aten::mm", "freed 21.0 µs later, in aten::add"),
+        ("+2.0 KiB", "aten::mm", "alive at the end"),
+    ]
+    add = trace.event(next(i for i in trace.events["id"] if trace.event(i)["name"] == "aten::add"))
+    notes = [r.note for r in node_memory(memory, trace, add).rows]  # type: ignore[union-attr]
+    assert notes == ["allocated before the trace", "allocated 21.0 µs earlier, in aten::mm"]
+    step = trace.event(next(i for i in trace.events["id"] if trace.event(i)["name"] == "ProfilerStep#1"))
+    whole = node_memory(memory, trace, step, step=True)
+    assert whole is not None and whole.allocations == 4 and whole.frees == 3
+    assert whole.levels == ["cuda:0: start 4.0 KiB, peak 7.0 KiB, end 2.5 KiB (-1.5 KiB)"]
+    relu = trace.event(next(i for i in trace.events["id"] if trace.event(i)["name"] == "aten::relu"))
+    freed = node_memory(memory, trace, relu)
+    assert freed is not None and (freed.allocations, freed.frees, freed.freed) == (0, 1, 1024)
+    assert [r.note for r in freed.rows] == ["allocated 9.00 µs earlier, in aten::empty"]
+    ones = trace.event(next(i for i in trace.events["id"] if trace.event(i)["name"] == "aten::ones"))
+    assert node_memory(memory, trace, trace.event(int(trace.events["id"][0]))) is not None
+    assert node_memory(memory, trace, ones).rows[0].note == "alive at the end"  # type: ignore[union-attr]
+
+
+def test_m_goes_to_the_biggest_block_alive_at_the_peak(tmp_path: Path) -> None:
+    trace = load(FIXTURES / "mlp_train_tbhandler_stack_memory.pt.trace.json.gz")
+    memory = memory_of(trace)
+    target = peak_target(memory)
+    device = memory.devices[0]
+    assert target is not None and target.peak == device.peak["allocated"]
+    biggest = device.alive.sort(["bytes", "order"], descending=[True, False]).row(0, named=True)
+    assert target.op_id == biggest["op_id"] and trace.event(target.op_id)["name"] == "aten::empty"
+    assert target.message.endswith("the biggest block alive then, 1.0 MiB, was allocated by aten::empty")
+    outside = peak_target(memory_of(load(mt.allocator_thread_trace(tmp_path / "allocator.json"))))
+    assert outside is not None and outside.op_id is None and "outside any op" in outside.message
+    assert peak_target(memory_of(load(FIXTURES / "mlp_eager.json.gz"))) is None
+
+
+@pytest.mark.parametrize("name", ["mlp_train_tbhandler_stack_memory.pt.trace", "mlp_eager"])
+def test_memory_views_never_import_the_ui(name: str) -> None:
+    script = (
+        "import sys, tracetui\n"
+        "from tracetui.insight.memory import memory_of\n"
+        "from tracetui.views.memory import memory_lanes, memory_table, node_memory, peak_target\n"
+        "trace = tracetui.load(sys.argv[1]); memory = memory_of(trace)\n"
+        "memory_lanes(memory); memory_table(memory, trace.t0_ns); peak_target(memory)\n"
+        "node_memory(memory, trace, trace.event(int(trace.events['id'][0])))\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(FIXTURES / f"{name}.json.gz")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_lanes_put_gpus_first_and_stay_few(tmp_path: Path) -> None:
+    gpu, cpu = mt.Allocator(device=mt.CUDA), mt.Allocator(device=mt.CPU)
+    events = [mt.step(1, 0, 100), mt.op("aten::mm", 1, 50), cpu.alloc(2, 0x10, 64), gpu.alloc(3, 0x20, 128)]
+    memory = memory_of(load(mt.write(tmp_path / "two.json", events)))
+    assert [d.device for d in memory.devices] == ["cuda:0", "cpu"]
+    labels = [lane.label for lane in memory_lanes(memory)]
+    assert labels == ["alloc cuda:0", "resv cuda:0", "alloc cpu", "resv cpu"]
+    assert memory.events.filter(pl.col("device") == "cpu")["op"].to_list() == ["aten::mm"]

@@ -1,0 +1,27 @@
+"""Exact integer nanoseconds from the µs floats a trace writes (one conversion for every table:
+complete events, flows and instants compare on the same integers)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+MAX_US = 4e15  # µs; ~127 years after the Unix epoch. Larger values are unusable (null / 0), so
+# that start + duration in ns stays inside 64 bits.
+
+
+def exact_times(ts: str, dur: str) -> list[pl.Expr]:
+    """Exact integer ns from µs floats: the integer part and the 3-decimal fraction apart.
+    A timestamp that is not finite or beyond :data:`MAX_US` is null; such a duration counts 0."""
+    whole = pl.col(ts).floor()
+    usable = pl.col(ts).is_finite() & (pl.col(ts).abs() < MAX_US)
+    start = pl.when(usable).then(
+        whole.cast(pl.Int64) * 1000 + ((pl.col(ts) - whole) * 1000).round().cast(pl.Int64)
+    )
+    usable_dur = pl.col(dur).is_finite() & (pl.col(dur).abs() < MAX_US)
+    length = pl.when(usable_dur).then((pl.col(dur) * 1000).round().cast(pl.Int64)).otherwise(0)
+    return [start.alias("start_ns"), (start + length.clip(0)).alias("end_ns")]
+
+
+def exact_ns(ts: str) -> pl.Expr:
+    """One timestamp column (µs) as exact integer ns, as :func:`exact_times` converts starts."""
+    return exact_times(ts, ts)[0]
