@@ -7,6 +7,7 @@ textual, and ``tracetui --help`` starts instantly.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -14,7 +15,9 @@ import sys
 import click
 
 from tracetui import __version__
-from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, TraceError
+from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, TraceError
+from tracetui.output import StdoutClosed, guard_stdout
+from tracetui.safetext import shown
 
 # command name -> "module:attribute" of its click.Command
 COMMANDS: dict[str, str] = {
@@ -99,33 +102,40 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; every error the user can cause is one line on stderr."""
     args = sys.argv[1:] if argv is None else argv
+    guard_stdout()
     try:
         code = cli.main(args=args, prog_name="tracetui", standalone_mode=False)
     except TraceError as exc:
-        click.echo(f"tracetui: {exc}", err=True)
+        _say(f"tracetui: {exc}")
         code = EXIT_BAD_INPUT
     except click.exceptions.Abort:
-        click.echo("tracetui: interrupted", err=True)
+        _say("tracetui: interrupted")
         code = 130
     except click.ClickException as exc:
         ctx = getattr(exc, "ctx", None)
         where = ctx.command_path if ctx is not None else "tracetui"
-        click.echo(f"{where}: {exc.format_message()} (see --help)", err=True)
+        _say(f"{where}: {shown(exc.format_message())} (see --help)")
         code = exc.exit_code
     except KeyboardInterrupt:
-        click.echo("tracetui: interrupted", err=True)
+        _say("tracetui: interrupted")
         code = 130
-    except BrokenPipeError:
-        code = 0
+    except (StdoutClosed, BrokenPipeError):  # the reader has what it wanted (`| head`)
+        code = EXIT_OK
     except Exception as exc:  # a bug: still one line unless debugging
         if os.environ.get("TRACETUI_DEBUG"):
             raise
-        click.echo(
-            f"tracetui: internal error: {type(exc).__name__}: {exc} (TRACETUI_DEBUG=1 shows the traceback)",
-            err=True,
+        _say(
+            f"tracetui: internal error: {type(exc).__name__}: {shown(str(exc))} "
+            "(TRACETUI_DEBUG=1 shows the traceback)"
         )
         code = EXIT_INTERNAL
     _exit(code if isinstance(code, int) else 0)
+
+
+def _say(line: str) -> None:
+    """One line on stderr (nothing if stderr itself cannot be written)."""
+    with contextlib.suppress(OSError, ValueError):
+        click.echo(line, err=True)
 
 
 def _exit(code: int) -> None:
@@ -138,9 +148,7 @@ def _exit(code: int) -> None:
     cache = sys.modules.get("tracetui.trace.cache")
     if cache is not None:
         cache.settle()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (BrokenPipeError, ValueError):
-        pass
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a failing stdout was reported already
+            stream.flush()
     os._exit(code)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tracetui.safetext import clean
+from tracetui.safetext import shown
 
 # Exit codes (documented in the README and in ``tracetui --help``).
 EXIT_OK = 0
@@ -14,9 +14,10 @@ EXIT_INTERNAL = 3  # a bug in tracetui: please report it
 
 
 class TraceError(Exception):
-    """A problem with the user's input, shown as ``path: problem`` on one line."""
+    """A problem with the user's input, shown as ``path: problem`` on one line; both parts are
+    outside text (a file name, a quoted name) and are kept as a terminal may show them."""
 
     def __init__(self, path: str | Path | None, problem: str) -> None:
-        self.path = None if path is None else clean(str(path))
-        self.problem = clean(problem)
-        super().__init__(f"{self.path}: {problem}" if self.path else problem)
+        self.path = None if path is None else shown(str(path))
+        self.problem = shown(problem)
+        super().__init__(f"{self.path}: {self.problem}" if self.path else self.problem)

@@ -10,6 +10,7 @@ import pytest
 
 import tracetui
 from tests.trace.synth import annotation, kernel, launch, mlp_like, op, trace_doc, write, x
+from tracetui.safetext import shown
 
 
 def load_doc(tmp_path: Path, doc: object, name: str = "t.json", gz: bool = False) -> tracetui.Trace:
@@ -237,7 +238,10 @@ def test_control_characters_are_neutralised_at_load(tmp_path: Path) -> None:
     events = [op("evil\x1b]52;c;AAAA\x07name\u202e", 0, 1), op("[bold red]x[/] [@click=app.quit]", 2, 1)]
     trace = load_doc(tmp_path, trace_doc(events))
     names = trace.events["name"].to_list()
-    assert names[0] == "evil\ufffd]52;c;AAAA\ufffdname\ufffd"
+    # control characters never reach the model; a direction mark is text, kept exactly (--json,
+    # Parquet) and written as a visible escape on a terminal (tracetui.safetext.shown)
+    assert names[0] == "evil\ufffd]52;c;AAAA\ufffdname\u202e"
+    assert shown(names[0]) == "evil\ufffd]52;c;AAAA\ufffdname\\u202e"
     assert names[1] == "[bold red]x[/] [@click=app.quit]"  # markup is data: kept verbatim
 
 

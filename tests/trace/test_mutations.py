@@ -3,7 +3,10 @@ one :class:`TraceError`, and every GPU event stays attributed or listed as an or
 
 The mutations are the ones a fuzzer found crashes with (each also has its own regression test):
 fields deleted or set to null, empty text, ``"inf"``/``"N/A"``, booleans, numbers past 64 bits,
-lists and objects, markup; events shuffled; the events array cut short.
+lists and objects, markup; events shuffled; the events array cut short. The mutated document is
+also written in each layout real files come in (compact, ``json.dump``'s, indented) with broken
+tokens (NaN, Infinity, 1e400, control characters, invalid UTF-8, lone surrogates, unescaped
+quotes, stray backslashes, trailing commas): every event is still read, or said to be skipped.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 import tracetui
+from tests.trace.corrupt import LAYOUTS, REPAIRABLE, corrupt, document, event_text
 from tracetui.compare.diff_data import diff_data
 from tracetui.errors import TraceError
 from tracetui.report.export import export_table
@@ -96,15 +100,67 @@ def test_mutated_real_traces_never_crash(case: tuple[str, dict[str, Any], int]) 
     # correlation ids themselves (not from the link column the orphans are selected by).
     work = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK))
     assert work.height >= intact
+    assert_attributed_or_orphans(trace, data["counts"]["orphans"])
+
+
+@st.composite
+def broken(draw: st.DrawFn) -> tuple[str, dict[str, Any], bytes, int]:
+    """A mutated fixture, and its bytes in some layout with up to three tokens broken; the number
+    of events broken."""
+    case = draw(mutated())
+    name, doc = case[0], case[1]
+    layout = draw(st.sampled_from(sorted(LAYOUTS)))
+    events = doc["traceEvents"]
+    texts: dict[int, bytes] = {}
+    for _ in range(draw(st.integers(1, 3)) if events else 0):
+        index = draw(st.integers(0, len(events) - 1))
+        text = texts.get(index) or event_text(events[index], layout)
+        kind = draw(st.sampled_from(REPAIRABLE))
+        texts[index] = corrupt(text, kind, lambda n: draw(st.integers(0, n - 1))) or text
+    return name, doc, document(doc, layout, texts), len(texts)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(broken())
+def test_broken_json_of_mutated_real_traces_keeps_every_event(
+    case: tuple[str, dict[str, Any], bytes, int],
+) -> None:
+    name, doc, data, broken_events = case
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "broken.json"
+        path.write_bytes(data)
+        try:
+            trace = tracetui.load(path)
+        except TraceError:  # only if the document is no trace even when written well
+            path.write_text(json.dumps(doc))
+            try:
+                tracetui.load(path)
+            except TraceError:
+                return
+            raise
+        summary = summary_data(trace)
+        Console(file=io.StringIO(), width=100).print(summary_renderable(summary))
+        for table in ("events", "ops", "kernels", "annotations", "steps", "runtime", "anomalies"):
+            export_table(trace, table).write_csv()
+        diff_data(original_trace(name), trace)
+    # The event count after every repair: each event read, or reported skipped (only a broken one).
+    skipped = sum(int(r.split()[1]) for r in trace.repairs if r.startswith("skipped "))
+    assert skipped <= broken_events
+    assert trace.event_count + skipped == len(doc["traceEvents"]), trace.repairs
+    assert_attributed_or_orphans(trace, summary["counts"]["orphans"])
+
+
+def assert_attributed_or_orphans(trace: tracetui.Trace, summary_orphans: int) -> None:
+    """Each GPU event is linked to a launch call of its correlation id when the trace has one, and
+    is an orphan when it has none, judged from the ids themselves (not the link column)."""
     events = {row["id"]: row for row in trace.events.iter_rows(named=True)}
     calls = {e["correlation"] for e in events.values() if e["cat"] in LAUNCH_CALLS} - {None}
     expected_orphans = set()
-    for row in work.iter_rows(named=True):
+    for row in trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)).iter_rows(named=True):
         if row["correlation"] in calls:
             assert row["launch_id"] is not None, row
             launch = events[row["launch_id"]]
             assert launch["cat"] in LAUNCH_CALLS and launch["correlation"] == row["correlation"]
         else:
             expected_orphans.add(row["id"])
-    assert set(trace.orphans["id"]) == expected_orphans
-    assert data["counts"]["orphans"] == len(expected_orphans)
+    assert set(trace.orphans["id"]) == expected_orphans and summary_orphans == len(expected_orphans)

@@ -23,6 +23,7 @@ from tracetui.app.screens.error import ErrorScreen
 from tracetui.app.screens.help import HelpScreen, Section
 from tracetui.app.screens.loading import LoadingScreen
 from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, TraceError
+from tracetui.safetext import shown
 
 if TYPE_CHECKING:
     from tracetui.compare.expectations import Expectation
@@ -35,7 +36,7 @@ def load_failed(exc: Exception) -> LoadFailed:
     """The CLI's one line for a loading error (an unexpected exception is a bug: still one line)."""
     if isinstance(exc, TraceError):
         return LoadFailed(f"tracetui: {exc}", EXIT_BAD_INPUT)
-    line = f"tracetui: internal error: {type(exc).__name__}: {exc} (please report it)"
+    line = f"tracetui: internal error: {type(exc).__name__}: {shown(str(exc))} (please report it)"
     return LoadFailed(line, EXIT_INTERNAL)
 
 

@@ -14,6 +14,7 @@ from textual.content import Content
 
 from tracetui import formatting as fmt
 from tracetui.app.widgets.cells import fit
+from tracetui.safetext import shown
 
 
 def _shown(name: str, kind: str, query: str = "") -> Content:
@@ -21,13 +22,13 @@ def _shown(name: str, kind: str, query: str = "") -> Content:
     to 70 cells."""
     from tracetui.views.tree import short_kernel_name
 
-    text = Content(fit(name, 70)).stylize("$text-muted") if kind == "GPU" else Content(name)
+    text = Content(fit(name, 70)).stylize("$text-muted") if kind == "GPU" else Content(shown(name))
     found = text.plain.lower().find(query.lower()) if query else -1
     if found >= 0:
         text = text.stylize("bold underline", found, found + len(query))
     if kind != "GPU":
         return Content.assemble(("go to ", "$text-muted"), text)
-    return Content.assemble(("go to ", "$text-muted"), (short_kernel_name(name), "bold"), "  ", text)
+    return Content.assemble(("go to ", "$text-muted"), (shown(short_kernel_name(name)), "bold"), "  ", text)
 
 
 def name_score(query: str, name: str) -> float:

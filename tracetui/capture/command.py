@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from tracetui.errors import EXIT_BAD_INPUT
+from tracetui.safetext import shown
 from tracetui.workloads.registry import (
     BACKENDS,
     COMPILE_MODES,
@@ -189,7 +190,7 @@ def capture_command(
     from tracetui.capture.profile import run_capture
 
     run_capture(config, path, steps=steps, with_stack=with_stack, memory=memory, device=device)
-    click.echo(f"wrote {shlex.quote(str(path))} ({path.stat().st_size / 1024:.0f} KiB)")
+    click.echo(f"wrote {shown(shlex.quote(str(path)))} ({path.stat().st_size / 1024:.0f} KiB)")
     code = _after(path, open_, expect)
     if code:
         raise click.exceptions.Exit(code)
@@ -225,7 +226,8 @@ def _capture_ranks(
         config, out_dir, ranks=ranks, backend=chosen, straggler=straggler, steps=steps, device=device.type
     )
     size = sum(p.stat().st_size for p in written) / 1024
-    click.echo(f"wrote {len(written)} traces ({chosen}) to {shlex.quote(str(out_dir))} ({size:.0f} KiB)")
+    where = shown(shlex.quote(str(out_dir)))
+    click.echo(f"wrote {len(written)} traces ({chosen}) to {where} ({size:.0f} KiB)")
     try:
         from tracetui.report.loading import run_report_with_progress
     except ImportError as exc:

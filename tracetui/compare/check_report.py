@@ -13,6 +13,7 @@ from rich.console import Group
 from rich.text import Text
 
 from tracetui.report.table import Cell, table
+from tracetui.safetext import shown
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -62,9 +63,9 @@ def check_renderable(data: dict[str, Any]) -> RenderableType:
     """A table of every check (expectation, what the trace showed, pass/fail) and a verdict."""
     head = Text()
     head.append("check ", style="bold")
-    head.append(data["trace"]["name"], style="bold")
+    head.append(shown(data["trace"]["name"]), style="bold")  # file names: outside text
     head.append(" against ")
-    head.append(Path(data["expectations"]).name, style="bold")
+    head.append(shown(Path(data["expectations"]).name), style="bold")
     rows: list[list[Cell]] = []
     for r in data["results"]:
         expectation = Text(r["label"])

@@ -4,6 +4,7 @@ compute, print, exit code."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 import click
 
+from tracetui.output import StdoutClosed
 from tracetui.trace import prefetch
 
 TRACE = click.Path(path_type=Path)
@@ -82,8 +84,9 @@ def run_check(trace: Path, expect: Path, as_json: bool = False) -> int:
     expectations = load_expectations(expect)
     loaded = load_with_progress(trace)
     data = check_data(loaded, expect, check_trace(loaded, expectations))
-    if as_json:
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    else:
-        Console(markup=False, highlight=False).print(check_renderable(data))
+    with contextlib.suppress(StdoutClosed):  # the verdict stands when the reader leaves early
+        if as_json:
+            sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        else:
+            Console(markup=False, highlight=False).print(check_renderable(data))
     return EXIT_OK if data["passed"] else EXIT_CHECK_FAILED

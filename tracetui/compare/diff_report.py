@@ -13,6 +13,7 @@ from rich.text import Text
 from tracetui import formatting as fmt
 from tracetui.compare.diff_data import BOTH, ONLY_A, ONLY_B
 from tracetui.report.table import MISSING, Cell, table
+from tracetui.safetext import shown
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -41,10 +42,10 @@ def _header(data: dict[str, Any]) -> Text:
     for side in ("a", "b"):
         info = data[side]
         text.append(f"{side.upper()}  ", style="bold")
-        text.append(info["name"], style="bold")
+        text.append(shown(info["name"]), style="bold")  # outside text: file names, commands, devices
         if info["command"]:
-            text.append(f"  ({info['command']})", style="dim")
-        devices = ", ".join(str(d) for d in info["devices"] if d) or "no GPU"
+            text.append(f"  ({shown(info['command'])})", style="dim")
+        devices = shown(", ".join(str(d) for d in info["devices"] if d)) or "no GPU"
         text.append(
             f"\n   {devices}; {fmt.count(info['steps'])} steps; {fmt.count(info['events'])} events\n",
             style="dim",
@@ -53,7 +54,7 @@ def _header(data: dict[str, Any]) -> Text:
         text.append("\nWhat changed\n", style="bold")
         for line in data["headlines"]:
             text.append("  • ")
-            text.append(line)
+            text.append(shown(line))
             text.append("\n")
     text.append(LEGEND, style="dim")
     return text
@@ -65,7 +66,7 @@ def _scope(scope: dict[str, Any], full: bool) -> list[RenderableType]:
     per = {"steps": " (per step)", "trace": ""}.get(scope["kind"], " (per call)")
     title = Text("\n")
     title.append(
-        {"steps": "Per step", "trace": "Whole trace"}.get(scope["kind"], scope["name"]),
+        {"steps": "Per step", "trace": "Whole trace"}.get(scope["kind"], shown(scope["name"])),
         style="bold underline",
     )
     calls = f"{fmt.count(a['calls'])} {unit}s in A, {fmt.count(b['calls'])} in B"
@@ -91,9 +92,9 @@ def _numbers(a: dict[str, Any], b: dict[str, Any]) -> Table:
     for label, key, is_time in keys:
         if key.startswith("memc") and not (a[key] or b[key]):
             continue
-        shown = fmt.duration if is_time else fmt.count
+        write = fmt.duration if is_time else fmt.count
         change = fmt.duration_change if is_time else fmt.count_change
-        rows.append([label, shown(a[key]) or MISSING, shown(b[key]) or MISSING, change(a[key], b[key])])
+        rows.append([label, write(a[key]) or MISSING, write(b[key]) or MISSING, change(a[key], b[key])])
     return table(None, [("", "name"), ("A", "num"), ("B", "num"), ("change", "num")], rows)
 
 
@@ -216,7 +217,7 @@ def _unpaired(data: dict[str, Any]) -> Text:
         rows = data["unpaired_annotations"][side]
         if rows:
             text.append(f"\nAnnotations only in {side.upper()} (no {other} counterpart): ", style="bold")
-            text.append(", ".join(f"{r['name']} ({fmt.count(r['calls'])} calls)" for r in rows))
+            text.append(", ".join(f"{shown(r['name'])} ({fmt.count(r['calls'])} calls)" for r in rows))
     return text
 
 

@@ -55,6 +55,7 @@ def convert_command(
     from rich.text import Text
 
     from tracetui.ranks.run import as_rank_set, convert
+    from tracetui.safetext import shown
 
     rank_set = as_rank_set(traces)
     console = Console(stderr=True, markup=False, highlight=False)
@@ -69,10 +70,10 @@ def convert_command(
         facts = convert(rank_set, output, engine, address, force, None, workers)
     size = sum(p.stat().st_size for p in output.rglob("*") if p.is_file())
     out = Console(markup=False, highlight=False)
-    out.print(Text(f"wrote {output} ({len(facts['ranks'])} ranks, {size / 1e6:.1f} MB)"))
+    out.print(Text(f"wrote {shown(str(output))} ({len(facts['ranks'])} ranks, {size / 1e6:.1f} MB)"))
     for failed in facts["failed"]:
-        out.print(Text(f"rank {failed['rank']} not converted: {failed['error']}", style="yellow"))
-    out.print(Text(f"next: tracetui summary {shlex.quote(str(output))}", style="dim"))
+        out.print(Text(f"rank {failed['rank']} not converted: {shown(failed['error'])}", style="yellow"))
+    out.print(Text(f"next: tracetui summary {shown(shlex.quote(str(output)))}", style="dim"))
 
 
 def diff_pair(trace_a: Path, trace_b: Path | None, ranks: str | None) -> tuple[Path, Path]:

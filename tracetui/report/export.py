@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import io
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
 from tracetui.errors import TraceError
+from tracetui.output import write_file
+from tracetui.safetext import escape_series
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -112,7 +115,7 @@ def write_table(frame: pl.DataFrame, fmt: str, output: Path | None, source: Path
     if output is not None and output.exists() and output.resolve() == source.resolve():
         raise TraceError(output, "refusing to overwrite the trace being exported")
     if fmt == "csv":
-        frame = _no_formulas(_flatten_lists(frame))
+        frame = _no_formulas(_visible_marks(_flatten_lists(frame)))
     if output is None:
         if fmt == "parquet":
             raise TraceError(None, "parquet needs an output file (-o FILE)")
@@ -120,27 +123,41 @@ def write_table(frame: pl.DataFrame, fmt: str, output: Path | None, source: Path
         frame.write_csv(buffer) if fmt == "csv" else frame.write_json(buffer)
         sys.stdout.write(buffer.getvalue() + ("" if fmt == "csv" else "\n"))
         return
+    writers: dict[str, Callable[[Path], object]] = {
+        "csv": frame.write_csv,
+        "parquet": frame.write_parquet,
+        "json": frame.write_json,
+    }
     try:
-        if fmt == "csv":
-            frame.write_csv(output)
-        elif fmt == "parquet":
-            frame.write_parquet(output)
-        else:
-            frame.write_json(output)
+        write_file(output, writers[fmt])  # whole or not at all: a full disk leaves no partial file
     except OSError as exc:
         raise TraceError(output, f"cannot write: {exc.strerror or exc}") from None
+    except pl.exceptions.PolarsError as exc:  # parquet's I/O errors (a full disk) come this way
+        raise TraceError(output, f"cannot write: {exc}") from None
 
 
 FORMULA_START = r"^[=+\-@\t\r]"  # what a spreadsheet reads as the start of a formula
+PLAIN_NUMBER = r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$"  # -1, +2.5e3: a number
 
 
 def _no_formulas(frame: pl.DataFrame) -> pl.DataFrame:
-    """Text cells that a spreadsheet would run as a formula get a leading ``'``."""
+    """Text cells that a spreadsheet would run as a formula get a leading ``'`` (OWASP's advice
+    against CSV injection); a cell that is just a number (``-1``) stays a number."""
     text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
     return frame.with_columns(
-        pl.when(pl.col(c).str.contains(FORMULA_START)).then("'" + pl.col(c)).otherwise(pl.col(c)).alias(c)
+        pl.when(pl.col(c).str.contains(FORMULA_START) & ~pl.col(c).str.contains(PLAIN_NUMBER))
+        .then("'" + pl.col(c))
+        .otherwise(pl.col(c))
+        .alias(c)
         for c in text
     )
+
+
+def _visible_marks(frame: pl.DataFrame) -> pl.DataFrame:
+    """Invisible and direction-changing characters as visible escapes (``\\u200b``), as on a
+    terminal: a CSV is read by people, in spreadsheets that hide them too (not cut)."""
+    text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
+    return frame.with_columns(escape_series(frame[c]) for c in text)
 
 
 def _flatten_lists(frame: pl.DataFrame) -> pl.DataFrame:

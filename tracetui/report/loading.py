@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from tracetui import formatting as fmt
+from tracetui.safetext import shown
 
 if TYPE_CHECKING:
     from tracetui.ranks.discover import RankSet
@@ -32,7 +33,7 @@ def load_with_progress(path: str | Path) -> Trace:
     if not sys.stderr.isatty():
         return load(path)
     console = Console(stderr=True, markup=False, highlight=False)
-    name = Path(path).name
+    name = shown(Path(path).name)  # a file name: outside text
     with console.status(Text(f"loading {name}"), spinner="dots") as status:
         return load(path, progress=lambda stage: status.update(Text(f"loading {name}: {stage}")))
 

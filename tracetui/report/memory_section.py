@@ -12,6 +12,7 @@ from rich.text import Text
 from tracetui import formatting as fmt
 from tracetui.insight.memory import NO_OP
 from tracetui.report.table import Cell, nums, table
+from tracetui.safetext import shown
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -33,11 +34,11 @@ def memory_renderable(memory: dict[str, Any]) -> RenderableType | None:
 
 
 def _op(name: str | None) -> Text:
-    return Text(name) if name is not None else Text(NO_OP, style="dim")
+    return Text(shown(name)) if name is not None else Text(NO_OP, style="dim")  # a trace name
 
 
 def _device(device: dict[str, Any]) -> list[RenderableType]:
-    head = Text(f"Memory on {device['device']}", style="bold")
+    head = Text(f"Memory on {shown(str(device['device']))}", style="bold")
     reserved = device["peak_reserved_bytes"]
     head.append(
         f": peak {fmt.size(device['peak_allocated_bytes'])} allocated"
@@ -51,7 +52,7 @@ def _device(device: dict[str, Any]) -> list[RenderableType]:
     for label, key in (("step", "peak_step"), ("annotation", "peak_annotation")):
         if device[key] is not None:
             where.append(f", {label} ", style="dim")
-            where.append(device[key])
+            where.append(shown(device[key]))
     where.append(", op ", style="dim")
     where.append_text(_op(device["peak_op"]))
     parts: list[RenderableType] = [head, where]
@@ -70,7 +71,7 @@ def _device(device: dict[str, Any]) -> list[RenderableType]:
     if steps is not None:
         parts.append(steps)
     verdict = Text("  end of step: ", style="dim")
-    verdict.append(device["verdict"], style="bold yellow" if device["leak_suspect"] else "")
+    verdict.append(shown(device["verdict"]), style="bold yellow" if device["leak_suspect"] else "")
     parts.append(verdict)
     if device["largest"]:
         parts.append(_largest(device["largest"]))

@@ -18,7 +18,7 @@ from tracetui import formatting as fmt
 from tracetui.ranks.collectives import pretty
 from tracetui.report.summary import summary_renderable
 from tracetui.report.table import MISSING, Cell, nums, table
-from tracetui.safetext import clean
+from tracetui.safetext import shown
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -46,7 +46,7 @@ def _file_of(run: dict[str, Any], rank: int) -> str:
 
 def _name(path: str) -> str:
     """A file's name from a path in the report's data, safe to print."""
-    return clean(path.rsplit("/", 1)[-1])
+    return shown(path.rsplit("/", 1)[-1])
 
 
 def _header(data: dict[str, Any]) -> Text:
@@ -54,13 +54,13 @@ def _header(data: dict[str, Any]) -> Text:
     text = Text()
     text.append(f"{len(run['files'])} ranks", style="bold")
     text.append(" from ")
-    text.append(clean(run["label"]))
+    text.append(shown(run["label"]))
     text.append(f"; rank from {' and '.join(run['rank_sources'])}", style="dim")
     if run["world_size"] is not None:
         text.append(f", world size {run['world_size']}", style="dim")
     if run["backend"]:
         text.append(", backend ", style="dim")
-        text.append(clean(run["backend"]), style="dim")
+        text.append(shown(run["backend"]), style="dim")
     warn = "yellow"
     if run["missing"]:
         text.append(f"\nmissing: rank {', '.join(map(str, run['missing']))} (no trace)", style=warn)
@@ -69,13 +69,13 @@ def _header(data: dict[str, Any]) -> Text:
         text.append(_name(dup["file"]), style="dim")
     for item in run["skipped"]:
         text.append("\nskipped ", style="dim")
-        text.append(f"{_name(item['file'])}: {clean(item['why'])}", style="dim")
+        text.append(f"{_name(item['file'])}: {shown(item['why'])}", style="dim")
     for item in run["failed"]:
         text.append(f"\nrank {item['rank']} not loaded: ", style=warn)
-        text.append(clean(item["error"]), style=warn)
+        text.append(shown(item["error"]), style=warn)
     for note in run["notes"]:
         text.append("\nnote: ", style=warn)
-        text.append(clean(note))
+        text.append(shown(note))
     return text
 
 

@@ -17,7 +17,7 @@ from tracetui import formatting as fmt
 from tracetui.report.memory_section import memory_renderable
 from tracetui.report.summary_data import summary_data
 from tracetui.report.table import MISSING, Cell, nums, table
-from tracetui.safetext import clean
+from tracetui.safetext import shown
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -57,7 +57,7 @@ def _header(data: dict[str, Any]) -> RenderableType:
     info = data["trace"]
     counts = data["counts"]
     lines = Text()
-    lines.append(clean(info["name"]), style="bold")  # a file name is data
+    lines.append(shown(info["name"]), style="bold")  # a file name: outside text
     lines.append(f"  {info['format']}  {fmt.count(info['events'])} events", style="dim")
     for device in info["devices"]:
         lines.append("\n")
@@ -69,7 +69,7 @@ def _header(data: dict[str, Any]) -> RenderableType:
     )
     by_cat = ", ".join(f"{cat or '(none)'} {fmt.count(n)}" for cat, n in counts["by_category"].items())
     lines.append("\nevents: ", style="dim")
-    lines.append(by_cat, style="dim")
+    lines.append(shown(by_cat), style="dim")
     if info["truncated"]:
         lines.append("\nwarning: the file is truncated; every complete event was read", style="bold yellow")
     for repair in info["repairs"]:
@@ -84,7 +84,7 @@ def _header(data: dict[str, Any]) -> RenderableType:
 
 def _device(device: dict[str, Any]) -> Text:
     text = Text(f"GPU {device.get('id')}: ")
-    text.append(str(device.get("name") or "unknown device"))
+    text.append(shown(str(device.get("name") or "unknown device")))
     if device.get("computeMajor") is not None:
         text.append(f" (sm{device['computeMajor']}{device.get('computeMinor', 0)}", style="dim")
         if device.get("numSms"):
@@ -97,7 +97,7 @@ def _steps(data: dict[str, Any]) -> RenderableType | None:
     steps = data["steps"]
     if not steps:
         return None
-    shown = steps if len(steps) <= MAX_STEPS else [*steps[: MAX_STEPS - 1], steps[-1]]
+    listed = steps if len(steps) <= MAX_STEPS else [*steps[: MAX_STEPS - 1], steps[-1]]
     rows: list[list[Cell]] = [
         [
             Text(s["name"]),
@@ -109,11 +109,11 @@ def _steps(data: dict[str, Any]) -> RenderableType | None:
             fmt.count(s["memcpys"]),
             _bound(s.get("bound")),
         ]
-        for s in shown
+        for s in listed
     ]
-    if len(shown) < len(steps):
+    if len(listed) < len(steps):
         rows.insert(
-            MAX_STEPS - 1, [Text(f"… {len(steps) - len(shown)} more"), "", "", "", "", "", "", Text("")]
+            MAX_STEPS - 1, [Text(f"… {len(steps) - len(listed)} more"), "", "", "", "", "", "", Text("")]
         )
     header = [
         ("step", "name"),
@@ -126,7 +126,7 @@ def _steps(data: dict[str, Any]) -> RenderableType | None:
         return steps_table
     median = timed[len(timed) // 2]
     reading = Text("Median step: ", style="bold")
-    reading.append(median.get("verdict") or "")
+    reading.append(shown(median.get("verdict") or ""))
     reading.append(" (CPU times include the profiler's own overhead)", style="dim")
     return Group(steps_table, reading)
 
@@ -182,7 +182,9 @@ def _no_kernel_line(data: dict[str, Any]) -> Text:
     if not idle:
         return Text("Every op launched GPU work.", style="dim")
     text = Text("Launched no GPU work (metadata only or CPU): ", style="bold")
-    text.append(", ".join(idle[:24]) + (f", … ({len(idle)} ops)" if len(idle) > 24 else ""))
+    text.append(
+        ", ".join(shown(name) for name in idle[:24]) + (f", … ({len(idle)} ops)" if len(idle) > 24 else "")
+    )
     return text
 
 
@@ -253,7 +255,9 @@ def _problems(data: dict[str, Any]) -> Text:
     )
     for o in orphans["items"][:5]:
         text.append("\n  ")
-        text.append(f"{o['name']} (id {o['id']}, stream {o['stream']}, correlation {o['correlation']})")
+        text.append(
+            f"{shown(o['name'])} (id {o['id']}, stream {o['stream']}, correlation {o['correlation']})"
+        )
     text.append(
         f"\nAnomalies: {fmt.count(anomalies['count'])}", style="bold" if anomalies["count"] else "dim"
     )
@@ -261,9 +265,9 @@ def _problems(data: dict[str, Any]) -> Text:
         text.append(" (" + ", ".join(f"{k} {fmt.count(n)}" for k, n in anomalies["by_kind"].items()) + ")")
     for a in anomalies["items"][:5]:
         text.append(f"\n  {a['kind']}: ")
-        text.append(f"{a.get('event')} (id {a['event_id']})")
+        text.append(f"{shown(str(a.get('event')))} (id {a['event_id']})")
         if a.get("other_id") is not None:
-            text.append(f" vs {a.get('other')} (id {a['other_id']})")
+            text.append(f" vs {shown(str(a.get('other')))} (id {a['other_id']})")
     return text
 
 

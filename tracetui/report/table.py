@@ -1,13 +1,17 @@
 """The compact rich table shared by the summary, diff and check reports (numbers are written by
-:mod:`tracetui.formatting`)."""
+:mod:`tracetui.formatting`), and :func:`shown_text`: every cell, and every other text of a report
+that holds outside text, is shown as :func:`tracetui.safetext.shown` says."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from rich import box
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from tracetui.safetext import MAX_SHOWN, shown
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -53,8 +57,27 @@ def table(
         else:
             grid.add_column(header, justify="right", no_wrap=True, min_width=width)
     for row in rows:
-        grid.add_row(*[row[i] for i in keep])
+        grid.add_row(*[shown_cell(row[i]) for i in keep])
     return grid
+
+
+def shown_cell(cell: Cell) -> Cell:
+    """A cell as a terminal may show it (outside text: trace names, file names, expectations)."""
+    return shown(cell) if isinstance(cell, str) else shown_text(cell)
+
+
+_STYLES = Console(color_system=None, markup=False, highlight=False)  # resolves style names only
+
+
+def shown_text(text: Text) -> Text:
+    """``text`` with each differently styled run as :func:`~tracetui.safetext.shown` says (the
+    styles kept); ``text`` itself when that changes nothing."""
+    if len(text.plain) <= MAX_SHOWN and shown(text.plain) == text.plain:
+        return text
+    runs = [(shown(s.text), s.style or "") for s in text.render(_STYLES, end="") if s.text and not s.control]
+    out = Text.assemble(*runs, justify=text.justify, overflow=text.overflow, no_wrap=text.no_wrap)
+    out.end = text.end
+    return out
 
 
 class FitTable(Table):

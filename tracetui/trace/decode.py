@@ -3,13 +3,15 @@
 Fast path: the native scanner (:mod:`native`) reads well-formed traces straight into
 columns. Otherwise one typed msgspec decode; odd field types are coerced per event. When the
 JSON is broken, :func:`decode` recovers with the techniques of :mod:`repair`: every complete
-event of a truncated file, or the known Kineto defects patched (unescaped quotes, raw control
-characters, trailing commas) and the patched bytes decoded again, or event by event; and says
-what it did.
+event of a truncated file, or each broken token repaired where it stands (NaN, unescaped quotes,
+raw control characters, invalid UTF-8, lone surrogates, trailing commas…) and the patched bytes
+decoded again, or event by event; says what it did, and checks against a plain count of the
+file's event objects that no event was lost on the way.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,9 @@ def decode(data: bytes, path: Path, scanned_raw: native.RawScan | None = None) -
 def _decode_with_msgspec(data: bytes, path: Path) -> Decoded:
     """The fallback for what the native scanner refuses: msgspec, coercions and repairs."""
     form = "array" if data[:4096].lstrip()[:1] == b"[" else "object"
+    invalid = _first_invalid_utf8(data)
+    if invalid is not None:  # msgspec does not check the text it skips (unread args)
+        return _recover(data, form, f"invalid UTF-8 (byte {invalid})", path)
     try:
         top_raw: dict[str, msgspec.Raw] = {}
         events_json: bytes | msgspec.Raw = data
@@ -70,28 +75,38 @@ def _from_scan(data: bytes, scanned: native.Scanned) -> Decoded:
 
 
 def _recover(data: bytes, form: str, error: str, path: Path) -> Decoded:
-    """Decode broken JSON: cut at the last complete event, or patch known defects and decode
-    again, or read event by event. ``error``: msgspec's message for the failed fast decode."""
+    """Decode broken JSON: cut at the last complete event of a cut file, or repair the broken
+    tokens and decode again, or read event by event. ``error``: msgspec's message for the
+    failed fast decode. Every way checks that it read as many events as the file holds."""
     start = repair.events_array_start(data, form, path)
     header = repair.header(data, start) if form == "object" else {}
-    if "truncated" in error and (cut := repair.cut_at_last_complete_event(data, start)) is not None:
-        events, events_json = cut
-        return Decoded(
-            [_columns_of(events)], header, form, JsonArgs(events_json), list(header), truncated=True
-        )
-    patched, fixes = repair.patch_known_defects(data)
+    closer = b"}" if form == "object" else b"]"
+    if "truncated" in error and not data.rstrip().endswith(closer):
+        cut = repair.cut_at_last_complete_event(data, start)
+        if cut is not None:
+            events, events_json = cut
+            _check_count(len(events), 0, repair.count_events(events_json), path)
+            return Decoded(
+                [_columns_of(events)], header, form, JsonArgs(events_json), list(header), truncated=True
+            )
+    expected = repair.count_events(data, start)
+    broken_at = _BYTE.search(error)  # a strict decoder's first refusal: the events before are whole
+    skip = repair.whole_events_before(data, start, int(broken_at.group(1))) if broken_at else 0
+    tail, fixes = repair.patch_known_defects(data[skip:] if skip else data)
+    patched = data[:skip] + tail if fixes and skip else tail if fixes else data
     if fixes:
         try:
             decoded = decode(patched, path)
         except TraceError:
             decoded = None
         if decoded is not None:
+            _check_count(_rows(decoded) + decoded.skipped, int(decoded.truncated), expected, path)
             decoded.repairs = fixes + decoded.repairs
             return decoded
-    events, skipped, complete, events_json = repair.stream_events(patched.decode("utf-8", "replace"), form)
+    events, skipped, complete, events_json = repair.stream_events(patched, form)
     if not events:
         raise TraceError(path, "invalid JSON: no complete trace event could be read")
-    repairs = [*fixes, *([f"skipped {skipped} unreadable events"] if skipped else [])]
+    _check_count(len(events) + skipped, int(not complete), expected, path)
     return Decoded(
         [_columns_of(events)],
         header,
@@ -99,8 +114,40 @@ def _recover(data: bytes, form: str, error: str, path: Path) -> Decoded:
         JsonArgs(events_json),
         list(header),
         truncated=not complete,
-        repairs=repairs,
+        repairs=[*fixes, *([f"skipped {skipped} unreadable events"] if skipped else [])],
+        skipped=skipped,
     )
+
+
+_BYTE = re.compile(r"\(byte (\d+)\)")  # where msgspec's message says the JSON broke
+
+
+def _first_invalid_utf8(data: bytes) -> int | None:
+    if data.isascii():
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start
+    return None
+
+
+def _check_count(read: int, cut: int, expected: int, path: Path) -> None:
+    """Raise unless ``read`` events (decoded or reported as skipped) account for the
+    ``expected`` events of the file, less ``cut`` (the last event of a cut file)."""
+    if read < expected - cut:
+        raise TraceError(
+            path,
+            f"broken JSON that could not be repaired without losing events: read {read:,} of "
+            f"the {expected:,} events in the file",
+        )
+
+
+def _rows(decoded: Decoded) -> int:
+    columns = decoded.columns
+    if isinstance(columns, list):
+        return sum(chunk.size for chunk in columns)
+    return len(columns.series["ph"])
 
 
 class NotAList(Exception):

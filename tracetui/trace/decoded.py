@@ -22,6 +22,7 @@ class Decoded:
     top_keys: list[str] = field(default_factory=list)  # in file order, traceEvents included
     truncated: bool = False
     repairs: list[str] = field(default_factory=list)
+    skipped: int = 0  # events too broken to read (reported in ``repairs``)
     decoder: str = "msgspec"  # what read the (repaired) JSON: "native" (the C scanner) or "msgspec"
 
     @property

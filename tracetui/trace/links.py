@@ -2,7 +2,8 @@
 
 * A GPU event (kernel, memcpy, memset, sync) joins its runtime/driver call on
   ``args.correlation``; one call may launch many (``cudaGraphLaunch``). GPU events with
-  no call in the trace are orphans: kept, counted and listed.
+  no call in the trace are orphans: kept, counted and listed. Calls that share an id
+  (which should not happen) are anomalies; their GPU events take the nearest preceding call.
 * The launching op is the call's nearest ``cpu_op`` ancestor in the CPU tree; the
   annotation its nearest ``user_annotation`` that is neither a ``ProfilerStep#N`` nor an
   Inductor ``## … ##`` marker. The step is the ``ProfilerStep#N`` whose time window holds
@@ -95,27 +96,54 @@ def steps_at(events: pl.DataFrame, points: pl.DataFrame) -> pl.DataFrame:
 
 
 def launches(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """``(id, launch_id)`` for every GPU event (``launch_id`` null for orphans), and anomalies."""
+    """``(id, launch_id)`` for every GPU event (``launch_id`` null for orphans), and anomalies.
+
+    One call with many GPU events is a graph launch. Several calls sharing a correlation id
+    should not happen: each of their GPU events takes the nearest preceding call (the latest
+    whose start is at or before its own; else the earliest), as an ``ambiguous_launch``
+    anomaly, and the calls are ``duplicate_correlation`` anomalies. Memory is linear in the
+    events whatever the duplicates (a join on the id alone pairs every call with every event).
+    """
     gpu = events.filter(pl.col("cat").is_in(list(GPU_KIND))).select("id", "correlation", "start_ns")
     calls = events.filter(pl.col("cat").is_in(LAUNCH_CALLS) & pl.col("correlation").is_not_null()).select(
         pl.col("id").alias("launch_id"), "correlation", pl.col("start_ns").alias("call_start")
     )
-    joined = gpu.join(calls, on="correlation", how="left")
-    # Several calls with one correlation should not happen; prefer the closest earlier one.
-    best = joined.sort(
-        [
-            "id",
-            pl.col("call_start") > pl.col("start_ns"),
-            (pl.col("call_start") - pl.col("start_ns")).abs(),
-        ],
-        nulls_last=True,
-    ).unique("id", keep="first", maintain_order=True)
-    duplicates = calls.filter(pl.len().over("correlation") > 1).select(
+    shared = calls.filter(pl.len().over("correlation") > 1)
+    earliest = (  # per correlation id: its one call, or the earliest of several
+        calls
+        if shared.is_empty()
+        else calls.sort("call_start", "launch_id", nulls_last=True).unique("correlation", keep="first")
+    )
+    linked = gpu.join(earliest.drop("call_start"), on="correlation", how="left", maintain_order="left")
+    if not shared.is_empty():
+        preceding = (
+            gpu.join(shared.select("correlation").unique(), on="correlation")
+            .filter(pl.col("start_ns").is_not_null())
+            .sort("start_ns")
+            .join_asof(
+                shared.filter(pl.col("call_start").is_not_null()).sort("call_start", "launch_id"),
+                left_on="start_ns",
+                right_on="call_start",
+                by="correlation",
+                strategy="backward",
+                check_sortedness=False,
+            )
+            .select("id", pl.col("launch_id").alias("preceding"))
+        )
+        linked = linked.join(preceding, on="id", how="left", maintain_order="left").select(
+            "id", "correlation", pl.coalesce("preceding", "launch_id").alias("launch_id")
+        )
+    ambiguous = linked.join(shared.select("correlation").unique(), on="correlation").select(
+        pl.lit("ambiguous_launch").alias("kind"),
+        pl.col("id").alias("event_id"),
+        pl.col("launch_id").alias("other_id"),
+    )
+    duplicates = shared.select(
         pl.lit("duplicate_correlation").alias("kind"),
         pl.col("launch_id").alias("event_id"),
         pl.lit(None, pl.UInt32).alias("other_id"),
     )
-    return best.select("id", "launch_id"), duplicates
+    return linked.select("id", "launch_id"), pl.concat([duplicates, ambiguous])
 
 
 def external_id_mismatches(events: pl.DataFrame) -> pl.DataFrame:

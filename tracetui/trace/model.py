@@ -24,7 +24,7 @@ import msgspec
 import polars as pl
 
 from tracetui.safetext import clean_value
-from tracetui.trace import stats
+from tracetui.trace import repair, stats
 from tracetui.trace.args import NO_ARGS, RawArgs
 from tracetui.trace.categories import GPU_KIND, GPU_WORK
 from tracetui.trace.schema import SHAPE_DECODER, SHAPE_KEYS, ShapeArgs
@@ -358,7 +358,13 @@ class Trace:
         raw = self.raw_args.raw([event_id])[0]
         if not raw:
             return {}
-        value = msgspec.json.decode(raw)
+        try:
+            value = msgspec.json.decode(raw)
+        except msgspec.MsgspecError:  # valid JSON msgspec refuses (1e400, read by the scanner)
+            try:
+                value = msgspec.json.decode(repair.patch_known_defects(bytes(raw))[0])
+            except msgspec.MsgspecError:
+                return {}
         return clean_value(value) if isinstance(value, dict) else {"args": clean_value(value)}
 
 

@@ -1,17 +1,13 @@
-"""Vectorised cleaning of trace text columns (see :mod:`tracetui.safetext`)."""
+"""Trace text columns: raw JSON values as text. Cleaning is :mod:`tracetui.safetext`'s (the one
+neutraliser); ``clean_series`` is re-exported here for the modules that import it from here."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from tracetui.safetext import REPLACEMENT, UNSAFE_CLASS
+from tracetui.safetext import clean_series
 
-
-def clean_series(series: pl.Series) -> pl.Series:
-    """Clean a string series (no copy when nothing needs replacing)."""
-    if series.str.contains(UNSAFE_CLASS).any():
-        return series.str.replace_all(UNSAFE_CLASS, REPLACEMENT)
-    return series
+__all__ = ["clean_series", "raw_json_series"]
 
 
 def raw_json_series(name: str, values: list[bytes]) -> pl.Series:

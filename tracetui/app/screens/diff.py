@@ -17,6 +17,7 @@ from tracetui.app.messages import DifferenceFound
 from tracetui.app.widgets.diff_tree import DiffTree
 from tracetui.app.widgets.dispatch_tree import ICONS
 from tracetui.compare.pair_tree import CHANGED, ONLY_A, ONLY_B, STATUS_WORDS, PairTree
+from tracetui.safetext import shown
 from tracetui.views.tree import Node
 
 MARKER_STYLES = {ONLY_A: "bold $text-error", ONLY_B: "bold $text-success", CHANGED: "bold $text-warning"}
@@ -29,14 +30,14 @@ def headline_content(data: dict[str, Any]) -> Content:
         ("tracetui diff", "bold $text-accent"),
         "  ",
         ("A ", "bold $text-error"),
-        (data["a"]["name"], "bold"),
+        (shown(data["a"]["name"]), "bold"),  # file names and trace names: outside text
         ("  →  ", "$text-muted"),
         ("B ", "bold $text-success"),
-        (data["b"]["name"], "bold"),
+        (shown(data["b"]["name"]), "bold"),
     )
     lines = [title]
     for headline in data["headlines"]:
-        lines.append(Content.assemble(("• ", "$text-muted"), headline))
+        lines.append(Content.assemble(("• ", "$text-muted"), shown(headline)))
     if not data["headlines"]:
         lines.append(Content.styled("no annotation, step or trace scope to compare", "$text-muted"))
     return Content("\n").join(lines)
@@ -57,8 +58,8 @@ def _side_line(letter: str, node: Node | None, active: bool) -> Content:
         label,
         " ",
         (ICONS.get(node.kind, "·") + " ", "$text-muted"),
-        node.full_name,
-        ("   " + " · ".join(n for n in numbers if n), "$text-muted"),
+        shown(node.full_name),
+        ("   " + shown(" · ".join(n for n in numbers if n)), "$text-muted"),
     )
 
 

@@ -12,6 +12,8 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from tracetui.safetext import shown
+
 
 class ErrorScreen(Screen[None]):
     """Shows ``tracetui: path: problem``; any of q, Escape or Enter quits with the CLI's exit code,
@@ -44,7 +46,7 @@ class ErrorScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("Cannot open this trace", id="error-title", markup=False)
-            yield Static(Content(self.line), id="error-line")
+            yield Static(Content(shown(self.line, limit=None)), id="error-line")
             yield Static("Press q to quit.", id="error-hint", markup=False)
         yield Footer()
 

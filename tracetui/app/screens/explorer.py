@@ -23,6 +23,7 @@ from tracetui.app.widgets.expect_panel import Checks, ExpectPanel
 from tracetui.app.widgets.timeline import Timeline
 from tracetui.app.widgets.trace_header import TraceHeader
 from tracetui.insight.memory import Memory, memory_of
+from tracetui.safetext import shown
 from tracetui.trace import Trace
 from tracetui.trace.stats import merged_intervals
 from tracetui.views.insight import Insight, load_insight
@@ -393,7 +394,7 @@ class ExplorerScreen(Screen[None]):
                 self._go_to_match(0)
             else:
                 self.notify(  # the query may be a trace name: text, never markup
-                    f"Nothing named like {message.search.query!r} is shown.",
+                    f"Nothing named like {shown(repr(message.search.query))} is shown.",
                     severity="warning",
                     timeout=3,
                     markup=False,
@@ -515,14 +516,14 @@ class ExplorerScreen(Screen[None]):
         parts: list[str | tuple[str, str]] = []
         filters = self.model.options.describe()
         if filters:
-            parts += [("filters: ", "$text-muted"), (", ".join(filters), "$text-warning"), "   "]
+            parts += [("filters: ", "$text-muted"), (shown(", ".join(filters)), "$text-warning"), "   "]
         matches = self.matches
         if matches.search is not None:
             count = len(matches.ids)
             position = f"{matches.index + 1}/{count}" if matches.index >= 0 else f"{count} found"
             parts += [
-                (f"{matches.search.label}: ", "$text-muted"),
-                matches.search.query,
+                (f"{shown(matches.search.label)}: ", "$text-muted"),
+                shown(matches.search.query),
                 (f"  {position}", "bold"),
             ]
             parts += [("   n / N: next / previous", "$text-muted")]

@@ -11,6 +11,8 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, ProgressBar, Static
 
+from tracetui.safetext import shown
+
 STAGES = ("reading", "decoding", "tabulating", "nesting", "linking", "counting", "building the tree")
 
 
@@ -28,7 +30,7 @@ class LoadingScreen(Screen[None]):
         """``title``: what is loading, when not ``path``'s name (two traces for a comparison)."""
         super().__init__()
         self.path = path
-        self.label = title or path.name
+        self.label = shown(title or path.name)  # file names: outside text
         self.stage = "starting"
 
     def compose(self) -> ComposeResult:

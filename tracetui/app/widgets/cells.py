@@ -1,19 +1,24 @@
 """Text fitted to terminal cells (wide characters counted), for widgets that draw their own lines.
 
-Numbers are written by :mod:`tracetui.formatting`; this module only cuts and pads the text.
+Numbers are written by :mod:`tracetui.formatting`; this module only cuts and pads the text. Every
+text goes through :func:`tracetui.safetext.shown` first: these widgets show trace names.
 """
 
 from __future__ import annotations
 
 from rich.cells import cell_len, set_cell_size
 
+from tracetui.safetext import shown
+
 ELLIPSIS = "…"
 
 
 def fit(text: str, width: int) -> str:
-    """``text`` cut to ``width`` terminal cells with an ellipsis (wide characters counted)."""
+    """``text`` as a terminal may show it (:func:`~tracetui.safetext.shown`), cut to ``width``
+    terminal cells with an ellipsis (wide characters counted)."""
     if width <= 0:
         return ""
+    text = shown(text)
     if cell_len(text) <= width:
         return text
     return set_cell_size(text, width - 1) + ELLIPSIS

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from textual.content import Content
 
 from tracetui import formatting as fmt
+from tracetui.safetext import shown
 from tracetui.views.insight import Insight
 from tracetui.views.memory import node_memory
 from tracetui.views.tree import GPU_KINDS, Node, NodeKey, TreeModel
@@ -82,20 +83,29 @@ class Lines:
         self.parts: list[Content] = []
 
     def line(self, *parts: str | tuple[str, str] | Content) -> None:
-        self.parts.append(Content.assemble(*parts))
+        """A line of ``parts``; text (trace names, args) as a terminal may show it."""
+        self.parts.append(Content.assemble(*(_shown(part) for part in parts)))
 
     def heading(self, text: str) -> None:
         if self.parts:
             self.parts.append(Content(""))
-        self.parts.append(Content.styled(text, HEADING))
+        self.parts.append(Content.styled(shown(text), HEADING))
 
     def field(self, label: str, value: Any, style: str = "") -> None:
         if value is None or value == "":
             return
-        self.parts.append(Content.assemble((f"  {label:<18} ", LABEL), (str(value), style)))
+        self.parts.append(Content.assemble((f"  {label:<18} ", LABEL), (shown(str(value)), style)))
 
     def content(self) -> Content:
         return Content("\n").join(self.parts)
+
+
+def _shown(part: str | tuple[str, str] | Content) -> str | tuple[str, str] | Content:
+    if isinstance(part, str):
+        return shown(part)
+    if isinstance(part, tuple):
+        return shown(part[0]), part[1]
+    return part
 
 
 def describe(

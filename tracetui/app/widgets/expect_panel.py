@@ -19,6 +19,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from tracetui.app.widgets.cells import pad
+from tracetui.safetext import shown
 
 if TYPE_CHECKING:
     from tracetui.compare.check import Result
@@ -58,7 +59,7 @@ def check_row(result: Result) -> Content:
         "  ",
         pad(expectation, EXPECTATION_WIDTH),
         "  ",
-        (result.actual, "" if result.passed else "$text-warning"),
+        (shown(result.actual), "" if result.passed else "$text-warning"),  # may quote trace names
     )
 
 
@@ -82,7 +83,7 @@ class ExpectPanel(OptionList):
     def __init__(self, checks: Checks, *, id: str | None = None) -> None:
         super().__init__(*(Option(check_row(r)) for r in checks.results), id=id, markup=False)
         self.checks = checks
-        self.border_title = Content(f"{checks.summary()} · {checks.path.name}")  # a file name: text
+        self.border_title = Content(f"{checks.summary()} · {shown(checks.path.name)}")  # a file name
         self.border_subtitle = "Enter: go to the node that broke it · x: hide"
         self.set_class(checks.passed < checks.total, "-failing")
 

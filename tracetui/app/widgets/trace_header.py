@@ -8,6 +8,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from tracetui import formatting as fmt
+from tracetui.safetext import shown
 
 if TYPE_CHECKING:
     from tracetui.app.widgets.expect_panel import Checks
@@ -30,9 +31,9 @@ def header_content(trace: Trace, *, sample: bool = False, checks: Checks | None 
     facts: list[str | tuple[str, str]] = [
         ("tracetui", "bold $text-accent"),
         "  ",
-        (trace.path.name, "bold"),
+        (shown(trace.path.name), "bold"),  # a file name, and device names: outside text
         ("  ·  ", "$text-muted"),
-        device_names(trace),
+        shown(device_names(trace)),
         ("  ·  ", "$text-muted"),
         trace.format,
         ("  ·  ", "$text-muted"),

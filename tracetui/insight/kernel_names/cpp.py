@@ -3,29 +3,18 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from tracetui.insight.kernel_names.fields import SHORT_MAX
+from tracetui.safetext import shown
 
 # --------------------------------------------------------------------------------------------
 # text helpers
 
 
-_UNPRINTABLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-
-
-def _printable(text: str) -> str:
-    """Replace control, format (bidi), surrogate, unassigned and line-separator characters."""
-    if text.isprintable():
-        return text
-    return "".join(
-        "\ufffd" if unicodedata.category(ch) in _UNPRINTABLE_CATEGORIES else ch
-        for ch in text.replace("\t", " ")
-    )
-
-
 def clip_text(text: str, limit: int = SHORT_MAX) -> str:
-    text = " ".join(_printable(text).split())
+    """``text`` on one line, as a terminal may show it (:func:`tracetui.safetext.shown`: control
+    characters replaced, invisible and direction characters as visible escapes), cut to ``limit``."""
+    text = " ".join(shown(text[: 16 * limit], limit=None).split())  # bounded work on a huge name
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
