@@ -7,10 +7,16 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.app import synthetic
 
 os.environ["TRACETUI_NO_CACHE"] = "1"  # cache tests enable a private cache explicitly
+
+# Property tests judge results, not speed: on a loaded 2-core CI machine one example of a polars
+# pipeline can take longer than hypothesis' default 200 ms deadline, which would fail the run at random.
+settings.register_profile("tracetui", deadline=None)
+settings.load_profile("tracetui")
 
 
 @pytest.fixture

@@ -109,8 +109,8 @@ def test_one_value_reads_the_same_on_every_surface() -> None:
 
     import tracetui
     from tracetui.app.widgets.details import describe
+    from tracetui.insight.summary_data import summary_data
     from tracetui.report.summary import summary_renderable
-    from tracetui.report.summary_data import summary_data
     from tracetui.views.insight import load_insight
     from tracetui.views.tables import build_tables
     from tracetui.views.tree import TreeModel

@@ -62,7 +62,7 @@ class LazyGroup(click.Group):
 
 
 SHORT_HELP = {
-    "open": "Explore a trace in the terminal (default: the bundled sample).",
+    "open": "Explore a trace, or the ranks of a run, in the terminal (default: the bundled sample).",
     "summary": "Print a one-screen report of a trace, or of a run's ranks (or --json).",
     "export": "Write the events, ops or kernels table as csv, parquet or json.",
     "capture": "Profile a built-in workload and write a trace.",

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.insight import memory_traces as mt
 from tracetui.insight.memory import memory_of
-from tracetui.report.memory_data import memory_data
+from tracetui.insight.memory_data import memory_data
 from tracetui.trace import load
 from tracetui.views.memory import memory_lanes, memory_table, node_memory, peak_target
 

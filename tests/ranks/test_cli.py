@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from tests.ranks.conftest import GLOO4, NCCL2, rank_files
 from tracetui.cli import cli
 from tracetui.errors import TraceError
+from tracetui.insight.summary_data import SCHEMA as SUMMARY_SCHEMA
 from tracetui.report.ranks_data import COLLECTIVE_FIELDS, RANK_FIELDS, STRAGGLER_FIELDS
-from tracetui.report.summary_data import SCHEMA as SUMMARY_SCHEMA
 
 SINGLE_SECTIONS = [
     "trace",

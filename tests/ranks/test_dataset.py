@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -35,7 +36,7 @@ def test_layout_and_schema(tmp_path: Path) -> None:
     out = tmp_path / "ds"
     facts = _convert(out)
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        [DATASET_MANIFEST, "summaries", *dataset.TABLE_NAMES]
+        [DATASET_MANIFEST, "summaries", "facts", *dataset.TABLE_NAMES]
     )
     for table in dataset.TABLE_NAMES:
         assert sorted(p.name for p in (out / table).iterdir()) == [f"rank={r}" for r in range(4)]
@@ -126,10 +127,50 @@ def test_ray_writes_the_same_dataset_and_summary(tmp_path: Path) -> None:
         ray.shutdown()
     files = sorted(p.relative_to(local) for p in local.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(remote) for p in remote.rglob("*") if p.is_file())
-    assert len(files) == 1 + 4 * (len(dataset.TABLE_NAMES) + 1)
+    assert len(files) == 1 + 4 * (len(dataset.TABLE_NAMES) + 2)  # + a summary and facts per rank
     for name in files:  # byte for byte: every Parquet part, summary and the manifest
         assert (remote / name).read_bytes() == (local / name).read_bytes(), name
     a, b = _frames(local), _frames(remote)
     for table in dataset.TABLE_NAMES:
         assert_frame_equal(a[table], b[table])
     assert ranks_data(report_for(remote, rank=2)) == ranks_data(report_for(local, rank=2))
+
+
+def test_a_ranks_tree_comes_from_its_trace_else_from_the_dataset(tmp_path: Path) -> None:
+    """`open DATASET`: a rank's own trace while it is there and unchanged; else its model tables and
+    facts read from the dataset (the same trace, without raw args); a dataset without them says
+    what to do."""
+    import tracetui
+    from tracetui.ranks.run import rank_trace
+    from tracetui.views.tables import build_tables
+    from tracetui.views.tree import TreeModel
+
+    traces = Path(shutil.copytree(GLOO4, tmp_path / "traces"))
+    files = sorted(traces.glob("*.json.gz"))
+    out = tmp_path / "ds"
+    _convert(out, traces)
+    original = tracetui.load(files[2])
+    assert rank_trace(out, 2).reader != "dataset"
+
+    files[2].unlink()
+    from_dataset = rank_trace(out, 2)
+    assert from_dataset.reader == "dataset" and from_dataset.format.endswith("from the dataset (no raw args)")
+    assert from_dataset.path == files[2]
+    from tracetui.trace.model import TABLES
+
+    for table in TABLES:
+        assert_frame_equal(getattr(from_dataset, table), getattr(original, table))
+    assert from_dataset.metadata == original.metadata and from_dataset.devices == original.devices
+    assert from_dataset.event_count == original.event_count
+    shown, expected = TreeModel(from_dataset), TreeModel(original)
+    assert [shown.label(k) for k in shown.tops()] == [expected.label(k) for k in expected.tops()]
+    assert_frame_equal(build_tables(from_dataset)["kernels"].frame, build_tables(original)["kernels"].frame)
+    assert from_dataset.event_args(int(from_dataset.events["id"][0])) == {}  # no raw args
+
+    shutil.copy(files[0], files[2])  # another trace now at rank 2's path: not the one converted
+    assert rank_trace(out, 2).reader == "dataset"
+
+    shutil.rmtree(out / "tracks" / "rank=2")
+    files[2].unlink()
+    with pytest.raises(TraceError, match=r"has no tracks for it \(convert the run again"):
+        rank_trace(out, 2)

@@ -10,9 +10,9 @@ import pytest
 import tracetui
 from tests.ranks import reference as ref
 from tests.ranks.conftest import GLOO4, NCCL2, rank_files
+from tracetui.insight.summary_data import summary_data
 from tracetui.ranks.discover import discover
 from tracetui.ranks.tables import rank_tables
-from tracetui.report.summary_data import summary_data
 
 GPU_WORK = ("kernel", "gpu_memcpy", "gpu_memset")
 

@@ -21,7 +21,7 @@ import pytest
 
 import tracetui
 from tracetui.errors import TraceError
-from tracetui.report.summary_data import summary_data
+from tracetui.insight.summary_data import summary_data
 from tracetui.trace import cache, loader, native
 from tracetui.trace import cache_files as files
 from tracetui.trace.args import Deferred

@@ -28,9 +28,9 @@ import tracetui
 from tests.trace.corrupt import LAYOUTS, REPAIRABLE, corrupt, document, event_text
 from tracetui.compare.diff_data import diff_data
 from tracetui.errors import TraceError
+from tracetui.insight.summary_data import summary_data
 from tracetui.report.export import export_table
 from tracetui.report.summary import summary_renderable
-from tracetui.report.summary_data import summary_data
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

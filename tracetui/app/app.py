@@ -54,7 +54,7 @@ class TracetuiApp(IdleCollection):
     ]
 
     def on_load_progress(self, message: LoadProgress) -> None:
-        if isinstance(self.screen, LoadingScreen):
+        if self.screen_stack and isinstance(self.screen, LoadingScreen):  # none: the app is leaving
             self.screen.show_stage(message.stage)
 
     def on_load_failed(self, message: LoadFailed) -> None:
@@ -152,22 +152,28 @@ class TraceApp(TracetuiApp):
         self.switch_screen(screen)
 
     def help_sections(self) -> list[Section]:
-        from tracetui.app.screens.explorer import ExplorerScreen
-        from tracetui.app.screens.tables import TablesScreen
-        from tracetui.app.widgets.dispatch_tree import DispatchTree
-        from tracetui.app.widgets.expect_panel import ExpectPanel
-        from tracetui.app.widgets.table_view import TableView
+        return [*explorer_sections(with_expect=self.expect is not None), ("Everywhere", self.everywhere())]
 
-        views = [b for b in ExplorerScreen.BINDINGS if self.expect is not None or _id(b) != EXPECT_KEY]
-        sections: list[Section] = [
-            ("Tree", DispatchTree.BINDINGS),
-            ("Find, filters, views", views),
-            ("Tables", [*TablesScreen.BINDINGS, *TableView.BINDINGS]),
-        ]
-        if self.expect is not None:
-            go = Binding("enter", "select", "Go to the node that broke the check")
-            sections.append(("Expectations panel", [go, *ExpectPanel.BINDINGS]))
-        return [*sections, ("Everywhere", self.everywhere())]
+
+def explorer_sections(with_expect: bool = False) -> list[Section]:
+    """The explorer's keys, for the help: the tree, find / filters / views, the tables (and the
+    expectations panel of ``--expect``)."""
+    from tracetui.app.screens.explorer import ExplorerScreen
+    from tracetui.app.screens.tables import TablesScreen
+    from tracetui.app.widgets.dispatch_tree import DispatchTree
+    from tracetui.app.widgets.expect_panel import ExpectPanel
+    from tracetui.app.widgets.table_view import TableView
+
+    views = [b for b in ExplorerScreen.BINDINGS if with_expect or _id(b) != EXPECT_KEY]
+    sections: list[Section] = [
+        ("Tree", DispatchTree.BINDINGS),
+        ("Find, filters, views", views),
+        ("Tables", [*TablesScreen.BINDINGS, *TableView.BINDINGS]),
+    ]
+    if with_expect:
+        go = Binding("enter", "select", "Go to the node that broke the check")
+        sections.append(("Expectations panel", [go, *ExpectPanel.BINDINGS]))
+    return sections
 
 
 def _id(binding: BindingType) -> str | None:

@@ -28,10 +28,12 @@ class IdleCollection(App[int]):
 
     _last_input = 0.0
 
-    def start_idle_collection(self) -> None:
+    def start_idle_collection(self, freeze: bool = True) -> None:
         """Freeze what exists and defer full collections to idle time (thread-safe: a loader
-        worker calls it; the timer starts on the UI thread)."""
-        gc.freeze()
+        worker calls it; the timer starts on the UI thread). ``freeze=False`` for an app whose
+        trace is replaced later (a run's ranks): frozen objects would never be collected."""
+        if freeze:
+            gc.freeze()
         young, middle, _ = gc.get_threshold()
         gc.set_threshold(young, middle, NEVER)
         self._last_input = time.monotonic()

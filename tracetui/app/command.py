@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from tracetui.errors import TraceError
 from tracetui.trace import prefetch
 from tracetui.trace.source import check_readable
+
+if TYPE_CHECKING:
+    from tracetui.ranks.discover import RankSet
 
 
 def default_trace() -> Path:
@@ -55,20 +59,47 @@ def open_diff(path_a: Path, path_b: Path) -> int:
     return app.return_code or 0
 
 
+def open_run(target: RankSet | Path) -> int:
+    """Run the explorer of a distributed run (a rank set, or a dataset): the Ranks screen first."""
+    from tracetui.app.run_app import RunApp
+
+    name = target.name if isinstance(target, Path) else run_name(target)
+    app = RunApp(target, name, freeze_gc=True)
+    app.run()
+    return app.return_code or 0
+
+
+def run_name(rank_set: RankSet) -> str:
+    """How the screens call a rank set: its directory's name, else what the user typed."""
+    return rank_set.directory.name if rank_set.directory is not None else rank_set.label
+
+
 @click.command("open")
-@click.argument("trace", required=False, type=click.Path(path_type=Path, dir_okay=True))
+@click.argument("traces", metavar="[TRACE]...", nargs=-1, type=click.Path(path_type=Path, dir_okay=True))
 @click.option(
     "--expect",
     type=click.Path(path_type=Path),
     help="Expectations file (TOML, as for `tracetui check`): a pass/fail panel; Enter on a failing "
     "check goes to the node that broke it.",
 )
-def open_command(trace: Path | None, expect: Path | None) -> int:
+def open_command(traces: tuple[Path, ...], expect: Path | None) -> int:
     """Explore TRACE (a Chrome trace, .json or .json.gz, or a trace directory) in the terminal.
 
-    Without TRACE, opens the bundled sample trace. Keys: F1 or ? lists them all.
+    Without TRACE, opens the bundled sample trace. For the ranks of a distributed run (a directory
+    of rank traces, several files, a glob, or a dataset from `tracetui convert`): the Ranks table,
+    the collectives aligned across ranks and the kernels across ranks, then any rank's tree
+    ([ and ] switch ranks). Keys: F1 or ? lists them all.
     """
-    return open_trace(trace, expect)
+    if not traces or (len(traces) == 1 and traces[0].is_file()):
+        return open_trace(traces[0] if traces else None, expect)
+    from tracetui.ranks.discover import is_dataset, resolve
+
+    target = resolve(traces)
+    if isinstance(target, Path) and not is_dataset(target):
+        return open_trace(target, expect)
+    if expect is not None:
+        raise click.UsageError("--expect checks one trace: give one rank's trace with it")
+    return open_run(target)
 
 
 @click.command("diff")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 
@@ -10,6 +12,30 @@ from tracetui.app.app import TracetuiApp, load_failed
 from tracetui.app.messages import DiffLoaded, LoadProgress
 from tracetui.app.screens.help import Section
 from tracetui.app.screens.loading import LoadingScreen
+
+if TYPE_CHECKING:
+    from tracetui.compare.pair_tree import PairTree
+
+
+def compare_traces(
+    path_a: Path, path_b: Path, progress: Callable[[str], None]
+) -> tuple[dict[str, Any], PairTree]:
+    """Load both traces (each through ``tracetui.load`` and its cache), compare and align them:
+    the comparison screen's data and tree (for a worker; ``progress`` hears each stage)."""
+    from tracetui.compare.diff_data import diff_data
+    from tracetui.compare.pair_tree import PairTree
+    from tracetui.trace import load
+    from tracetui.views.tree import TreeModel
+
+    a, b = (load(path, progress=progress) for path in (path_a, path_b))
+    progress("comparing")
+    data = diff_data(a, b)
+    progress("aligning the trees")
+    model = PairTree(TreeModel(a), TreeModel(b))
+    model.hottest_path()  # aligns the levels shown first, off the UI thread
+    from tracetui.app.screens import diff  # noqa: F401 - imported here, off the UI thread
+
+    return data, model
 
 
 class DiffApp(TracetuiApp):
@@ -32,19 +58,7 @@ class DiffApp(TracetuiApp):
             self.post_message(LoadProgress(stage))
 
         try:
-            from tracetui.compare.diff_data import diff_data
-            from tracetui.compare.pair_tree import PairTree
-            from tracetui.trace import load
-            from tracetui.views.tree import TreeModel
-
-            a, b = (load(path, progress=progress) for path in self.paths)
-            progress("comparing")
-            data = diff_data(a, b)
-            progress("aligning the trees")
-            model = PairTree(TreeModel(a), TreeModel(b))
-            model.hottest_path()  # aligns the levels shown first, off the UI thread
-            from tracetui.app.screens import diff  # noqa: F401 - imported here, off the UI thread
-
+            data, model = compare_traces(*self.paths, progress)
             if self.freeze_gc:
                 self.start_idle_collection()
         except Exception as exc:

@@ -4,6 +4,9 @@
 - :mod:`tracetui.insight.flops`: FLOPs and bytes of an op from its ``Input Dims`` / ``Input type``.
 - :mod:`tracetui.insight.devices`: peak compute and memory rates by ``deviceProperties`` name.
 - :mod:`tracetui.insight.roofline`: achieved rates, arithmetic intensity and a bound verdict.
+- :mod:`tracetui.insight.report`: those joined to the trace model (and the per-GPU-event kernels
+  table of ``export`` and the dataset); :mod:`tracetui.insight.summary_data`: the summary's data
+  (``summary --json``), read by ``report`` and ``ranks``.
 
 Nothing here imports textual or torch; polars is used only by the ``*_columns`` helpers.
 """

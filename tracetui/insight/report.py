@@ -67,6 +67,66 @@ def kernel_insight(trace: Trace) -> pl.DataFrame:
     return _with_roofline(trace, rows, "op_kernel_us").sort("id").drop(dropped)
 
 
+def kernels_table(trace: Trace) -> pl.DataFrame:
+    """One row per GPU event: where it ran, what launched it, and what its name and shapes say."""
+    names = trace.events.select("id", "name")
+    gpu = trace.gpu.select(
+        "id",
+        "name",
+        pl.col("cat").alias("category"),
+        "ts",
+        "dur",
+        "device",
+        "stream",
+        "correlation",
+        "launch_id",
+        "launch_op_id",
+        "annotation_id",
+        "step_id",
+    )
+    linked = (
+        gpu.join(names.rename({"id": "launch_id", "name": "runtime"}), on="launch_id", how="left")
+        .join(names.rename({"id": "launch_op_id", "name": "launch_op"}), on="launch_op_id", how="left")
+        .join(names.rename({"id": "annotation_id", "name": "annotation"}), on="annotation_id", how="left")
+        .join(names.rename({"id": "step_id", "name": "step"}), on="step_id", how="left")
+        .with_columns(pl.col("launch_op").fill_null(""))
+    )
+    insight = kernel_insight(trace).select(
+        "id",
+        "family",
+        "kind",
+        "arch",
+        "tile",
+        "stages",
+        "layout",
+        "fused_ops",
+        "short",
+        "flops",
+        "bytes",
+        "tflops",
+        "gbs",
+        "intensity",
+        "bound",
+        "verdict",
+    )
+    table = linked.join(insight, on="id", how="left")
+    first = [
+        "name",
+        "ts",
+        "dur",
+        "device",
+        "stream",
+        "correlation",
+        "runtime",
+        "launch_op",
+        "launch_op_id",
+        "annotation",
+        "step",
+        "category",
+    ]
+    return table.sort("ts").select(first + [c for c in table.columns if c not in first])
+
+
 def kernel_rooflines(trace: Trace) -> pl.DataFrame:
     """Per kernel name (and device) with a known cost: total time, FLOPs and bytes, and the
     roofline reading of the aggregate. An op's cost is shared among its kernels by time."""

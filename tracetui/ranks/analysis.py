@@ -267,6 +267,15 @@ def straggler_table(aligned: pl.DataFrame, n_steps: int) -> pl.DataFrame:
     )
 
 
+def straggler_of(stragglers: pl.DataFrame) -> int | None:
+    """The straggler: the rank that arrived last at more than :data:`STRAGGLER_SHARE` of the
+    collectives (``None``: the last arrivals are spread, or there were none)."""
+    if stragglers.is_empty():
+        return None
+    top = stragglers.row(0, named=True)
+    return int(top["rank"]) if top["last_count"] / top["collectives"] > STRAGGLER_SHARE else None
+
+
 def verdict(aligned: pl.DataFrame, stragglers: pl.DataFrame, n_ranks: int) -> str:
     """One line: the straggler and what it costs the others, or why there is none."""
     shared = aligned.filter(pl.col("ranks") >= 2)
@@ -276,7 +285,7 @@ def verdict(aligned: pl.DataFrame, stragglers: pl.DataFrame, n_ranks: int) -> st
     total = shared.height
     names = shared["name"].unique().to_list()
     what = f"{pretty(names[0])}s" if len(names) == 1 else "collectives"
-    if top["last_count"] / total <= STRAGGLER_SHARE:
+    if straggler_of(stragglers) is None:
         spread = ", ".join(str(r) for r in stragglers["rank"].to_list())
         return (
             f"no clear straggler: the last arrival at the {total} {what} is spread over rank {spread} "

@@ -101,7 +101,8 @@ def canonical(name: pl.Expr) -> pl.Expr:
     result: Any = pl.when(text.str.starts_with(_CANONICAL[0])).then(pl.lit(_CANONICAL[0]))
     for known in _CANONICAL[1:]:
         result = result.when(text.str.starts_with(known)).then(pl.lit(known))
-    return result.otherwise(pl.when(text != "").then(text).otherwise(pl.lit("unknown")))
+    named: pl.Expr = result.otherwise(pl.when(text != "").then(text).otherwise(pl.lit("unknown")))
+    return named
 
 
 def pretty(name: str) -> str:

@@ -6,10 +6,14 @@ writes and what ``tracetui summary DATASET`` reads. Schema: docs/ranks.md.
     DATASET/_tracetui_dataset.json        manifest: schema, the run (ranks, files, world size, …), tables
     DATASET/<table>/rank=<N>/part-0.parquet
     DATASET/summaries/rank=<N>.json       the rank's ``summary --json`` (schema tracetui.summary/1)
+    DATASET/facts/rank=<N>.json           the rank's trace facts (metadata, format, …: trace.model.FACTS)
 
 Big tables (``events``, ``kernels``, ``ops``) are for users who query the run themselves (polars,
 DuckDB, Spark); the cross-rank analysis reads only the small ones (``ranks``, ``steps``,
-``collectives``, ``kernel_names``) through lazy scans, so it works at any number of ranks.
+``collectives``, ``kernel_names``) through lazy scans, so it works at any number of ranks. The
+explorer reads one rank's model tables (``events``, ``instants``, ``flows``, ``meta_events``,
+``tracks``, ``anomalies``, as the trace cache keeps them) and facts when the user opens that rank and
+its own trace is gone (:func:`rank_trace`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import polars as pl
 from tracetui.errors import TraceError
 from tracetui.ranks.discover import DATASET_MANIFEST, RankSet
 from tracetui.safetext import clean
+from tracetui.trace.model import TABLES as TRACE_TABLES
 
 if TYPE_CHECKING:
     from tracetui.ranks.tables import RankTables
@@ -31,29 +36,31 @@ if TYPE_CHECKING:
 
 SCHEMA = "tracetui.dataset/1"
 BIG_TABLES = ("events", "kernels", "ops")
+MODEL_TABLES = tuple(t for t in TRACE_TABLES if t not in BIG_TABLES)  # with events: a rank's trace
 SMALL_TABLES = {"ranks": "rank", "steps": "steps", "collectives": "collectives", "kernel_names": "kernels"}
-TABLE_NAMES = (*BIG_TABLES, *SMALL_TABLES)
+TABLE_NAMES = (*BIG_TABLES, *MODEL_TABLES, *SMALL_TABLES)
 PART = "part-0.parquet"
 
 
 def write_rank(root: Path, trace: Trace, tables: RankTables, summary: dict[str, Any]) -> None:
     """Write one rank's partition of every table and its summary under ``root``."""
-    from tracetui.report.export import kernels_table
+    from tracetui.insight.report import kernels_table
 
     rank = int(tables.rank["rank"][0])
     frames = {
         "events": trace.events,
         "kernels": kernels_table(trace),
         "ops": trace.ops,
+        **{table: frame for table, frame in trace.stored_tables().items() if table in MODEL_TABLES},
         **{table: getattr(tables, attr) for table, attr in SMALL_TABLES.items()},
     }
     for table, frame in frames.items():
         folder = root / table / f"rank={rank}"
         folder.mkdir(parents=True, exist_ok=True)
         frame.drop("rank", strict=False).write_parquet(folder / PART, statistics=True)
-    summaries = root / "summaries"
-    summaries.mkdir(parents=True, exist_ok=True)
-    (summaries / f"rank={rank}.json").write_text(json.dumps(summary, ensure_ascii=False))
+    for name, data in (("summaries", summary), ("facts", trace.stored_facts())):
+        (root / name).mkdir(parents=True, exist_ok=True)
+        (root / name / f"rank={rank}.json").write_text(json.dumps(data, ensure_ascii=False))
 
 
 def manifest(rank_set: RankSet, failed: dict[int, str]) -> dict[str, Any]:
@@ -137,3 +144,42 @@ def read_summary(root: Path, rank: int) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise TraceError(root, f"no readable summary for rank {rank} ({exc})") from None
     return data if isinstance(data, dict) else {}
+
+
+def rank_trace(root: Path, rank: int, path: Path) -> Trace:
+    """Rank ``rank``'s trace model from the dataset, for the explorer when its trace file (``path``)
+    is gone: its model tables (each partition read on first use) and facts, as the trace cache
+    would restore them. The raw args are not in the dataset: the details show the promoted args
+    only, and FLOPs (which need shapes) are unknown. A dataset written before these tables were
+    says what to do instead."""
+    from tracetui.trace.args import NO_ARGS
+    from tracetui.trace.model import NO_PARTS, Trace
+
+    names = ("events", *MODEL_TABLES)
+    missing = [t for t in names if not (root / t / f"rank={rank}" / PART).is_file()]
+    facts_file = root / "facts" / f"rank={rank}.json"
+    if missing or not facts_file.is_file():
+        what = " or ".join([*missing, *([] if facts_file.is_file() else ["facts"])])
+        raise TraceError(
+            path,
+            f"rank {rank}'s trace is not there, and the dataset has no {what} for it (convert the run "
+            "again with this version, or put the trace back)",
+        )
+    try:
+        facts = json.loads(facts_file.read_text())
+        facts = {**facts, "format": f"{clean(str(facts['format']))}, from the dataset (no raw args)"}
+        return Trace.restored(
+            path, (), _Partitions(root, rank, names), {**facts, "reader": "dataset"}, NO_ARGS, NO_PARTS
+        )
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TraceError(root, f"rank {rank}'s facts are not readable ({exc})") from None
+
+
+class _Partitions:
+    """One rank's model tables in the dataset, each read when the trace first uses it."""
+
+    def __init__(self, root: Path, rank: int, names: tuple[str, ...]) -> None:
+        self.root, self.rank, self.names = root, rank, names
+
+    def table(self, name: str) -> pl.DataFrame:
+        return pl.read_parquet(self.root / name / f"rank={self.rank}" / PART)

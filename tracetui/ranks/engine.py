@@ -100,12 +100,29 @@ def run_jobs(
     if engine == "ray":
         yield from _ray_jobs(jobs, address)
         return
-    count = min(len(jobs), workers or workers_wanted())
-    small = sum(job.entry.size for job in jobs) < IN_PROCESS_BYTES and workers is None
-    if count <= 1 or small:
+    count = _process_count([job.entry for job in jobs], workers)
+    if count <= 1:
         yield from (run_job(job) for job in jobs)
         return
     yield from _with_processes(jobs, count)
+
+
+def _process_count(entries: Sequence[RankFile], workers: int | None) -> int:
+    """How many processes load ``entries`` (1: this one alone, for one rank or little data)."""
+    count = min(len(entries), workers or workers_wanted())
+    small = sum(entry.size for entry in entries) < IN_PROCESS_BYTES and workers is None
+    return 1 if small else count
+
+
+def prepare_workers(entries: Sequence[RankFile], workers: int | None = None) -> None:
+    """Start, while this process still has its standard error, what loading ``entries`` in worker
+    processes will need: multiprocessing's resource tracker is started with ``sys.stderr``'s file
+    descriptor, which an app that captures output (Textual) replaces by a stream without one
+    (``fileno() == -1``: "bad value(s) in fds_to_keep"). Call it before such an app starts."""
+    if _process_count(entries, workers) > 1:
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
 
 
 def _with_processes(jobs: Sequence[Job], count: int) -> Iterator[RankResult]:
@@ -146,7 +163,7 @@ def run_job(job: Job) -> RankResult:
         tables = rank_tables(trace, entry)
         summary = None
         if job.summary or job.dataset is not None:
-            from tracetui.report.summary_data import summary_data
+            from tracetui.insight.summary_data import summary_data
 
             summary = summary_data(trace)
         if job.dataset is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -20,6 +20,9 @@ from tracetui.ranks.analysis import Analysis, analyse
 from tracetui.ranks.discover import RankSet, Target, is_dataset, resolve
 from tracetui.ranks.engine import Job, Progress, load_ranks, run_jobs
 from tracetui.ranks.tables import TABLES
+
+if TYPE_CHECKING:
+    from tracetui.trace import Trace
 
 
 @dataclass
@@ -131,6 +134,27 @@ def rank_paths(target: Target, ranks: Sequence[int]) -> list[Path]:
             raise TraceError(files[rank], f"rank {rank}'s trace is no longer there")
         paths.append(files[rank])
     return paths
+
+
+def rank_trace(target: Target, rank: int, progress: Callable[[str], None] | None = None) -> Trace:
+    """Rank ``rank``'s own trace, through :func:`tracetui.load` and its cache. For a dataset, the
+    trace file it was converted from while it is still there and unchanged (the events and the
+    time span the dataset's summary of it says), else the rank's events read from the dataset
+    (:func:`tracetui.ranks.dataset.rank_trace`)."""
+    from tracetui.insight.report import span_us
+    from tracetui.trace import load
+
+    if isinstance(target, RankSet):
+        return load(target.file(rank).path, progress=progress)
+    files = {r["rank"]: Path(r["file"]) for r in dataset.read_manifest(target)["ranks"]}
+    if rank not in files:
+        raise TraceError(target, f"no rank {rank} in the dataset; ranks: {', '.join(map(str, files))}")
+    if files[rank].is_file():
+        trace = load(files[rank], progress=progress)
+        converted = dataset.read_summary(target, rank).get("trace") or {}
+        if (trace.event_count, span_us(trace)) == (converted.get("events"), converted.get("span_us")):
+            return trace
+    return dataset.rank_trace(target, rank, files[rank])
 
 
 def as_rank_set(inputs: Sequence[str | Path]) -> RankSet:

@@ -65,9 +65,9 @@ def _summary_of_trace(trace: Path, as_json: bool) -> None:
     prefetch.start(trace)  # reads and scans on another core while the report is imported
     from rich.console import Console
 
+    from tracetui.insight.summary_data import summary_data
     from tracetui.report.loading import load_with_progress
     from tracetui.report.summary import summary_renderable
-    from tracetui.report.summary_data import summary_data
 
     data = summary_data(load_with_progress(trace))
     if as_json:

@@ -26,6 +26,8 @@ def export_table(trace: Trace, table: str) -> pl.DataFrame:
     if table == "ops":
         return trace.ops
     if table == "kernels":
+        from tracetui.insight.report import kernels_table
+
         return kernels_table(trace)
     if table == "annotations":
         return trace.annotations
@@ -46,68 +48,6 @@ def memory_table(trace: Trace) -> pl.DataFrame:
     from tracetui.insight.memory import memory_of
 
     return memory_of(trace).events.drop("pair_order", "track", "enclosing_id", "enclosing_pos")
-
-
-def kernels_table(trace: Trace) -> pl.DataFrame:
-    """One row per GPU event: where it ran, what launched it, and what its name and shapes say."""
-    from tracetui.insight.report import kernel_insight
-
-    names = trace.events.select("id", "name")
-    gpu = trace.gpu.select(
-        "id",
-        "name",
-        pl.col("cat").alias("category"),
-        "ts",
-        "dur",
-        "device",
-        "stream",
-        "correlation",
-        "launch_id",
-        "launch_op_id",
-        "annotation_id",
-        "step_id",
-    )
-    linked = (
-        gpu.join(names.rename({"id": "launch_id", "name": "runtime"}), on="launch_id", how="left")
-        .join(names.rename({"id": "launch_op_id", "name": "launch_op"}), on="launch_op_id", how="left")
-        .join(names.rename({"id": "annotation_id", "name": "annotation"}), on="annotation_id", how="left")
-        .join(names.rename({"id": "step_id", "name": "step"}), on="step_id", how="left")
-        .with_columns(pl.col("launch_op").fill_null(""))
-    )
-    insight = kernel_insight(trace).select(
-        "id",
-        "family",
-        "kind",
-        "arch",
-        "tile",
-        "stages",
-        "layout",
-        "fused_ops",
-        "short",
-        "flops",
-        "bytes",
-        "tflops",
-        "gbs",
-        "intensity",
-        "bound",
-        "verdict",
-    )
-    table = linked.join(insight, on="id", how="left")
-    first = [
-        "name",
-        "ts",
-        "dur",
-        "device",
-        "stream",
-        "correlation",
-        "runtime",
-        "launch_op",
-        "launch_op_id",
-        "annotation",
-        "step",
-        "category",
-    ]
-    return table.sort("ts").select(first + [c for c in table.columns if c not in first])
 
 
 def write_table(frame: pl.DataFrame, fmt: str, output: Path | None, source: Path) -> None:

@@ -1,4 +1,4 @@
-"""The summary's Memory section (rich), over :func:`tracetui.report.memory_data.memory_data`:
+"""The summary's Memory section (rich), over :func:`tracetui.insight.memory_data.memory_data`:
 per device the peak and where it happened, what was alive at it by allocating op, the steps'
 levels with the leak verdict, and the largest allocations. Trace text stays ``Text``."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tracetui.report.summary_data import records
+from tracetui.insight.summary_data import records
 
 if TYPE_CHECKING:
     from tracetui.ranks.run import RunReport

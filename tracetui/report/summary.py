@@ -14,8 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from tracetui import formatting as fmt
+from tracetui.insight.summary_data import summary_data
 from tracetui.report.memory_section import memory_renderable
-from tracetui.report.summary_data import summary_data
 from tracetui.report.table import MISSING, Cell, nums, table
 from tracetui.safetext import shown
 

@@ -229,6 +229,15 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
         share = max(16, (width - fixed) // len(flexible)) if flexible else 0
         return [c.width or share for c in self.columns]
 
+    def row_style(self, row: dict[str, Any]) -> Style | None:
+        """A style for a whole row, over the stripes (a subclass marks rows); ``None``: none."""
+        return None
+
+    def restyle(self) -> None:
+        """Draw every row again (what :meth:`row_style` says changed)."""
+        self._strips.clear()
+        self.refresh()
+
     def _refresh_all(self) -> None:
         self._strips.clear()
         width = self.scrollable_content_region.width
@@ -283,6 +292,9 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
         base = self.base_style
         if index % 2:
             base += Style(bgcolor=self._style("stripe").bgcolor)
+        marked = self.row_style(values)
+        if marked is not None:
+            base += marked
         segments = [
             Segment(pad(column.text(values.get(column.key)), size, column.align) + " ", base)
             for column, size in zip(self.columns, widths, strict=True)

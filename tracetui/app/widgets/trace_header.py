@@ -26,11 +26,15 @@ def device_names(trace: Trace) -> str:
     return ", ".join(name if count == 1 else f"{count} × {name}" for name, count in names.items())
 
 
-def header_content(trace: Trace, *, sample: bool = False, checks: Checks | None = None) -> Content:
-    """The header's lines (trace text as plain text); ``checks``: how many expectations pass."""
-    facts: list[str | tuple[str, str]] = [
-        ("tracetui", "bold $text-accent"),
-        "  ",
+def header_content(
+    trace: Trace, *, sample: bool = False, checks: Checks | None = None, rank: str | None = None
+) -> Content:
+    """The header's lines (trace text as plain text); ``checks``: how many expectations pass;
+    ``rank``: which rank of a run this trace is (``rank 2 of 4``)."""
+    facts: list[str | tuple[str, str]] = [("tracetui", "bold $text-accent"), "  "]
+    if rank is not None:
+        facts += [(f" {rank} ", "bold reverse $text-accent"), ("  [ ] ", "$text-muted"), "  "]
+    facts += [
         (shown(trace.path.name), "bold"),  # a file name, and device names: outside text
         ("  ·  ", "$text-muted"),
         shown(device_names(trace)),
@@ -76,5 +80,7 @@ class TraceHeader(Static):
     }
     """
 
-    def __init__(self, trace: Trace, *, sample: bool = False, checks: Checks | None = None) -> None:
-        super().__init__(header_content(trace, sample=sample, checks=checks), markup=False)
+    def __init__(
+        self, trace: Trace, *, sample: bool = False, checks: Checks | None = None, rank: str | None = None
+    ) -> None:
+        super().__init__(header_content(trace, sample=sample, checks=checks, rank=rank), markup=False)

@@ -16,6 +16,7 @@ import polars as pl
 
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.memory import memory_of
+from tracetui.insight.memory_data import memory_data
 from tracetui.insight.report import (
     annotation_verdicts,
     compile_overheads,
@@ -24,7 +25,6 @@ from tracetui.insight.report import (
     span_us,
     step_verdicts,
 )
-from tracetui.report.memory_data import memory_data
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
