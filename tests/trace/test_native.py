@@ -334,3 +334,28 @@ def test_damaged_bytes_are_refused_or_read_like_msgspec(data: bytes) -> None:
             slow = tracetui.load(path)
         assert not slow.repairs and not slow.truncated, "the scanner accepted what msgspec had to repair"
         assert_same(tracetui.load(path), slow)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "document", "least"),
+    [
+        (documents(), lambda events: json.dumps(doc_with(*events), ensure_ascii=False).encode(), 0.7),
+        (damaged(), lambda data: data, 0.5),
+    ],
+    ids=["generated", "damaged"],
+)
+def test_the_scanner_strategies_mostly_make_accepted_documents(
+    strategy: st.SearchStrategy[Any], document: Any, least: float
+) -> None:
+    """A refused document only checks that the scanner refuses, so the two property tests above
+    compare with msgspec only as often as their strategies make documents the scanner accepts."""
+    accepted: list[bool] = []
+
+    @settings(max_examples=200, derandomize=True, database=None, deadline=None)
+    @given(strategy)
+    def draw(value: Any) -> None:
+        accepted.append(not isinstance(native.scan_raw(document(value)), str))
+
+    draw()
+    assert len(accepted) >= 100
+    assert sum(accepted) / len(accepted) >= least, f"{sum(accepted)} of {len(accepted)} accepted"
