@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything issue 3 needs from a GPU machine, in one go: environment, tests, benchmark, sample traces.
 #
-#   OUT=/tmp/out bash workloads/device_run.sh [all | tests bench samples memory smoke ddp]...
+#   OUT=/tmp/out bash workloads/device_run.sh [all | tests bench samples memory smoke ddp fsdp ranks]...
 #
 # Run from the repository root. Logs land in $OUT (env.txt, pytest_*.txt, bench.md, capture.log) and
 # the sample traces in $OUT/samples.tar.gz; copy them into sample_traces/ and record the commands
@@ -75,6 +75,46 @@ if want ddp; then  # issue 18: one trace per rank; gloo on one GPU, NCCL when th
     tar czf "$OUT/ddp.tar.gz" -C "$OUT/ddp" .
     ls -lR "$OUT/ddp" | tee -a "$OUT/capture.log"
     rm -rf "$OUT/ddp"
+fi
+checkranks() {  # checkranks DIR: every rank's trace against workloads/expect/distributed.toml
+    local f
+    for f in "$1"/*.pt.trace.json.gz; do
+        step 120 capture.log python3 -m tracetui check "$f" --expect "$REPO/workloads/expect/distributed.toml"
+    done
+}
+if want fsdp; then  # issue 17 on ONE GPU: FSDP2 with gloo, both ranks on GPU 0; the GPU tests of ddp and fsdp
+    mkdir -p "$OUT/fsdp"
+    capture fsdp fsdp --ranks 2 --straggler 1 --backend gloo -o fsdp_gloo_2ranks_straggler
+    checkranks "$OUT/fsdp/fsdp_gloo_2ranks_straggler"
+    tar czf "$OUT/fsdp.tar.gz" -C "$OUT/fsdp" .  # before the tests: a timeout keeps the traces
+    ls -lR "$OUT/fsdp" | tee -a "$OUT/capture.log"
+    rm -rf "$OUT/fsdp"
+    step 400 pytest_fsdp.txt python3 -m pytest tests/workloads/test_capture_fsdp.py tests/workloads/test_capture_ddp.py \
+        tests/workloads/test_capture_ranks.py -q -rs -p no:cacheprovider
+fi
+if want ranks; then  # issue 17: NCCL with a GPU per rank (nvidia-h200-x2 or -x4); skipped with one GPU
+    gpus=$(nvidia-smi -L | wc -l)
+    if [[ $gpus -lt 2 ]]; then
+        echo "### ranks: NCCL needs a GPU per rank; this machine has $gpus GPU(s): skipped" | tee -a "$OUT/capture.log"
+    else
+        n=$((gpus >= 4 ? 4 : 2))
+        mkdir -p "$OUT/ranks"
+        for w in ddp fsdp; do
+            capture ranks "$w" --ranks "$n" --backend nccl -o "${w}_nccl_${n}ranks"
+            capture ranks "$w" --ranks "$n" --backend nccl --straggler $((n - 1)) -o "${w}_nccl_${n}ranks_straggler"
+            checkranks "$OUT/ranks/${w}_nccl_${n}ranks"
+            checkranks "$OUT/ranks/${w}_nccl_${n}ranks_straggler"
+        done
+        if [[ $n -eq 4 ]]; then
+            capture ranks fsdp --ranks 2 --backend nccl --straggler 1 -o fsdp_nccl_2ranks_straggler
+            checkranks "$OUT/ranks/fsdp_nccl_2ranks_straggler"
+        fi
+        tar czf "$OUT/ranks.tar.gz" -C "$OUT/ranks" .  # before the tests: a timeout keeps the traces
+        ls -lR "$OUT/ranks" | tee -a "$OUT/capture.log"
+        rm -rf "$OUT/ranks"
+        step 400 pytest_ranks.txt python3 -m pytest tests/workloads/test_capture_fsdp.py tests/workloads/test_capture_ddp.py \
+            -m gpu -q -rs -p no:cacheprovider
+    fi
 fi
 if want smoke; then  # other variants: must run, traces not kept
     capture smoke mlp --kernel triton --compile

@@ -43,7 +43,7 @@ class Workload:
     summary: str
     kernels: tuple[str, ...] = ("torch",)
     dtype: str = "bf16"
-    distributed: bool = False  # one process per rank (tracetui capture ddp --ranks N)
+    distributed: bool = False  # one process per rank (tracetui capture ddp|fsdp --ranks N)
 
     def flags(self) -> str:
         """The shape flags this workload accepts, as they are spelled on the command line."""
@@ -90,10 +90,19 @@ WORKLOADS: dict[str, Workload] = {
             summary="DDP training of the GeGLU MLP, one process per rank (--ranks, --backend, --straggler)",
             distributed=True,
         ),
+        Workload(
+            name="fsdp",
+            label="fsdp_step",
+            module="tracetui.workloads.fsdp",
+            defaults={"batch": 16, "seq": 128, "dim": 768, "hidden": 3072},
+            summary="FSDP2 (fully_shard) training of the GeGLU MLP, one process per rank (as ddp)",
+            distributed=True,
+        ),
     )
 }
 DISTRIBUTED_FLAGS: tuple[str, ...] = ("--ranks", "--backend", "--straggler")
 BACKENDS: tuple[str, ...] = ("gloo", "nccl")
+DISTRIBUTED: tuple[str, ...] = tuple(w.name for w in WORKLOADS.values() if w.distributed)
 
 
 def flag_name(key: str) -> str:

@@ -13,6 +13,7 @@ import pytest
 from tests.ranks import reference as ref
 from tests.ranks.conftest import GLOO4, NCCL2, rank_files
 from tracetui.ranks import synthetic
+from tracetui.ranks.analysis import straggler_of, straggler_table, verdict
 from tracetui.ranks.discover import resolve
 from tracetui.ranks.run import report_for
 
@@ -59,11 +60,12 @@ def test_arrival_skews_recomputed_by_hand_find_rank_2(gloo_report) -> None:  # t
         "names": None,
         "others_wait_us_per_step": pytest.approx(sum(e[3] for e in expected) / 3),
         "collectives": 6,
+        "wait_share": 1.0,
     }
     total_ms = sum(e[3] for e in expected) / 1000
     assert gloo_report.analysis.verdict == (
         f"rank 2 arrives last at 6 of 6 all-reduces; the other ranks wait {total_ms / 3 / 3:.2f} ms "
-        f"per step for it ({total_ms:.2f} ms of rank time in all)"
+        f"per step for it ({total_ms:.2f} ms of rank time in all, 100% of all the waiting)"
     )
     assert not gloo_report.analysis.clocks_corrected and gloo_report.analysis.notes == []
 
@@ -224,3 +226,42 @@ def test_subgroups_are_aligned_within_their_group(tmp_path: Path) -> None:
     assert not any("fewer ranks" in n for n in analysis.notes)
     by_group = {g: set(f["last_rank"]) for g, f in collectives.group_by("group")}
     assert by_group == {("1",): {1}, ("2",): {3}}
+
+
+def _aligned(lasts: list[tuple[int, float]]) -> pl.DataFrame:
+    """Collectives of two ranks in one step: (last rank, the others' wait in µs) each."""
+    return pl.DataFrame(
+        {
+            "name": ["allgather"] * len(lasts),
+            "step": [1] * len(lasts),
+            "ranks": [2] * len(lasts),
+            "last_rank": [rank for rank, _ in lasts],
+            "wait_us": [wait for _, wait in lasts],
+        }
+    )
+
+
+def test_the_straggler_is_weighed_by_the_time_it_costs_not_by_count() -> None:
+    """FSDP: rank 0 is last by a few µs at 14 prefetched all-gathers, rank 1 by milliseconds at 13
+    (its host delay before each backward): rank 1 held the others up, so rank 1 is the straggler."""
+    aligned = _aligned([(0, 10.0)] * 14 + [(1, 2000.0)] * 13)
+    table = straggler_table(aligned, n_steps=1)
+    assert table["rank"].to_list() == [1, 0]
+    total = 14 * 10.0 + 13 * 2000.0
+    assert table["wait_share"].to_list() == pytest.approx([13 * 2000.0 / total, 140.0 / total])
+    assert straggler_of(table) == 1
+    assert verdict(aligned, table, 2).startswith(
+        "rank 1 arrives last at 13 of 27 all-gathers; the other ranks wait 26.00 ms per step for it"
+    )
+
+
+def test_waiting_spread_evenly_names_no_straggler() -> None:
+    aligned = _aligned([(0, 1000.0)] * 5 + [(1, 1000.0)] * 5 + [(0, 0.0)])
+    table = straggler_table(aligned, n_steps=1)
+    assert straggler_of(table) is None
+    assert verdict(aligned, table, 2) == (
+        "no clear straggler: the waiting at the 11 all-gathers is spread over rank 0, 1 "
+        "(rank 0 caused the most, 50%, arriving last at 6 of 11)"
+    )
+    nobody_waited = _aligned([(0, 0.0), (1, 0.0)])
+    assert straggler_of(straggler_table(nobody_waited, n_steps=1)) is None

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import TINY_LINEAR, TINY_MLP, Run, finish, popen_cli
+from .helpers import DISTRIBUTED_EXPECT, TINY_LINEAR, TINY_MLP, TINY_RANKS, Run, finish, popen_cli
 
 
 @pytest.fixture(scope="session")
@@ -20,6 +20,19 @@ def cpu_captures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
         cwd = tmp_path_factory.mktemp(name)
         procs[name] = (popen_cli(["capture", *args], cwd), cwd)
     return {name: finish(proc, cwd) for name, (proc, cwd) in procs.items()}
+
+
+@pytest.fixture(scope="session")
+def rank_captures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+    """``capture ddp`` and ``capture fsdp``, 2 ranks (gloo on the CPU), rank 1 a straggler, the default
+    3 steps, every rank checked against ``workloads/expect/distributed.toml``; once per session, one
+    after the other (side by side, four ranks on two cores would be late at random)."""
+    runs = {}
+    for name in ("ddp", "fsdp"):
+        cwd = tmp_path_factory.mktemp(name)
+        args = ["capture", name, "--ranks", "2", "--straggler", "1", *TINY_RANKS]
+        runs[name] = finish(popen_cli([*args, "--expect", str(DISTRIBUTED_EXPECT)], cwd), cwd)
+    return runs
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -11,8 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import tracetui.workloads
+
 TINY_MLP = ["--batch", "4", "--seq", "2", "--dim", "8", "--hidden", "16"]
 TINY_LINEAR = ["--batch", "4", "--in-dim", "8", "--out-dim", "16"]
+TINY_RANKS = ["--batch", "2", "--seq", "4", "--dim", "16", "--hidden", "32"]
+# From the installed package (workloads/expect/ in the repository), so the tests run against a wheel too.
+DISTRIBUTED_EXPECT = Path(tracetui.workloads.__file__).parent / "expect" / "distributed.toml"
 
 
 @dataclass

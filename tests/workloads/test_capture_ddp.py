@@ -1,4 +1,5 @@
-"""``tracetui capture ddp``: N processes, one trace per rank in one directory (gloo on the CPU here)."""
+"""``tracetui capture ddp``: DDP's all-reduces in every rank's trace (gloo on the CPU here); what ddp
+shares with fsdp is tested in test_capture_ranks.py."""
 
 from __future__ import annotations
 
@@ -6,69 +7,51 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import Run, read_trace, run_cli
-
-TINY = ["--batch", "2", "--seq", "4", "--dim", "16", "--hidden", "32"]
+from .helpers import DISTRIBUTED_EXPECT, Run, complete_names, read_trace, run_cli
 
 
-@pytest.fixture(scope="module")
-def ddp_capture(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    cwd = tmp_path_factory.mktemp("ddp")
-    return run_cli("capture", "ddp", "--ranks", "2", "--straggler", "1", "--steps", "2", *TINY, cwd=cwd)
+def test_traces_hold_the_all_reduces(rank_captures: dict[str, Run]) -> None:
+    for path in sorted((rank_captures["ddp"].cwd / "ddp_gloo_2ranks").iterdir()):
+        names = complete_names(read_trace(path))
+        assert names.count("c10d::allreduce_") >= 3 and any(n.startswith("gloo:all_reduce") for n in names)
 
 
-def test_one_trace_per_rank_in_one_directory(ddp_capture: Run) -> None:
-    run = ddp_capture
-    assert run.returncode == 0, run.stderr
-    out_dir = run.cwd / "ddp_gloo_2ranks"
-    assert run.stdout.startswith(f"wrote 2 traces (gloo) to {out_dir.name} (")
-    files = sorted(p.name for p in out_dir.iterdir())
-    assert [name.split(".")[0] for name in files] == ["rank0", "rank1"]
-    assert all(name.endswith(".pt.trace.json.gz") for name in files)
-    assert sorted(p.name for p in run.cwd.iterdir()) == ["ddp_gloo_2ranks"]  # nothing else left behind
-    # then the summary of the run
-    text = " ".join(run.stdout.split())  # the report wraps at 80 columns
-    assert "2 ranks from ddp_gloo_2ranks; rank from distributedInfo, world size 2, backend gloo" in text
-    assert "Stragglers:" in text and "rank 0: rank0." in text
-
-
-def test_traces_say_their_rank_and_hold_the_collectives(ddp_capture: Run) -> None:
-    for rank, path in enumerate(sorted((ddp_capture.cwd / "ddp_gloo_2ranks").iterdir())):
-        trace = read_trace(path)
-        info = trace["distributedInfo"]
-        assert (info["rank"], info["world_size"], info["backend"]) == (rank, 2, "gloo")
-        names = [e.get("name") for e in trace["traceEvents"] if e.get("ph") == "X"]
-        assert names.count("ddp_step") == 2 and sum(n.startswith("ProfilerStep#") for n in names) == 2
-        assert any(n.startswith("gloo:all_reduce") for n in names)
-        assert names.count("straggler_delay") == (2 if rank == 1 else 0)
-        meta = trace["tracetui"]
-        assert meta["workload"] == "ddp" and meta["distributed"] == {"backend": "gloo", "straggler": 1}
-
-
-def test_the_run_aligns(ddp_capture: Run) -> None:
+def test_the_run_aligns(rank_captures: dict[str, Run]) -> None:
     pytest.importorskip("polars")
     from tracetui.ranks.discover import resolve
     from tracetui.ranks.run import report_for
 
-    report = report_for(resolve([ddp_capture.cwd / "ddp_gloo_2ranks"]), summary=False)
+    report = report_for(resolve([rank_captures["ddp"].cwd / "ddp_gloo_2ranks"]), summary=False)
     collectives = report.analysis.collectives
-    assert collectives.height >= 2 and set(collectives["ranks"]) == {2}
+    assert collectives.height >= 3 and set(collectives["ranks"]) == {2}
     assert not collectives["mismatch"].any()
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["mlp", "--ranks", "2"], "--ranks applies to ddp only"),
+        (["mlp", "--ranks", "2"], "--ranks applies to ddp and fsdp only"),
         (["ddp", "--compile"], "--compile does not apply to ddp"),
+        (["fsdp", "--cuda-graph"], "--cuda-graph does not apply to fsdp"),
         (["ddp", "--ranks", "2", "--straggler", "2"], "--straggler 2 is not a rank of 2"),
+        (["fsdp", "--ranks", "3", "--straggler", "5"], "--straggler 5 is not a rank of 3"),
         (["ddp", "--backend", "nccl"], "--backend nccl needs one GPU per rank (2); there is no GPU"),
+        (["fsdp", "--backend", "nccl"], "--backend nccl needs one GPU per rank (2); there is no GPU"),
+        (["fsdp", "--open"], "--open applies to one trace; run `tracetui open DIR` after fsdp"),
     ],
 )
 def test_bad_flags(tmp_path: Path, args: list[str], message: str) -> None:
     run = run_cli("capture", *args, cwd=tmp_path)
     assert run.returncode == 2 and message in run.stderr, run.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_a_bad_expectations_file_costs_no_capture(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[expect]]\nop = 'aten::mm'\ncount = 'seven'\n")
+    run = run_cli("capture", "fsdp", "--expect", str(bad), cwd=tmp_path)
+    assert run.returncode == 2 and "bad.toml: line 3" in run.stderr, run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
 
 
 def test_multicast_stays_off_in_every_rank() -> None:
@@ -84,14 +67,18 @@ def test_multicast_stays_off_in_every_rank() -> None:
 
 @pytest.mark.gpu
 def test_gpu_capture_ddp(tmp_path: Path) -> None:
-    """On the GPU box: gloo on one GPU (NCCL with two or more), kernels and collectives visible."""
+    """On the GPU box: gloo on one GPU (NCCL with two or more), kernels and collectives visible, every
+    rank passing the distributed expectations."""
     import torch
 
-    run = run_cli("capture", "ddp", "--ranks", "2", "--straggler", "1", cwd=tmp_path, cpu=False)
-    assert run.returncode == 0, run.stderr
+    args = ["capture", "ddp", "--ranks", "2", "--straggler", "1", "--expect", str(DISTRIBUTED_EXPECT)]
+    run = run_cli(*args, cwd=tmp_path, cpu=False)
+    assert run.returncode == 0, run.stderr + run.stdout[-3000:]
     backend = "nccl" if torch.cuda.device_count() >= 2 else "gloo"
     traces = sorted((tmp_path / f"ddp_{backend}_2ranks").iterdir())
     assert len(traces) == 2
-    trace = read_trace(traces[0])
-    assert any(e.get("cat") == "kernel" for e in trace["traceEvents"])
+    kernels = complete_names(read_trace(traces[0]), "kernel")
+    assert kernels
+    if backend == "nccl":
+        assert any(k.startswith("ncclDevKernel_AllReduce") for k in kernels)
     assert "Stragglers: rank 1 arrives last" in run.stdout

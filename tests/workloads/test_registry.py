@@ -19,6 +19,7 @@ def test_workloads_and_labels() -> None:
         "mlp": "mlp_fwd",
         "transformer-block": "transformer_block_fwd",
         "ddp": "ddp_step",
+        "fsdp": "fsdp_step",
     }
 
 

@@ -18,6 +18,7 @@ from tracetui.safetext import shown
 from tracetui.workloads.registry import (
     BACKENDS,
     COMPILE_MODES,
+    DISTRIBUTED,
     DISTRIBUTED_FLAGS,
     DTYPES,
     KERNELS,
@@ -63,6 +64,7 @@ def _epilog() -> str:
         "  tracetui capture mlp --compile        # mlp_compiled.json.gz\n"
         "  tracetui capture mlp --kernel triton --train\n"
         "  tracetui capture ddp --ranks 4 --straggler 2   # one trace per rank in ./ddp_gloo_4ranks/\n"
+        "  tracetui capture fsdp --ranks 2 --backend nccl # ./fsdp_nccl_2ranks/ (a GPU per rank)\n"
     )
 
 
@@ -112,22 +114,25 @@ def _shape_options(func: click.decorators.FC) -> click.decorators.FC:
     type=click.Path(path_type=Path),
     default=None,
     help="Trace file (.json.gz, or .json for plain text) [default: ./WORKLOAD_VARIANT.json.gz]; for ddp "
-    "the directory of the rank traces [default: ./ddp_BACKEND_Nranks].",
+    "and fsdp the directory of the rank traces [default: ./WORKLOAD_BACKEND_Nranks].",
 )
 @click.option(
-    "--ranks", type=click.IntRange(1, 64), default=None, help="ddp: processes, one per rank [default: 2]."
+    "--ranks",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="ddp, fsdp: processes, one per rank [default: 2].",
 )
 @click.option(
     "--backend",
     type=click.Choice(BACKENDS),
     default=None,
-    help="ddp: the process group's backend [default: nccl with a GPU per rank, else gloo].",
+    help="ddp, fsdp: the process group's backend [default: nccl with a GPU per rank, else gloo].",
 )
 @click.option(
     "--straggler",
     type=click.IntRange(min=0),
     default=None,
-    help="ddp: this rank spends 4-8 ms on the host before each backward.",
+    help="ddp, fsdp: this rank spends 4-8 ms on the host before each backward.",
 )
 @click.option(
     "--steps", type=click.IntRange(1, 100), default=3, show_default=True, help="Active profiler steps."
@@ -139,8 +144,8 @@ def _shape_options(func: click.decorators.FC) -> click.decorators.FC:
     "--expect",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Check the trace against this expectations file afterwards (like `tracetui check`; "
-    "exit 1 if any expectation fails).",
+    help="Check the trace (ddp, fsdp: every rank's trace) against this expectations file afterwards "
+    "(like `tracetui check`; exit 1 if any expectation fails).",
 )
 def capture_command(
     workload: str,
@@ -179,7 +184,7 @@ def capture_command(
         flag for flag, value in zip(DISTRIBUTED_FLAGS, (ranks, backend, straggler), strict=True) if value
     ]
     if given:
-        raise click.UsageError(f"{given[0]} applies to ddp only")
+        raise click.UsageError(f"{given[0]} applies to {' and '.join(DISTRIBUTED)} only")
     if output is not None and output.is_dir():
         raise click.UsageError(f"{output} is a directory; -o names the trace file")
     path = output if output is not None else Path(f"{config.file_stem()}.json.gz")
@@ -206,28 +211,40 @@ def _capture_ranks(
     open_: bool,
     expect: Path | None,
 ) -> None:
-    """``capture ddp``: one process per rank, one trace per rank in one directory, then the summary
-    of the run."""
+    """``capture ddp|fsdp``: one process per rank, one trace per rank in one directory, then the
+    summary of the run and, with ``--expect``, the check of every rank's trace."""
+    name = config.workload.name
     if straggler is not None and straggler >= ranks:
         raise click.UsageError(f"--straggler {straggler} is not a rank of {ranks}")
-    if open_ or expect is not None:
-        raise click.UsageError("--open and --expect apply to one trace; run `tracetui summary DIR` after ddp")
+    if open_:
+        raise click.UsageError(f"--open applies to one trace; run `tracetui open DIR` after {name}")
+    if expect is not None:
+        _validate_expectations(expect)
     device = _device_for(config)
     import torch
 
     gpus = torch.cuda.device_count() if device.type == "cuda" else 0
-    from tracetui.capture.distributed import choose_backend, run_ddp_capture
+    from tracetui.capture.distributed import choose_backend, run_ranks_capture
 
     chosen = choose_backend(backend, ranks, gpus)
-    out_dir = output if output is not None else Path(f"ddp_{chosen}_{ranks}ranks")
+    out_dir = output if output is not None else Path(f"{name}_{chosen}_{ranks}ranks")
     if out_dir.exists() and not out_dir.is_dir():
-        raise click.UsageError(f"{out_dir} is a file; -o names the directory of the rank traces for ddp")
-    written = run_ddp_capture(
+        raise click.UsageError(f"{out_dir} is a file; -o names the directory of the rank traces for {name}")
+    written = run_ranks_capture(
         config, out_dir, ranks=ranks, backend=chosen, straggler=straggler, steps=steps, device=device.type
     )
     size = sum(p.stat().st_size for p in written) / 1024
     where = shown(shlex.quote(str(out_dir)))
     click.echo(f"wrote {len(written)} traces ({chosen}) to {where} ({size:.0f} KiB)")
+    _print_run_summary(out_dir)
+    if expect is not None:
+        code = max((_check(path, expect) for path in written), default=0)
+        if code:
+            raise click.exceptions.Exit(code)
+
+
+def _print_run_summary(out_dir: Path) -> None:
+    """The summary of a run of rank traces, or one line saying why it could not be printed."""
     try:
         from tracetui.report.loading import run_report_with_progress
     except ImportError as exc:
@@ -277,6 +294,17 @@ def _validate_expectations(expect: Path) -> None:
     load_expectations(expect)
 
 
+def _check(path: Path, expect: Path) -> int:
+    """``tracetui check PATH --expect EXPECT``: its exit code, or 2 (one line said) when it cannot run."""
+    try:
+        from tracetui.compare.command import run_check
+    except ImportError as exc:
+        quoted = shlex.quote(str(path))
+        _skipped("check", exc, f"tracetui check {quoted} --expect {shlex.quote(str(expect))}")
+        return EXIT_BAD_INPUT
+    return run_check(path, expect)
+
+
 def _after(path: Path, open_: bool, expect: Path | None = None) -> int:
     """Print the one-screen summary, check expectations, then open the explorer if asked; degrade
     to one line each. Returns the exit code: the check's, or 2 when it could not run."""
@@ -289,13 +317,7 @@ def _after(path: Path, open_: bool, expect: Path | None = None) -> int:
     else:
         print_summary(path)
     if expect is not None:
-        try:
-            from tracetui.compare.command import run_check
-
-            code = run_check(path, expect)
-        except ImportError as exc:
-            _skipped("check", exc, f"tracetui check {quoted} --expect {shlex.quote(str(expect))}")
-            code = EXIT_BAD_INPUT
+        code = _check(path, expect)
     if open_:
         try:
             from tracetui.app.command import open_trace

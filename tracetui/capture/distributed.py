@@ -1,6 +1,6 @@
-"""``tracetui capture ddp``: start one process per rank, as torchrun does, and collect their traces.
+"""``tracetui capture ddp|fsdp``: start one process per rank, as torchrun does, and collect their traces.
 
-Each child (:mod:`tracetui.capture.ddp_rank`) gets ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``,
+Each child (:mod:`tracetui.capture.rank`) gets ``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``,
 ``MASTER_ADDR`` and ``MASTER_PORT``, joins the process group and writes its trace into the output
 directory with ``tensorboard_trace_handler`` (``rank<N>.<time>.pt.trace.json.gz``). NVLink multicast
 stays off in every child (``NCCL_NVLS_ENABLE=0``, ``TORCH_SYMM_MEM_DISABLE_MULTICAST=1``,
@@ -59,7 +59,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def run_ddp_capture(
+def run_ranks_capture(
     config: RunConfig,
     out_dir: Path,
     *,
@@ -75,6 +75,7 @@ def run_ddp_capture(
     before = set(out_dir.glob("*.pt.trace.json*"))
     job: dict[str, Any] = {
         "workload": config.workload.name,
+        "module": config.workload.module,
         "shapes": dict(config.shapes),
         "dtype": config.dtype,
         "backend": backend,
@@ -82,17 +83,17 @@ def run_ddp_capture(
         "steps": steps,
         "device": device,
         "out_dir": str(out_dir.resolve()),
-        "command": _command(argv),
+        "command": _command(config.workload.name, argv),
     }
     port = free_port()
-    with tempfile.TemporaryDirectory(prefix="tracetui-ddp-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="tracetui-ranks-") as scratch:
         logs = [Path(scratch) / f"rank{rank}.log" for rank in range(ranks)]
         procs = []
         for rank, log in enumerate(logs):
             with log.open("w") as sink:
                 procs.append(
                     subprocess.Popen(
-                        [sys.executable, "-m", "tracetui.capture.ddp_rank", json.dumps(job)],
+                        [sys.executable, "-m", "tracetui.capture.rank", json.dumps(job)],
                         env=child_env(rank, ranks, port),
                         stdout=sink,
                         stderr=subprocess.STDOUT,
@@ -124,8 +125,10 @@ def _wait(procs: list[subprocess.Popen[bytes]]) -> int | None:
                 proc.wait()
 
 
-def _command(argv: list[str] | None) -> str:
+def _command(workload: str, argv: list[str] | None) -> str:
     import shlex
 
     args = sys.argv[1:] if argv is None else argv
-    return shlex.join(["tracetui", *args]) if args and args[0] == "capture" else "tracetui capture ddp"
+    if args and args[0] == "capture":
+        return shlex.join(["tracetui", *args])
+    return f"tracetui capture {workload}"

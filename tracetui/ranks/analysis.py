@@ -34,7 +34,7 @@ from tracetui.ranks.collectives import pretty
 US = 1000.0
 CLOCK_TOLERANCE_NS = 50_000  # 50 µs: a collective "ends before another rank started it" beyond this
 CLOCK_GAP_NS = 1_000_000  # clocks whose offsets are within 1 ms of each other agree
-STRAGGLER_SHARE = 0.5  # a straggler arrives last at more than this share of the collectives
+STRAGGLER_SHARE = 0.5  # a straggler caused more than this share of all the time ranks spent waiting
 SIGNATURE = ("name", "in_nelems", "out_nelems", "dtype")
 
 
@@ -249,8 +249,9 @@ def _steps_with_collectives(aligned: pl.DataFrame) -> int:
 
 
 def straggler_table(aligned: pl.DataFrame, n_steps: int) -> pl.DataFrame:
-    """Ranks that arrived last at a collective two or more ranks took part in: how often, and the
-    time the others spent waiting for them (in total and per step)."""
+    """Ranks that arrived last at a collective two or more ranks took part in: how often, the time
+    the others spent waiting for them (in total and per step) and its share of all the waiting; the
+    rank that cost the others most time first."""
     shared = aligned.filter(pl.col("ranks") >= 2)
     return (
         shared.group_by(pl.col("last_rank").alias("rank"))
@@ -262,18 +263,21 @@ def straggler_table(aligned: pl.DataFrame, n_steps: int) -> pl.DataFrame:
         .with_columns(
             (pl.col("others_wait_us") / n_steps).alias("others_wait_us_per_step"),
             pl.lit(shared.height, pl.Int64).alias("collectives"),
+            (pl.col("others_wait_us") / pl.col("others_wait_us").sum()).fill_nan(0.0).alias("wait_share"),
         )
-        .sort(["last_count", "others_wait_us", "rank"], descending=[True, True, False])
+        .sort(["others_wait_us", "last_count", "rank"], descending=[True, True, False])
     )
 
 
 def straggler_of(stragglers: pl.DataFrame) -> int | None:
-    """The straggler: the rank that arrived last at more than :data:`STRAGGLER_SHARE` of the
-    collectives (``None``: the last arrivals are spread, or there were none)."""
+    """The straggler: the rank whose late arrivals caused more than :data:`STRAGGLER_SHARE` of all
+    the time ranks spent waiting (``None``: the waiting is spread, or there was none). Weighed by
+    time, not by count: an FSDP rank late once per step by milliseconds holds the others up more
+    than a rank last by microseconds at every prefetched all-gather."""
     if stragglers.is_empty():
         return None
     top = stragglers.row(0, named=True)
-    return int(top["rank"]) if top["last_count"] / top["collectives"] > STRAGGLER_SHARE else None
+    return int(top["rank"]) if top["wait_share"] > STRAGGLER_SHARE else None
 
 
 def verdict(aligned: pl.DataFrame, stragglers: pl.DataFrame, n_ranks: int) -> str:
@@ -288,15 +292,17 @@ def verdict(aligned: pl.DataFrame, stragglers: pl.DataFrame, n_ranks: int) -> st
     if straggler_of(stragglers) is None:
         spread = ", ".join(str(r) for r in stragglers["rank"].to_list())
         return (
-            f"no clear straggler: the last arrival at the {total} {what} is spread over rank {spread} "
-            f"(rank {top['rank']} most often: {top['last_count']} of {total})"
+            f"no clear straggler: the waiting at the {total} {what} is spread over rank {spread} "
+            f"(rank {top['rank']} caused the most, {top['wait_share']:.0%}, "
+            f"arriving last at {top['last_count']} of {total})"
         )
     others = max(1, n_ranks - 1)
     per_step = top["others_wait_us_per_step"] / others
     return (
         f"rank {top['rank']} arrives last at {top['last_count']} of {total} {what}; "
         f"the other ranks wait {fmt.duration(per_step)} per step for it "
-        f"({fmt.duration(top['others_wait_us'])} of rank time in all)"
+        f"({fmt.duration(top['others_wait_us'])} of rank time in all, "
+        f"{top['wait_share']:.0%} of all the waiting)"
     )
 
 

@@ -1,12 +1,14 @@
-"""One rank of ``tracetui capture ddp`` (a child process; ``python -m tracetui.capture.ddp_rank JOB``).
+"""One rank of ``tracetui capture ddp|fsdp`` (a child process; ``python -m tracetui.capture.rank JOB``).
 
-It joins the process group from torchrun's environment variables, builds its rank of the DDP
-workload (:mod:`tracetui.workloads.ddp`), warms it up and profiles it with the blog's schedule, writing its
-trace with ``tensorboard_trace_handler`` as ``rank<N>.<time>.pt.trace.json.gz``.
+It joins the process group from torchrun's environment variables, builds its rank of the workload
+(``build_rank`` of the job's module: :mod:`tracetui.workloads.ddp`, :mod:`tracetui.workloads.fsdp`),
+warms it up and profiles it with the blog's schedule, writing its trace with
+``tensorboard_trace_handler`` as ``rank<N>.<time>.pt.trace.json.gz``.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -22,7 +24,6 @@ def main(job: dict[str, Any]) -> None:
 
     from tracetui import __version__
     from tracetui.capture.metadata import METADATA_KEY, versions
-    from tracetui.workloads.ddp import build_rank
     from tracetui.workloads.runner import torch_dtype
 
     rank, local = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
@@ -34,6 +35,7 @@ def main(job: dict[str, Any]) -> None:
         device = torch.device("cpu")
     dist.init_process_group(backend)
     try:
+        build_rank = importlib.import_module(job["module"]).build_rank
         step, labels = build_rank(job["shapes"], torch_dtype(job["dtype"]), device, rank, job["straggler"])
         for _ in range(WARMUP_STEPS):
             step()
@@ -42,7 +44,7 @@ def main(job: dict[str, Any]) -> None:
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
         meta = {
             "workload": job["workload"],
-            "variant": {"tags": ["ddp", backend], "train": True, "optimizer": "AdamW(lr=0.0001)"},
+            "variant": {"tags": [job["workload"], backend], "train": True, "optimizer": "AdamW(lr=0.0001)"},
             "shapes": job["shapes"],
             "dtype": job["dtype"],
             "device": device.type,
