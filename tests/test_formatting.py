@@ -3,12 +3,13 @@ twins that write the same text over whole columns."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tracetui import formatting as fmt
@@ -81,6 +82,7 @@ FINITE = st.floats(min_value=-1e12, max_value=1e12, allow_nan=False)
 EDGES = st.sampled_from([0.0, 9.995, 999.95, 999_995.0, 99.5, 0.5, 1e-9, float("nan"), float("inf")])
 
 
+@settings(deadline=None)  # a dozen polars expressions per example: slow on a loaded machine
 @given(st.lists(st.one_of(FINITE, EDGES, st.none()), min_size=1, max_size=40))
 def test_polars_twins_write_the_same_text(values: list[float | None]) -> None:
     column = pl.DataFrame({"v": values}, schema={"v": pl.Float64})
@@ -88,6 +90,8 @@ def test_polars_twins_write_the_same_text(values: list[float | None]) -> None:
         duration=fmt.duration_expr(pl.col("v")),
         percent=fmt.percent_expr(pl.col("v")),
         number=fmt.number_expr(pl.col("v")),
+        count=fmt.count_expr(pl.col("v")),
+        size=fmt.size_expr(pl.col("v")),
         flops=fmt.flops_rate_expr(pl.col("v")),
         bytes=fmt.byte_rate_expr(pl.col("v")),
     )
@@ -98,6 +102,8 @@ def test_polars_twins_write_the_same_text(values: list[float | None]) -> None:
         assert row["duration"] == fmt.duration(value)
         assert row["percent"] == fmt.percent(value)
         assert row["number"] == fmt.number(value)
+        assert row["count"] == fmt.count(value)
+        assert row["size"] == (fmt.size(value) if math.isfinite(value) else "? GiB")
         assert row["flops"] == fmt.flops_rate(value)
         assert row["bytes"] == fmt.byte_rate(value)
 
@@ -135,3 +141,41 @@ def test_one_value_reads_the_same_on_every_surface() -> None:
     summary = console.export_text()
     row_text = rf"{re.escape(step['name'])}\s+{re.escape(span)}\s+{re.escape(busy)}\s"  # the steps table
     assert re.search(row_text, summary), summary
+
+
+def test_kernel_count_names_memory_only_work() -> None:
+    """Issue 14 item 15: a memcpy-only op showed 0 kernels beside its GPU time."""
+    assert fmt.kernel_count(3, 5) == "3"
+    assert fmt.kernel_count(0, 2) == "2 mem"
+    assert fmt.kernel_count(0, 0) == "0"
+    assert fmt.kernel_count(None, None) == ""
+
+
+def test_tally_names_repeated_items_once() -> None:
+    """Issue 14 item 15: the diff report wrote "NVIDIA H200, NVIDIA H200" for a rank's devices."""
+    assert fmt.tally(["NVIDIA H200", "NVIDIA H200"]) == "2 × NVIDIA H200"
+    assert fmt.tally(["NVIDIA H200", "NVIDIA A100", "NVIDIA H200"]) == "2 × NVIDIA H200, NVIDIA A100"
+    assert fmt.tally([]) == ""
+
+
+def test_counts_in_headings_have_thousands_separators(tmp_path: Path) -> None:
+    """Issue 14 item 6: the Llama step's details pane wrote "Launched (1110)" beside "kernels 1,024"."""
+    import tracetui
+    from tests.app import synthetic
+    from tracetui.app.widgets.details import MAX_LISTED, describe
+    from tracetui.views.insight import load_insight
+    from tracetui.views.tree import TreeModel
+
+    n = 1_200
+    events = [synthetic.op("ProfilerStep#1", 0.0, 10.0 * n + 10, cat="user_annotation")]
+    for i in range(n):
+        events.append(
+            synthetic.op("cudaLaunchKernel", 1.0 + 10 * i, 2.0, cat="cuda_runtime", correlation=i + 1)
+        )
+        events.append(synthetic.kernel("k", 5.0 + 10 * i, 1.0, i + 1))
+    trace = tracetui.load(synthetic.write(tmp_path / "many.json", events))
+    model = TreeModel(trace)
+    step = trace.events.filter(pl.col("name") == "ProfilerStep#1")["id"][0]
+    text = describe(trace, model, step, load_insight(trace)).plain
+    assert "Launched (1,200)" in text and f"… {n - MAX_LISTED:,} more" in text
+    assert re.search(r"^  kernels\s+1,200$", text, re.M)

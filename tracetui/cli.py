@@ -17,6 +17,7 @@ import click
 from tracetui import __version__
 from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, TraceError
 from tracetui.output import StdoutClosed, guard_stdout
+from tracetui.report.names import TABLES  # constants only: no heavy import
 from tracetui.safetext import shown
 
 # command name -> "module:attribute" of its click.Command
@@ -28,6 +29,8 @@ COMMANDS: dict[str, str] = {
     "diff": "tracetui.app.command:diff_command",
     "check": "tracetui.compare.command:check_command",
     "convert": "tracetui.ranks.command:convert_command",
+    "serve": "tracetui.app.serve:serve_command",
+    "render": "tracetui.app.render:render_command",
 }
 
 EPILOG = """\b
@@ -64,11 +67,13 @@ class LazyGroup(click.Group):
 SHORT_HELP = {
     "open": "Explore a trace, or the ranks of a run, in the terminal (default: the bundled sample).",
     "summary": "Print a one-screen report of a trace, or of a run's ranks (or --json).",
-    "export": "Write the events, ops or kernels table as csv, parquet or json.",
+    "export": f"Write a table ({', '.join(TABLES)}; a run's too) as csv, parquet or json.",
     "capture": "Profile a built-in workload and write a trace.",
     "diff": "Compare two traces (or two ranks of a run): kernels, dispatch chains, time.",
     "check": "Check a trace against an expectations file (exit 1 on failure).",
     "convert": "Write the ranks of a distributed run as a Parquet dataset (local or Ray).",
+    "serve": "Explore a trace in a web browser (textual-serve; localhost by default).",
+    "render": "Save a view of the explorer (tree, timeline, tables) as an SVG picture.",
 }
 
 

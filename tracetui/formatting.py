@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -67,6 +68,24 @@ def count(value: float | None) -> str:
     if isinstance(value, float) and not value.is_integer():
         return fixed(value, 2)
     return f"{int(value):,}"
+
+
+def kernel_count(kernels: int | None, gpu_events: int | None) -> str:
+    """A kernels column's cell: the kernel count; for work with memcpys/memsets only (``0`` beside
+    non-zero GPU time) how many of those: ``2 mem``."""
+    if kernels is None:
+        return ""
+    if kernels == 0 and gpu_events:
+        return f"{count(gpu_events)} mem"
+    return count(kernels)
+
+
+def tally(items: Iterable[str]) -> str:
+    """Repeated items once, with their number, in first-seen order: ``2 × NVIDIA H200, NVIDIA A100``."""
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    return ", ".join(item if n == 1 else f"{count(n)} × {item}" for item, n in counts.items())
 
 
 def percent(value: float | None) -> str:
@@ -218,6 +237,26 @@ def duration_expr(us: pl.Expr) -> pl.Expr:
         shorter = pl.concat_str([fixed_expr(us / scale, decimals), pl.lit(f" {unit}")])
         text = pl.when(size < bound).then(shorter).otherwise(text)
     return pl.when(us == 0).then(pl.lit("0.0 µs")).otherwise(text)
+
+
+def count_expr(value: pl.Expr) -> pl.Expr:
+    """:func:`count` over a column (whole values without decimals, others with two)."""
+    import polars as pl
+
+    whole = value.is_finite() & (value == value.floor())
+    return pl.when(whole).then(fixed_expr(value, 0)).otherwise(fixed_expr(value, 2))
+
+
+def size_expr(value: pl.Expr) -> pl.Expr:
+    """:func:`size` over a column of bytes."""
+    import polars as pl
+
+    size = value.abs()
+    text = pl.concat_str([fixed_expr(value / 1024**3, 1), pl.lit(" GiB")])
+    for power, unit, decimals in ((2, "MiB", 1), (1, "KiB", 1), (0, "B", 0)):
+        shorter = pl.concat_str([fixed_expr(value / 1024**power, decimals), pl.lit(f" {unit}")])
+        text = pl.when(size < 1024 ** (power + 1)).then(shorter).otherwise(text)
+    return text
 
 
 def percent_expr(value: pl.Expr) -> pl.Expr:

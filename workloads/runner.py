@@ -48,15 +48,16 @@ def default_device() -> torch.device:
 
 @contextlib.contextmanager
 def progress(what: str) -> Iterator[None]:
-    """Print ``what… done in 1.2 s`` on one stderr line around a slow phase."""
-    print(f"{what}… ", end="", file=sys.stderr, flush=True)
+    """Print ``what… done in 1.2 s`` (or ``what… failed``) on one stderr line when a slow phase ends:
+    written whole, so that what torch itself prints meanwhile (Kineto's ``USDT: profiler_start``)
+    lands on a line of its own."""
     start = time.perf_counter()
     try:
         yield
     except BaseException:
-        print("failed", file=sys.stderr, flush=True)
+        print(f"{what}… failed", file=sys.stderr, flush=True)
         raise
-    print(f"done in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+    print(f"{what}… done in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
 
 
 def _sync(device: torch.device) -> None:
@@ -64,8 +65,12 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def prepare(config: RunConfig, device: torch.device | None = None) -> Prepared:
-    """Build the workload on ``device``, compile it if asked, warm it up and capture its graph."""
+Stage = Callable[[str], contextlib.AbstractContextManager[None]]
+
+
+def prepare(config: RunConfig, device: torch.device | None = None, stage: Stage = progress) -> Prepared:
+    """Build the workload on ``device``, compile it if asked, warm it up and capture its graph;
+    ``stage(what)`` wraps each slow phase (default: one line on stderr)."""
     device = device or default_device()
     variant, label = config.variant, config.workload.label
     torch.manual_seed(0)
@@ -106,9 +111,9 @@ def prepare(config: RunConfig, device: torch.device | None = None) -> Prepared:
         what = f"warming up {config.workload.name} on {device.type}"
     step = body
     if variant.cuda_graph:
-        step, labels = _graphed(body, device, optimizer, what, label, variant.train)
+        step, labels = _graphed(body, device, optimizer, what, label, variant.train, stage)
     else:
-        with progress(what):
+        with stage(what):
             for _ in range(WARMUP_STEPS):
                 body()
             _sync(device)
@@ -123,6 +128,7 @@ def _graphed(
     what: str,
     label: str,
     train: bool,
+    stage: Stage = progress,
 ) -> tuple[Callable[[], None], tuple[str, ...]]:
     """Warm ``body`` up on a side stream, capture it once in a CUDA graph, return a replaying step.
 
@@ -131,7 +137,7 @@ def _graphed(
     """
     side = torch.cuda.Stream(device)
     side.wait_stream(torch.cuda.current_stream(device))
-    with progress(what), torch.cuda.stream(side):
+    with stage(what), torch.cuda.stream(side):
         for _ in range(WARMUP_STEPS):
             body()
             if optimizer is not None:
@@ -139,7 +145,7 @@ def _graphed(
         _sync(device)
     torch.cuda.current_stream(device).wait_stream(side)
     graph = torch.cuda.CUDAGraph()
-    with progress("capturing a CUDA graph"):
+    with stage("capturing a CUDA graph"):
         with torch.cuda.graph(graph):
             body()
         graph.replay()

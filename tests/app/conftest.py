@@ -13,9 +13,7 @@ from textual.pilot import Pilot
 
 from tests.app import synthetic
 from tracetui.app.app import TraceApp
-from tracetui.app.screens.diff import DiffScreen
-from tracetui.app.screens.explorer import ExplorerScreen
-from tracetui.app.screens.loading import LoadingScreen
+from tracetui.app.settle import settle
 from tracetui.app.widgets.dispatch_tree import DispatchTree
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -41,20 +39,6 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
 def fixture(name: str) -> Path:
     return FIXTURES / f"{name}.json.gz"
-
-
-async def settle(pilot: Pilot[int]) -> None:
-    """Wait for the trace to load, then until no worker, debounce timer or result is outstanding."""
-    app = pilot.app
-    for _ in range(1000):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        main = next((s for s in app.screen_stack if isinstance(s, (ExplorerScreen, DiffScreen))), None)
-        loading = isinstance(app.screen, LoadingScreen)
-        if not loading and (main is None or main.settled):
-            break
-        await pilot.pause(0.01)
-    await pilot.pause()
 
 
 def keys(*presses: str) -> Callable[[Pilot[int]], Awaitable[None]]:

@@ -160,6 +160,9 @@ async def test_n_and_N_walk_the_differences_and_help_lists_the_keys() -> None:
         text = str(app.screen.query_one("#help-text").render())
         for words in ("Comparison", "Switch side", "Next difference", "Expand chain", "Quit"):
             assert words in text
+        # issue 14 item 15: the comparison has no timeline and no tables: its help lists no such mouse use
+        assert "timeline" not in text and "table header" not in text and "double-click" not in text
+        assert "the side clicked" in text
         await press(pilot, "escape", "q")
     assert app.return_code == 0
 

@@ -77,7 +77,7 @@ async def test_the_first_cursor_stays_centred_through_resizes_until_it_moves() -
 
         def centred_top() -> int:
             visible = max(1, tree.scrollable_content_region.height - 1)
-            return max(0, tree.cursor_row - visible // 2)
+            return min(max(0, tree.cursor_row - visible // 2), round(tree.max_scroll_y))  # the end stops it
 
         for size in [(80, 24), (80, 27), (80, 25), (80, 29), (100, 30)]:
             await pilot.resize_terminal(*size)
@@ -135,6 +135,10 @@ async def test_g_jumps_from_kernel_to_launching_op_and_f_to_forward_op() -> None
         await pilot.press("g")
         assert tree.cursor_node.name == "aten::addmm"
         await goto(pilot, "AddmmBackward0")
+        await pilot.press("f")
+        assert tree.cursor_node.name == "aten::addmm"
+        # issue 14 item 12: the engine's wrapper, where users land, goes to the same forward op
+        await goto(pilot, "autograd::engine::evaluate_function: AddmmBackward0")
         await pilot.press("f")
         assert tree.cursor_node.name == "aten::addmm"
 
@@ -286,21 +290,41 @@ async def test_command_palette_offers_every_action() -> None:
 
 
 async def test_clicking_a_gpu_block_in_the_timeline_selects_it() -> None:
-    app = TraceApp(fixture("mlp_eager"))
+    """Issue 14 item 11: a click on a GPU block selected nothing while a click on the lane above it
+    selected a kernel (the strip's top border shifted the rows by one). A click on each lane: a GPU
+    lane's block selects that block's event; a CPU lane selects nothing."""
+    app = TraceApp(fixture("mlp_train_tbhandler_stack_memory.pt.trace"))
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         await pilot.press("c")
         await settle(pilot)
         timeline = app.screen.query_one(Timeline)
-        gpu = next(index for index, lane in enumerate(timeline.lanes) if lane.kind == "gpu")
-        lane = timeline.lanes[gpu]
+        assert timeline.styles.border_top[0] != ""  # the case that broke: a border above the axis
+        top = timeline.content_region.y - timeline.region.y  # rows above the axis (the border)
         window = timeline.window
+        assert window is not None
         cells = timeline.size.width - 16
-        middle = (lane.block_starts[0] + lane.block_ends[0]) // 2  # the step's first GPU event
-        cell = int((middle - window.start_ns) / (window.end_ns - window.start_ns) * cells)
-        await pilot.click(timeline, offset=(16 + cell, gpu + 1))
-        await settle(pilot)
-        assert tree_of(app).cursor_node.event_id == lane.block_ids[0]
+        kinds = [lane.kind for lane in timeline.lanes]
+        assert "gpu" in kinds and "cpu" in kinds
+        for index, lane in enumerate(timeline.lanes):
+            before = tree_of(app).cursor_key
+            start, end = (
+                (lane.block_starts[0], lane.block_ends[0])
+                if lane.kind == "gpu"
+                else (
+                    lane.starts[0],
+                    lane.ends[0],
+                )
+            )
+            middle = (start + end) // 2
+            cell = int((middle - window.start_ns) / (window.end_ns - window.start_ns) * cells)
+            await pilot.click(timeline, offset=(16 + cell, top + 1 + index))
+            await settle(pilot)
+            if lane.kind == "gpu":
+                assert tree_of(app).cursor_node.event_id in lane.block_ids, (index, lane.label)
+                assert tree_of(app).cursor_node.event_id == lane.block_ids[lane.block_at(middle)]
+            else:
+                assert tree_of(app).cursor_key == before, (index, lane.label)
 
 
 async def test_palette_name_search_goes_to_the_first_occurrence() -> None:
@@ -435,3 +459,124 @@ async def test_a_find_with_no_match_says_so_in_plain_text() -> None:
         await settle(pilot)
         (notification,) = app._notifications
         assert "'[bold]nope[/]'" in notification.message and notification.markup is False
+
+
+async def test_80x24_gives_the_tree_most_rows_and_every_footer_key_fits() -> None:
+    """Issue 14 item 14, the explorer at 80×24: the tree has more rows than every other part, the
+    footer's keys all lie inside the 80 columns, the status line fits, and in every table the row's
+    name gets at least half the width (or all it needs)."""
+    from textual.widgets import Footer
+
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        heights = {
+            name: screen.query_one(name).region.height for name in ("#tree", "#details-pane", "#timeline")
+        }
+        assert (
+            heights["#tree"] >= 12 and heights["#tree"] > heights["#details-pane"] + heights["#timeline"] - 4
+        )
+        assert heights["#tree"] == max(heights.values())
+        keys = list(screen.query_one(Footer).query("FooterKey"))
+        assert keys and all(key.region.x >= 0 and key.region.right <= 80 for key in keys)
+        assert {key.description for key in keys} >= {"Expand chain", "Find", "Tables", "Help", "Quit"}
+        status = screen.query_one("#status", Static)
+        assert len(str(status.render())) <= 80
+        await pilot.press("1")
+        await settle(pilot)
+        assert isinstance(app.screen, TablesScreen)
+        for key in ("ops", "kernels", "annotations", "steps", "anomalies", "orphans"):
+            app.screen.action_show(key)
+            await settle(pilot)
+            table = app.screen.table
+            width = table.scrollable_content_region.width
+            widths = dict(zip((c.key for c in table.columns), table._widths(width), strict=True))
+            name = next(c.key for c in table.columns if c.name)
+            longest = max(
+                (
+                    len(c.text(row[name]))
+                    for row in table.frame.iter_rows(named=True)
+                    for c in [next(c for c in table.columns if c.key == name)]
+                ),
+                default=0,
+            )
+            assert widths[name] >= min(width // 2, longest), (key, widths, longest)
+
+
+async def test_zoom_label_and_p_without_python_frames() -> None:
+    """Issue 14 item 15: the zoom label writes the node's own duration (the window holds margins); p on
+    a trace without python frames says so instead of claiming "python hidden"."""
+    from tracetui import formatting as fmt
+
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await goto(pilot, "aten::mm")
+        node = tree_of(app).cursor_node
+        assert node is not None
+        await pilot.press("z")
+        await settle(pilot)
+        timeline = app.screen.query_one(Timeline)
+        window = timeline.window
+        assert window is not None and window.title == "zoom: aten::mm"
+        assert (window.end_ns - window.start_ns) / 1000 != node.cpu_us  # the margins
+        axis = timeline.render_line(0).text
+        assert f"zoom: aten::mm · {fmt.duration(node.cpu_us)}" in axis
+        await pilot.press("p")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ExplorerScreen)
+        assert not screen.model.options.hide_python
+        assert "python hidden" not in str(screen.query_one("#status", Static).render())
+
+
+async def test_a_memcpy_only_op_row_names_its_memory_work() -> None:
+    """Issue 14 item 15: the tree's kernels column showed 0 beside the GPU time of a memcpy-only op."""
+    import re
+
+    app = TraceApp(fixture("mlp_train_tbhandler_stack_memory.pt.trace"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        trace = app.screen.trace if isinstance(app.screen, ExplorerScreen) else None
+        assert trace is not None
+        ops = trace.events.filter(
+            (pl.col("cat") == "cpu_op") & (pl.col("kernels") == 0) & (pl.col("gpu_events") > 0)
+        )
+        assert ops.height  # aten::copy_, aten::item, …: a memcpy, no kernel
+        op = ops.row(0, named=True)
+        tree = tree_of(app)
+        assert tree.reveal_event(op["id"])
+        await settle(pilot)
+        rendered = [tree.render_line(y).text for y in range(1, tree.size.height)]
+        row = next(line for line in rendered if op["name"] in line and "mem" in line)
+        assert re.search(rf"\s{op['gpu_events']} mem\s*$", row), row
+        assert not re.search(r"\s0\s*$", row)
+
+
+async def test_step_rows_and_their_details_write_the_replayed_figures() -> None:
+    """Issue 14 items 1-2: the tree row of a DDP step and its details pane write the kernels and GPU
+    time launched by any thread while it is open (replayed from the raw JSON), with the split."""
+    import re
+
+    from tests.app.conftest import FIXTURES
+    from tests.replay import replay
+    from tracetui import formatting as fmt
+
+    path = next((FIXTURES / "ranks" / "ddp_2rank_nccl").glob("rank0.*.json.gz"))
+    truth = replay(path)
+    app = TraceApp(path)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        for step in truth.steps.values():
+            assert tree.reveal_event(step.id)
+            await settle(pilot)
+            rows = [tree.render_line(y).text for y in range(1, tree.size.height)]
+            row = next(line for line in rows if f" {step.name} " in line)
+            cells = rf"\s{re.escape(fmt.duration(step.gpu_us))}\s+{step.counts['kernels']}\s*$"
+            assert re.search(cells, row.split("▊")[0].rstrip()), row
+            details = str(app.screen.query_one("#details", Static).render())
+            split = truth.split(step)
+            assert split is not None and "on pt_autograd_0" in split  # the backward's kernels
+            assert f"{fmt.count(step.counts['kernels'])} ({split})" in details

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import itertools
 import json
 import unicodedata
 from pathlib import Path
@@ -29,7 +30,7 @@ from tracetui.insight.kernel_names import (
 )
 from tracetui.insight.kernel_names.rules import decode_strict
 
-FIXTURES = Path(__file__).parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 REAL_CASES: list[tuple[str, dict[str, object]]] = [
     # transformer_train_long
@@ -470,8 +471,8 @@ REAL_CASES: list[tuple[str, dict[str, object]]] = [
         {
             "family": "aten",
             "kind": "norm",
-            "op": "layer_norm backward",
-            "short": "layer_norm bwd",
+            "op": "layer_norm backward (gamma, beta)",
+            "short": "layer_norm bwd (gamma, beta)",
             "dtype": "fp32",
         },
     ),
@@ -582,8 +583,8 @@ REAL_CASES: list[tuple[str, dict[str, object]]] = [
         {
             "family": "aten",
             "kind": "norm",
-            "op": "layer_norm backward",
-            "short": "layer_norm bwd",
+            "op": "layer_norm backward (input)",
+            "short": "layer_norm bwd (input)",
             "dtype": "fp32",
         },
     ),
@@ -801,7 +802,7 @@ REAL_CASES: list[tuple[str, dict[str, object]]] = [
             "op": "mul",
             "short": "elementwise mul (strided)",
             "dtype": "fp32",
-            "variant": "strided",
+            "variant": "strided, scalar b",  # BUnaryFunctor: b is a scalar
         },
     ),
     # transformer_train_long
@@ -1095,7 +1096,7 @@ REAL_CASES: list[tuple[str, dict[str, object]]] = [
             "short": "elementwise mul ×4",
             "dtype": "fp32",
             "vector_width": 4,
-            "variant": "vectorized",
+            "variant": "vectorized, scalar a",  # AUnaryFunctor: a is a scalar
         },
     ),
     # mlp_train_eager_default
@@ -1911,3 +1912,75 @@ def test_decoder_never_raises_and_short_is_printable(name: str) -> None:
     assert not _has_control(decoded.short)
     assert len(decoded.short) <= 96
     assert decode_kernel_name(name).short == decoded.short
+
+
+# ---- names that decode alike, and doubled words (issue 14 item 10) --------------------------------------
+
+BATCH_NORM = [
+    "void at::native::batch_norm_collect_statistics_kernel<at::native::InvStd, float, float, float, int>"
+    "(at::GenericPackedTensorAccessor<float const, 3ul, at::RestrictPtrTraits, int>, float, float, "
+    "at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, int>)",
+    "void at::native::batch_norm_transform_input_kernel<float, float, float, true, int>"
+    "(at::GenericPackedTensorAccessor<float const, 3ul, at::RestrictPtrTraits, int>, float)",
+    "void at::native::batch_norm_backward_reduce_kernel<float, float, float, int>"
+    "(at::GenericPackedTensorAccessor<float const, 3ul, at::RestrictPtrTraits, int>)",
+    "void at::native::batch_norm_backward_elemt_kernel<float, float, float, int>"
+    "(at::GenericPackedTensorAccessor<float const, 3ul, at::RestrictPtrTraits, int>)",
+]
+SPLIT_K = [  # the transformer trace's two split-K reduces: one template flag differs
+    "void cublasLt::splitKreduce_kernel<32, 16, int, float, float, float, float, false, float, float, float, "
+    "true, true, false, false>(cublasLt::cublasSplitKParams<float>, float const*, float*)",
+    "void cublasLt::splitKreduce_kernel<32, 16, int, float, float, float, float, false, float, float, float, "
+    "true, false, false, false>(cublasLt::cublasSplitKParams<float>, float const*, float*)",
+]
+NVJET = ["nvjet_sm90_tst_64x128_64x8_4x2_h_bz_NTN", "nvjet_sm90_tst_64x128_64x8_2x1_v_bz_NTN"]
+ON_SELF = [
+    "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctorOnSelf_add<float>, "
+    "std::array<char*, 2ul> >(int, at::native::CUDAFunctorOnSelf_add<float>, std::array<char*, 2ul>)",
+    "void at::native::vectorized_elementwise_kernel<2, at::native::CUDAFunctorOnSelf_add<long>, "
+    "std::array<char*, 2ul> >(int, at::native::CUDAFunctorOnSelf_add<long>, std::array<char*, 2ul>)",
+]
+
+
+def test_names_that_decoded_alike_get_their_distinguishing_part() -> None:
+    shorts = dict(kernel_name_columns([*BATCH_NORM, *SPLIT_K, *NVJET]).select("name", "short").iter_rows())
+    assert [shorts[n] for n in BATCH_NORM] == [
+        "batch_norm statistics",
+        "batch_norm fwd",
+        "batch_norm bwd reduce",
+        "batch_norm bwd",
+    ]
+    assert [shorts[n] for n in SPLIT_K] == [
+        "cublasLt split-K reduce [true]",
+        "cublasLt split-K reduce [false]",
+    ]
+    assert [shorts[n] for n in NVJET] == [
+        "nvjet gemm bf16 64x128 NTN [4x2]",
+        "nvjet gemm bf16 64x128 NTN [2x1]",
+    ]
+    alone = dict(kernel_name_columns(NVJET[:1]).select("name", "short").iter_rows())
+    assert alone[NVJET[0]] == "nvjet gemm bf16 64x128 NTN"  # no collision, no suffix
+
+
+def test_no_doubled_words() -> None:
+    shorts = [decode_kernel_name(n).short for n in ON_SELF]
+    assert shorts == ["elementwise add ×4", "elementwise add ×2"]  # was "elementwise elementwise ×4"
+    foreach = (
+        "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<"
+        "at::native::(anonymous namespace)::TensorListMetadata<2>, "
+        "at::native::(anonymous namespace)::BinaryOpScalarFunctor<float, 2, 1, 1>, "
+        "at::native::(anonymous namespace)::FooFunctor<float> >(int)"
+    )
+    assert decode_kernel_name(foreach).short == "foreach (scalar)"  # was "foreach foreach (scalar)"
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.json.gz")), ids=lambda p: p.name[:30])
+def test_every_fixtures_short_names_are_distinct_and_undoubled(path: Path) -> None:
+    import tracetui
+
+    names = tracetui.load(path).gpu["name"]
+    shorts = kernel_name_columns(names)["short"].to_list()
+    assert len(set(shorts)) == names.n_unique()
+    for short in shorts:
+        words = short.split()
+        assert all(a != b for a, b in itertools.pairwise(words)), short

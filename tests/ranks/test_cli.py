@@ -24,6 +24,7 @@ SINGLE_SECTIONS = [
     "annotations",
     "ops",
     "kernels",
+    "step_times",
     "runtime",
     "rooflines",
     "compile_overheads",

@@ -164,3 +164,134 @@ def test_summary_of_steps_without_duration(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     out = invoke("summary", str(path))
     assert "ProfilerStep#" in out and "Median step" not in out
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.json.gz")), ids=lambda p: p.name[:30])
+def test_piped_summary_cuts_no_name_in_a_table_that_fits(path: Path) -> None:
+    """Issue 14 item 14: piped (80 columns), a table whose full width fits cut its names anyway (the
+    text columns' maximum was counted, not their width). A table that fits is written whole; one that
+    does not gives up name width only, and keeps every number."""
+    import io
+
+    from rich.console import Console, Group
+    from rich.measure import Measurement
+
+    import tracetui
+    from tracetui.insight.summary_data import summary_data
+    from tracetui.report.summary import summary_renderable
+    from tracetui.report.table import FitTable
+
+    def tables(renderable: object) -> list[FitTable]:
+        if isinstance(renderable, FitTable):
+            return [renderable]
+        if isinstance(renderable, Group):
+            return [t for r in renderable.renderables for t in tables(r)]
+        return []
+
+    found = tables(summary_renderable(summary_data(tracetui.load(path))))
+    assert found
+    for table in found:
+        wide = Console(width=400, file=io.StringIO())
+        natural = Measurement.get(wide, wide.options, table).maximum
+        console = Console(width=80, file=io.StringIO(), record=True)
+        console.print(table)
+        text = console.export_text()
+        if natural <= 80:
+            assert "…" not in text.replace("… ", ""), text  # "… 3 more" rows are the report's own
+        numbers = [
+            str(cell) for column in table.columns if column.justify == "right" for cell in column.cells
+        ]
+        assert all(n in text for n in numbers), text
+
+
+def test_a_table_that_fits_keeps_its_names_whole_in_80_columns() -> None:
+    """The issue's case by hand: a 33-character name, four numbers and a short text column make a
+    table narrower than 80 columns; piped (80 columns) its names were cut to 16 characters, room kept
+    for a text column's 24-character maximum that its 8-character cells never use."""
+    import io
+
+    from rich.console import Console
+    from rich.measure import Measurement
+    from rich.text import Text
+
+    from tracetui.report.table import nums, table
+
+    name = "Optimizer.zero_grad#AdamW.zero_gr"
+    rows = [[Text(name), "30", "9", "862.6 µs", "1.20 ms", Text("launches")]]
+    header = [("annotation", "name"), *nums("calls", "kernels", "GPU", "CPU"), ("bound", "text")]
+    grid = table("Annotations", header, rows)
+    console = Console(width=80, file=io.StringIO(), record=True)
+    assert Measurement.get(console, console.options, grid).maximum <= 80
+    console.print(grid)
+    assert name in console.export_text()
+
+
+def test_a_table_too_wide_even_with_short_names_cuts_names_not_its_last_column() -> None:
+    """The Llama trace's annotations piped at 80 columns: seven number and text columns need 66 of them,
+    so names at their 16-character minimum still overflowed, and the terminal cut the table's right
+    edge ("bound b", "launche"). The names give up more; every line fits, every cell else whole."""
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    from tracetui.report.table import MIN_NAME, Cell, nums, table
+
+    rows: list[list[Cell]] = [
+        [Text("train_step"), "30", "1,024", "69", "17", "14.41 ms", "50.16 ms", Text("launches")],
+        [
+            Text("Optimizer.zero_grad#AdamW.zero_grad"),
+            "30",
+            "0",
+            "0",
+            "0",
+            "0.0 µs",
+            "152.5 µs",
+            Text("idle"),
+        ],
+    ]
+    header = [
+        ("annotation", "name"),
+        *nums("calls", "kernels", "memsets", "memcpys", "GPU", "CPU"),
+        ("bound by", "text"),
+    ]
+    console = Console(width=80, file=io.StringIO(), record=True)
+    console.print(table("Annotations (per call)", header, rows))
+    lines = console.export_text().splitlines()
+    assert all(len(line.rstrip()) <= 80 for line in lines), lines
+    text = "\n".join(lines)
+    assert "bound by" in text and "launches" in text and "152.5 µs" in text and "1,024" in text
+    cut = next(line for line in lines if "Optimizer" in line).split()[0]
+    assert cut.endswith("…") and len(cut) >= MIN_NAME
+
+
+def test_small_truths_of_the_summary_and_the_help() -> None:
+    """Issue 14 item 15: no "Every op launched GPU work" without ops; a memcpy-only op's kernels cell
+    names its memory work; tracetui --help names every export table; the diff report names a
+    repeated device once."""
+    import re
+
+    from tracetui.report.names import TABLES
+
+    no_ops = invoke("summary", str(FIXTURES / "cuda_graph_replay.json.gz"))
+    assert "Every op launched GPU work" not in no_ops and "No ops in this trace" in no_ops
+    import io
+
+    from rich.console import Console
+
+    from tracetui.report.summary import _ops
+
+    path = str(FIXTURES / "mlp_train_tbhandler_stack_memory.pt.trace.json.gz")
+    data = json.loads(invoke("summary", path, "--json"))
+    memory_only = [o for o in data["ops"] if o["kernels"] == 0 and o["gpu_events"]]
+    assert memory_only  # aten::to, aten::copy_, aten::item, …: memcpys, no kernel
+    console = Console(width=120, file=io.StringIO(), record=True)
+    console.print(_ops({"ops": memory_only}))
+    shown = console.export_text()
+    for op in memory_only:
+        assert re.search(rf"{re.escape(op['name'])}\s.*\s{op['gpu_events']} mem\s", shown), op["name"]
+    help_text = " ".join(invoke("--help").split())
+    assert all(table in help_text for table in TABLES)
+    ranks = FIXTURES / "ranks" / "ddp_2rank_nccl"
+    report = invoke("diff", str(ranks), "--ranks", "0,1", "--report")
+    assert "NVIDIA H200, NVIDIA H200" not in report and "2 × NVIDIA H200" in report

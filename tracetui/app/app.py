@@ -20,7 +20,7 @@ from tracetui.app.collector import IdleCollection
 from tracetui.app.messages import LoadFailed, LoadProgress, TraceLoaded
 from tracetui.app.palette import NameSearch
 from tracetui.app.screens.error import ErrorScreen
-from tracetui.app.screens.help import HelpScreen, Section
+from tracetui.app.screens.help import MOUSE, HelpScreen, Mouse, Section
 from tracetui.app.screens.loading import LoadingScreen
 from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, TraceError
 from tracetui.safetext import shown
@@ -51,7 +51,29 @@ class TracetuiApp(IdleCollection):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="every key"),
         Binding("q", "quit", "Quit", id="app.quit"),
+        Binding(
+            "ctrl+s",
+            "save_svg",
+            "Save SVG",
+            show=False,
+            id="app.save_svg",
+            tooltip="save the screen as an SVG picture in the current folder",
+        ),
     ]
+
+    def trace_paths(self) -> list[Path]:
+        """The traces a saved picture's file name names (override)."""
+        return []
+
+    def action_save_svg(self) -> None:
+        """Save the current screen as SVG; the notification says where."""
+        from tracetui.app.saving import save_screen
+        from tracetui.errors import TraceError
+
+        try:
+            self.notify(save_screen(self, self.trace_paths(), Path.cwd()), title="Saved", markup=False)
+        except TraceError as exc:
+            self.notify(str(exc), title="Not saved", severity="error", markup=False)
 
     def on_load_progress(self, message: LoadProgress) -> None:
         if self.screen_stack and isinstance(self.screen, LoadingScreen):  # none: the app is leaving
@@ -68,12 +90,17 @@ class TracetuiApp(IdleCollection):
     def everywhere(self) -> list[BindingType]:
         return [*self.BINDINGS, Binding("ctrl+p", "command_palette", "Command palette")]
 
+    def help_mouse(self) -> Mouse:
+        """What the mouse does here, for the help screen (override)."""
+        return MOUSE
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.help_sections()))
+            self.push_screen(HelpScreen(self.help_sections(), self.help_mouse()))
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        # Textual's own "Screenshot" saves to another folder with its own naming: ctrl+s is the one way.
+        yield from (c for c in super().get_system_commands(screen) if c.title != "Screenshot")
         seen: set[str] = set()
         for active in screen.active_bindings.values():
             binding = active.binding
@@ -110,6 +137,9 @@ class TraceApp(TracetuiApp):
         self.sample = sample
         self.freeze_gc = freeze_gc
         self.expect = expect
+
+    def trace_paths(self) -> list[Path]:
+        return [self.path]
 
     def on_mount(self) -> None:
         self.push_screen(LoadingScreen(self.path))

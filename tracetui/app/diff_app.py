@@ -10,7 +10,7 @@ from textual import work
 
 from tracetui.app.app import TracetuiApp, load_failed
 from tracetui.app.messages import DiffLoaded, LoadProgress
-from tracetui.app.screens.help import Section
+from tracetui.app.screens.help import DIFF_MOUSE, Mouse, Section
 from tracetui.app.screens.loading import LoadingScreen
 
 if TYPE_CHECKING:
@@ -47,6 +47,9 @@ class DiffApp(TracetuiApp):
         self.paths = (path_a, path_b)
         self.freeze_gc = freeze_gc
 
+    def trace_paths(self) -> list[Path]:
+        return list(self.paths)
+
     def on_mount(self) -> None:
         a, b = self.paths
         self.push_screen(LoadingScreen(a, title=f"{a.name} and {b.name}"))
@@ -76,3 +79,6 @@ class DiffApp(TracetuiApp):
         from tracetui.app.widgets.diff_tree import DiffTree
 
         return [("Comparison", [*DiffTree.BINDINGS, *DiffScreen.BINDINGS]), ("Everywhere", self.everywhere())]
+
+    def help_mouse(self) -> Mouse:
+        return DIFF_MOUSE

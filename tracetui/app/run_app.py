@@ -123,12 +123,16 @@ class RunApp(TracetuiApp):
 
     def on_run_loaded(self, message: RunLoaded) -> None:
         from tracetui.app.screens.ranks import RanksScreen
+        from tracetui.insight.distributions import rank_step_times
         from tracetui.ranks.view import rank_choices, run_facts, run_notes
+        from tracetui.views.distribution import steps_across_ranks
 
         self.report = message.report
         self.choices = rank_choices(message.report)
         facts = run_facts(message.report, self.run_name)
-        self.install_screen(RanksScreen(message.tables, facts, run_notes(message.report)), RANKS)
+        steps = steps_across_ranks(rank_step_times(message.report.analysis.rank_steps))
+        screen = RanksScreen(message.tables, facts, run_notes(message.report), steps=steps)
+        self.install_screen(screen, RANKS)
         self.switch_screen(RANKS)
 
     def on_show_ranks(self, _: ShowRanks) -> None:

@@ -11,6 +11,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile, schedule
 
 from tracetui.capture.metadata import METADATA_KEY, build_metadata
+from tracetui.capture.progress import Stages
 from tracetui.workloads.registry import RunConfig
 from tracetui.workloads.runner import prepare
 
@@ -34,7 +35,22 @@ def run_capture(
     to a temporary file beside ``output`` and renamed into place, gzipped when the name ends in
     ``.gz``. Returns the metadata stored under the trace's ``"tracetui"`` key.
     """
-    prepared = prepare(config, device)
+    phases = 2 + int(config.variant.cuda_graph)  # warm-up (or compile), [CUDA graph], export
+    with Stages(phases + WAIT + WARMUP + steps) as stages:
+        return _profiled(config, output, stages, steps, with_stack, memory, device, argv)
+
+
+def _profiled(
+    config: RunConfig,
+    output: Path,
+    stages: Stages,
+    steps: int,
+    with_stack: bool,
+    memory: bool,
+    device: torch.device | None,
+    argv: list[str] | None,
+) -> dict[str, Any]:
+    prepared = prepare(config, device, stages.stage)
     on_gpu = prepared.device.type == "cuda"
     sched = {"wait": WAIT, "warmup": WARMUP, "active": steps}
     meta = build_metadata(
@@ -67,16 +83,33 @@ def run_capture(
             with_stack=with_stack,
             profile_memory=memory,
         ) as prof:
-            for i in range(WAIT + WARMUP + steps):
-                if i == WAIT + WARMUP:  # the first recorded step: the Kineto session is live
-                    prof.add_metadata_json(METADATA_KEY, json.dumps(meta))
-                prepared.step()
-                if on_gpu:
-                    torch.cuda.synchronize(prepared.device)
-                prof.step()
+            total = WAIT + WARMUP + steps
+            for i in range(total):
+                with stages.stage(step_label(i, steps)):
+                    if i == WAIT + WARMUP:  # the first recorded step: the Kineto session is live
+                        prof.add_metadata_json(METADATA_KEY, json.dumps(meta))
+                    prepared.step()
+                    if on_gpu:
+                        torch.cuda.synchronize(prepared.device)
+                    if i < total - 1:
+                        prof.step()
+            with stages.stage("exporting the trace"):
+                prof.step()  # the last active step ends: on_trace_ready exports
         if not exported:
             raise RuntimeError("the profiler never called on_trace_ready")
         tmp.replace(output)
     finally:
         tmp.unlink(missing_ok=True)
     return meta
+
+
+def step_label(index: int, active: int) -> str:
+    """``profiler step 3/5 (recording 1/3)``: the schedule's phase of step ``index``."""
+    total = WAIT + WARMUP + active
+    if index < WAIT:
+        phase = "wait"
+    elif index < WAIT + WARMUP:
+        phase = "profiler warm-up"
+    else:
+        phase = f"recording {index - WAIT - WARMUP + 1}/{active}"
+    return f"profiler step {index + 1}/{total} ({phase})"

@@ -45,7 +45,7 @@ def _header(data: dict[str, Any]) -> Text:
         text.append(shown(info["name"]), style="bold")  # outside text: file names, commands, devices
         if info["command"]:
             text.append(f"  ({shown(info['command'])})", style="dim")
-        devices = shown(", ".join(str(d) for d in info["devices"] if d)) or "no GPU"
+        devices = shown(fmt.tally(str(d) for d in info["devices"] if d)) or "no GPU"
         text.append(
             f"\n   {devices}; {fmt.count(info['steps'])} steps; {fmt.count(info['events'])} events\n",
             style="dim",

@@ -21,7 +21,6 @@ for ``n`` / ``N`` while the UI thread renders it).
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from typing import Any
 
 from tracetui.compare.alignment import Key, Row, align, gaps
 from tracetui.compare.match_keys import MatchKeys, Numbers, name_codes
+from tracetui.views.subtree import node_record
 from tracetui.views.tree import Node, NodeKey, TreeModel, single_child_chain
 
 SAME, CHANGED, ONLY_A, ONLY_B = "same", "changed", "only_a", "only_b"
@@ -474,20 +474,4 @@ def tree_records(tree: PairTree) -> list[dict[str, Any]]:
 
 
 def _node_record(node: Node | None) -> dict[str, Any] | None:
-    if node is None:
-        return None
-    return {
-        "event_id": node.event_id,
-        "kind": node.kind,
-        "name": node.full_name,
-        "label": node.name,
-        "cpu_us": _finite(node.cpu_us),
-        "gpu_us": _finite(node.gpu_us),
-        "kernels": node.kernels,
-        "gpu_events": node.gpu_events,
-    }
-
-
-def _finite(value: float | None) -> float | None:
-    """JSON has no inf/nan: null."""
-    return None if value is None or not math.isfinite(value) else value
+    return None if node is None else node_record(node)

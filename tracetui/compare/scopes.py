@@ -6,9 +6,11 @@ the trace), ``pos``/``end_pos`` (the unit's CPU subtree; annotations only), ``cp
 unit's duration; the trace's span), ``gpu_us`` (GPU work time, summed), ``gpu_busy_us`` (their
 union), ``gpu_events``, ``kernels``, ``memcpys`` and ``memsets``.
 
-Membership follows the model's own counts: an annotation call holds its CPU subtree and the GPU
-work launched from it; a step holds the events whose ``step_id`` is that step (any thread); the
-trace holds everything, orphans included.
+Membership follows the model's own counts: an annotation call holds the CPU events of its process
+that start while it is open and the GPU work launched meanwhile, from any thread
+(:func:`tracetui.trace.stats.span_work`: the backward on the autograd thread counts); a step holds
+the events whose ``step_id`` is that step (any thread); the trace holds everything, orphans
+included.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import polars as pl
 
 from tracetui.insight.report import gpu_work_union_us, span_us
 from tracetui.trace.categories import GPU_WORK
+from tracetui.trace.stats import annotation_cpu_events
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -95,17 +98,9 @@ def cpu_members(trace: Trace, kind: Kind, unit_frame: pl.DataFrame) -> pl.DataFr
     """``(unit, id)`` for every CPU-tree event in each unit (not the annotation event itself)."""
     tree = trace.events.filter(pl.col("pos").is_not_null()).select("id", "pos", "step_id")
     if kind == "annotation":
-        if unit_frame.is_empty() or tree.is_empty():
-            return pl.DataFrame(schema={"unit": pl.UInt32, "id": pl.UInt32})
-        return (
-            tree.join_where(
-                unit_frame.select("unit", pl.col("pos").alias("unit_pos"), "end_pos"),
-                pl.col("pos") > pl.col("unit_pos"),
-                pl.col("pos") < pl.col("end_pos"),
-            )
-            .select("unit", "id")
-            .sort("unit", "id")
-        )
+        spans = unit_frame.select("unit", pl.col("event_id").alias("span"))
+        members = annotation_cpu_events(trace.events).join(spans, on="span")
+        return members.select("unit", "id").sort("unit", "id")
     if kind == STEPS:
         steps = unit_frame.select("unit", pl.col("event_id").alias("step_id"))
         return tree.join(steps, on="step_id").select("unit", "id").sort("unit", "id")
@@ -115,15 +110,14 @@ def cpu_members(trace: Trace, kind: Kind, unit_frame: pl.DataFrame) -> pl.DataFr
 def gpu_members(trace: Trace, kind: Kind, unit_frame: pl.DataFrame, cpu: pl.DataFrame) -> pl.DataFrame:
     """GPU work rows (kernels, memcpys, memsets) of each unit, with a ``unit`` column.
 
-    ``cpu`` is :func:`cpu_members` of the same units: annotation work is what their calls launched.
+    ``cpu`` is :func:`cpu_members` of the same units, whose calls launched the work.
     """
+    del cpu  # the work of annotations and steps is the model's (``Trace.span_work``): their calls
     work = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK))
-    if kind == "annotation":
-        calls = cpu.rename({"id": "launch_id"})
-        return work.join(calls, on="launch_id").sort("unit", "start_ns")
-    if kind == STEPS:
-        steps = unit_frame.select("unit", pl.col("event_id").alias("step_id"))
-        return work.join(steps, on="step_id").sort("unit", "start_ns")
+    if kind in ("annotation", STEPS):
+        spans = unit_frame.select("unit", pl.col("event_id").alias("span"))
+        members = trace.span_work.join(spans, on="span").select("unit", "id")
+        return work.join(members, on="id").sort("unit", "start_ns")
     return work.with_columns(pl.lit(0, pl.UInt32).alias("unit"))
 
 

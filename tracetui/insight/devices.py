@@ -60,6 +60,11 @@ class DeviceSpec:
     measured_compute: Mapping[str, float] = field(default_factory=dict)
     measured_memory_gbs: float | None = None
     measured_source: str = ""
+    l2_mib: float | None = None
+    """L2 cache size (MiB: the architecture whitepaper's, ``cudaDeviceProp.l2CacheSize``)."""
+    measured_l2_gbs: float | None = None
+    """Copy bandwidth of a working set that stays in L2 (GB/s, read + written), where measured:
+    vendors publish no L2 bandwidth (``benchmarks/measure_l2.py`` measures it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +77,10 @@ class DevicePeaks:
     """The ``deviceProperties`` name that was looked up."""
     compute: Mapping[str, Peak] = field(hash=False)
     memory: Peak
+    l2_bytes: int | None = None
+    """L2 cache size in bytes (None: not in the table)."""
+    l2: Peak | None = None
+    """The L2 bandwidth roof for data that fits in L2 (None: not measured for this device)."""
 
     def compute_peak(self, dtype: str | None) -> Peak | None:
         """The compute roof for ``dtype`` (``bf16``, ``fp16``, ``tf32``, ``fp32``, ``fp8``, …)."""
@@ -131,6 +140,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         _HOPPER_NVL,
         4800.0,
         f"NVIDIA H200 Tensor Core GPU datasheet, H200 NVL column ({_DENSE})",
+        l2_mib=50,
     ),
     DeviceSpec(
         "NVIDIA H200 SXM",
@@ -142,6 +152,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         measured_compute={"bf16": 790.0, "fp16": 763.0, "tf32": 405.0, "fp32": 50.6, "fp8": 1444.0},
         measured_memory_gbs=4260.0,
         measured_source=_H200_MEASURED_SOURCE,
+        l2_mib=50,
     ),
     DeviceSpec(
         "NVIDIA GH200 (144 GB HBM3e)",
@@ -163,6 +174,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         _HOPPER_NVL,
         3900.0,
         f"NVIDIA H100 Tensor Core GPU datasheet, H100 NVL column ({_DENSE})",
+        l2_mib=50,
     ),
     DeviceSpec(
         "NVIDIA H100 PCIe",
@@ -178,6 +190,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         },
         2000.0,
         f"NVIDIA H100 Tensor Core GPU datasheet, H100 PCIe column ({_DENSE})",
+        l2_mib=50,
     ),
     DeviceSpec(
         "NVIDIA H100 SXM",
@@ -185,6 +198,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         _H100_SXM,
         3350.0,
         f"NVIDIA H100 Tensor Core GPU datasheet, H100 SXM column ({_DENSE})",
+        l2_mib=50,
     ),
     DeviceSpec(
         "NVIDIA A100 80GB PCIe",
@@ -192,6 +206,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         _A100,
         1935.0,
         f"NVIDIA A100 Tensor Core GPU datasheet, A100 80GB PCIe column ({_DENSE})",
+        l2_mib=40,
     ),
     DeviceSpec(
         "NVIDIA A100 40GB PCIe",
@@ -199,6 +214,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         _A100,
         1555.0,
         f"NVIDIA A100 Tensor Core GPU datasheet, A100 40GB PCIe column ({_DENSE})",
+        l2_mib=40,
     ),
     DeviceSpec(
         "NVIDIA A100 80GB SXM",
@@ -206,6 +222,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         _A100,
         2039.0,
         f"NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM column ({_DENSE})",
+        l2_mib=40,
     ),
     DeviceSpec(
         "NVIDIA A100 40GB SXM",
@@ -213,6 +230,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         _A100,
         1555.0,
         f"NVIDIA A100 Tensor Core GPU datasheet, A100 40GB SXM column ({_DENSE})",
+        l2_mib=40,
     ),
     DeviceSpec(
         "NVIDIA L40S",
@@ -220,6 +238,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         {"bf16": 362.05, "fp16": 362.05, "tf32": 183.0, "fp32": 91.6, "fp8": 733.0, "int8": 733.0},
         864.0,
         f"NVIDIA L40S datasheet ({_DENSE})",
+        l2_mib=96,
     ),
     DeviceSpec(
         "NVIDIA L40",
@@ -227,6 +246,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         {"bf16": 181.05, "fp16": 181.05, "tf32": 90.5, "fp32": 90.5, "fp8": 362.0, "int8": 362.0},
         864.0,
         f"NVIDIA L40 datasheet ({_DENSE})",
+        l2_mib=96,
     ),
     DeviceSpec(
         "NVIDIA L4",
@@ -234,6 +254,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         {"bf16": 121.0, "fp16": 121.0, "tf32": 60.0, "fp32": 30.3, "fp8": 242.5, "int8": 242.5},
         300.0,
         f"NVIDIA L4 Tensor Core GPU datasheet ({_DENSE})",
+        l2_mib=48,
     ),
     DeviceSpec(
         "NVIDIA A10G",
@@ -243,6 +264,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         "reported, not a vendor datasheet: the A10G is an AWS-only part (EC2 G5); figures as published "
         "in public A10-vs-A10G comparisons (e.g. Baseten's), memory as the A10's",
         basis="reported",
+        l2_mib=6,
     ),
     DeviceSpec(
         "NVIDIA A10",
@@ -250,6 +272,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         {"bf16": 125.0, "fp16": 125.0, "tf32": 62.5, "fp32": 31.2, "int8": 250.0},
         600.0,
         f"NVIDIA A10 Tensor Core GPU datasheet ({_DENSE})",
+        l2_mib=6,
     ),
     DeviceSpec(
         "NVIDIA GeForce RTX 4090",
@@ -258,6 +281,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         1008.0,
         "NVIDIA Ada Lovelace GPU architecture whitepaper, GeForce RTX 4090 column (tensor rates with FP32 "
         "accumulate, dense)",
+        l2_mib=72,
     ),
     DeviceSpec(
         "NVIDIA GeForce RTX 3090",
@@ -266,6 +290,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         936.0,
         "NVIDIA Ampere GA102 GPU architecture whitepaper, GeForce RTX 3090 column (tensor rates with FP32 "
         "accumulate, dense)",
+        l2_mib=6,
     ),
     DeviceSpec(
         "NVIDIA V100 PCIe",
@@ -273,6 +298,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         {"fp16": 112.0, "fp32": 14.0, "fp64": 7.0},
         900.0,
         "NVIDIA Tesla V100 datasheet, PCIe column (no bf16 or tf32 on Volta)",
+        l2_mib=6,
     ),
     DeviceSpec(
         "NVIDIA V100 SXM2",
@@ -280,6 +306,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         {"fp16": 125.0, "fp32": 15.7, "fp64": 7.8},
         900.0,
         "NVIDIA Tesla V100 datasheet, SXM2 column (no bf16 or tf32 on Volta)",
+        l2_mib=6,
     ),
     DeviceSpec(
         "NVIDIA T4",
@@ -287,6 +314,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         {"fp16": 65.0, "fp32": 8.1, "int8": 130.0},
         320.0,
         "NVIDIA T4 Tensor Core GPU datasheet (no bf16 or tf32 on Turing)",
+        l2_mib=4,
     ),
 )
 """Most specific first; :func:`peaks_for` takes the first whose pattern matches."""
@@ -348,9 +376,20 @@ def peaks_for(
             f"{short} {'datasheet' if spec.basis == 'datasheet' else 'reported'} memory bandwidth",
             spec.source,
         )
+    l2 = None
+    if prefer == "measured" and spec.measured_l2_gbs is not None:
+        l2 = Peak(
+            spec.measured_l2_gbs,
+            "GB/s",
+            "measured",
+            f"measured L2-resident copy on {short}",
+            spec.measured_source,
+        )
     return DevicePeaks(
         device=spec.device,
         query=device_name,
         compute=MappingProxyType(compute),
         memory=memory,
+        l2_bytes=None if spec.l2_mib is None else int(spec.l2_mib * 2**20),
+        l2=l2,
     )

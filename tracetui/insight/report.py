@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from tracetui.formatting import duration_expr, percent_expr
+from tracetui.formatting import count_expr, duration_expr, percent_expr
 from tracetui.insight.compile_names import COMPILED_REGION, compile_wrapper
 from tracetui.insight.flops import op_cost_columns
 from tracetui.insight.kernel_names import kernel_name_columns
-from tracetui.insight.roofline import roofline_columns
+from tracetui.insight.roofline import MATRIX_KINDS, roofline_columns
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.stats import DUR_NS, mean_us, merged_intervals, sum_us
 
@@ -35,7 +35,7 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
     counted twice. Memcpys carry their ``bytes`` arg; memsets nothing.
     """
     gpu = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)).select(
-        "id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes"
+        "id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes", grid_blocks()
     )
     names = kernel_name_columns(gpu["name"]).select("name", *KERNEL_FIELDS, "notes")
     ops = (
@@ -57,14 +57,35 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
         .then(pl.col("bytes_right"))
         .when(pl.col("cat") == "gpu_memcpy")
         .then(pl.col("bytes")),
+        # an op's cost is read against its own kind's roof: the attention op's seed kernel too
+        roof_kind=pl.when(pl.col("cost_kind").is_in(list(MATRIX_KINDS)))
+        .then(pl.col("cost_kind"))
+        .otherwise(pl.col("kind")),
     ).drop("bytes_right")
+
+
+def grid_blocks() -> pl.Expr:
+    """``blocks``: the number of thread blocks of a kernel's ``grid`` (``[x, y, z]``), null without one."""
+    sizes = pl.col("grid").str.extract_all(r"[0-9]+").list.eval(pl.element().cast(pl.Int64, strict=False))
+    return (
+        pl.when(sizes.list.len() > 0)
+        .then(sizes.list.eval(pl.element().product()).list.first())
+        .alias("blocks")
+    )
 
 
 def kernel_insight(trace: Trace) -> pl.DataFrame:
     """:func:`kernel_costs` with each event's roofline (rates over its op's kernel time)."""
     rows = kernel_costs(trace)
-    dropped = ("name", "cat", "dur", "start_ns", "end_ns", "device")
-    return _with_roofline(trace, rows, "op_kernel_us").sort("id").drop(dropped)
+    dropped = ("name", "cat", "dur", "start_ns", "end_ns", "device", "op_blocks")
+    # read as the op's: its kernels share its rate, its kernel time and its largest grid
+    rows = rows.with_columns(
+        op_blocks=pl.when(pl.col("launch_op_id").is_not_null())
+        .then(pl.col("blocks").max().over("launch_op_id"))
+        .otherwise(pl.col("blocks"))
+    )
+    read = _with_roofline(trace, rows, "op_kernel_us", call_dur="op_kernel_us", blocks="op_blocks")
+    return read.sort("id").drop(dropped)
 
 
 def kernels_table(trace: Trace) -> pl.DataFrame:
@@ -139,42 +160,101 @@ def kernel_rooflines(trace: Trace) -> pl.DataFrame:
         (pl.col("bytes") * share).sum().alias("bytes"),
         pl.col("cost_dtype").drop_nulls().first(),
         pl.col("kind").first(),
+        pl.col("roof_kind").first(),
         pl.col("short").first(),
+        pl.col("blocks").median(),
     )
-    return _with_roofline(trace, totals, "time_us").sort(["time_us", "name"], descending=[True, False])
+    totals = totals.with_columns(call_us=pl.col("time_us") / pl.col("calls"))
+    return _with_roofline(trace, totals, "time_us", call_dur="call_us", blocks="blocks").sort(
+        ["time_us", "name"], descending=[True, False]
+    )
 
 
-def _with_roofline(trace: Trace, rows: pl.DataFrame, dur: str) -> pl.DataFrame:
-    """``rows`` with roofline columns against each row's device peaks."""
-    device_names = {d.get("id"): d.get("name") for d in trace.devices}
+def _with_roofline(trace: Trace, rows: pl.DataFrame, dur: str, call_dur: str, blocks: str) -> pl.DataFrame:
+    """``rows`` with roofline columns against each row's device peaks (and SM count)."""
+    devices = {d.get("id"): d for d in trace.devices}
+
+    def read(part: pl.DataFrame, device: dict[str, object]) -> pl.DataFrame:
+        sms = device.get("numSms")
+        return roofline_columns(
+            part,
+            device.get("name"),  # type: ignore[arg-type]
+            dur=dur,
+            call_dur=call_dur,
+            blocks=blocks,
+            dtype="cost_dtype",
+            kind="roof_kind",
+            sms=sms if isinstance(sms, int) and sms > 0 else None,
+        )
+
     parts = [
-        roofline_columns(part, device_names.get(device), dur=dur, dtype="cost_dtype", kind="kind")
+        read(part, devices.get(device, {}))
         for (device,), part in rows.group_by("device", maintain_order=True)
-    ] or [roofline_columns(rows, None, dur=dur, dtype="cost_dtype", kind="kind")]
-    return pl.concat(parts, how="diagonal_relaxed")
+    ]
+    return pl.concat(parts or [read(rows, {})], how="diagonal_relaxed")
 
 
 def step_verdicts(trace: Trace) -> pl.DataFrame:
     """Per step: GPU busy share of the step, idle gaps, CPU launch time vs GPU time, a verdict."""
-    steps = trace.step_instances
-    work = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("step_id").is_not_null())
-    return _verdicts(steps, work.rename({"step_id": "span"}), _sync_time(trace, "step_id"))
+    return _verdicts(trace.step_instances, trace.span_work, _sync_time(trace, "step_id"))
 
 
 def annotation_verdicts(trace: Trace) -> pl.DataFrame:
     """Per annotation instance: the same reading as :func:`step_verdicts`, over the annotation."""
-    spans = trace.annotation_instances
-    calls = trace.events.select(pl.col("id").alias("launch_id"), pl.col("pos").alias("call_pos"))
-    work = (
-        trace.gpu.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("launch_id").is_not_null())
-        .join(calls, on="launch_id")
-        .join_where(
-            spans.select(pl.col("id").alias("span"), "pos", "end_pos"),
-            pl.col("call_pos") >= pl.col("pos"),
-            pl.col("call_pos") < pl.col("end_pos"),
+    return _verdicts(trace.annotation_instances, trace.span_work, _sync_time(trace, "annotation_id"))
+
+
+def thread_splits(trace: Trace) -> pl.DataFrame:
+    """``(span, split)`` for each step and annotation instance with kernels launched from another
+    thread while it was open: ``358 here + 666 on pt_autograd_0`` (``here``: its own thread)."""
+    return split_text(trace.span_threads, "span", "kernels")
+
+
+def annotation_threads(trace: Trace) -> pl.DataFrame:
+    """Per annotation name and launching thread: the work launched while a call was open, per call
+    (``kernels_per_call``, ``memcpys_per_call``, ``memsets_per_call``, ``gpu_events_per_call``,
+    ``gpu_us_per_call``); per name its own thread (``here``) first, then by kernels."""
+    calls = trace.annotation_instances.select(pl.col("id").alias("span"), "name")
+    counts = ["kernels", "memcpys", "memsets", "gpu_events", "gpu_us"]
+    return (
+        trace.span_threads.join(calls, on="span")
+        .group_by("name", "thread", "here")
+        .agg(pl.col(*counts).sum())
+        .join(calls.group_by("name").len("calls"), on="name")
+        .select(
+            "name", "thread", "here", *((pl.col(c) / pl.col("calls")).alias(f"{c}_per_call") for c in counts)
         )
+        .sort(["name", "here", "kernels_per_call", "thread"], descending=[False, True, True, False])
     )
-    return _verdicts(spans, work, _sync_time(trace, "annotation_id"))
+
+
+def annotation_thread_splits(trace: Trace) -> pl.DataFrame:
+    """``(name, split)``: :func:`thread_splits` per annotation name, in kernels per call."""
+    return split_text(annotation_threads(trace), "name", "kernels_per_call")
+
+
+def split_text(threads: pl.DataFrame, key: str, value: str) -> pl.DataFrame:
+    """``(key, split)``: per ``key``, ``value`` on its own thread (``here``) then on each other
+    thread (``thread``) with some, largest first; only keys with some on another thread."""
+    others = threads.filter(~pl.col("here") & (pl.col(value) > 0))
+    if others.is_empty():
+        return pl.DataFrame(schema={key: threads.schema[key], "split": pl.String})
+    here = threads.filter(pl.col("here")).group_by(key).agg(pl.col(value).sum().alias("here_value"))
+    parts = (
+        others.sort([key, value, "thread"], descending=[False, True, False])
+        .group_by(key, maintain_order=True)
+        .agg(pl.format("{} on {}", count_expr(pl.col(value)), pl.col("thread")).str.join(" + ").alias("rest"))
+    )
+    return (
+        parts.join(here, on=key, how="left")
+        .select(
+            key,
+            pl.format("{} here + {}", count_expr(pl.col("here_value").fill_null(0)), pl.col("rest")).alias(
+                "split"
+            ),
+        )
+        .sort(key)
+    )
 
 
 def _sync_time(trace: Trace, by: str) -> pl.DataFrame:
@@ -184,14 +264,25 @@ def _sync_time(trace: Trace, by: str) -> pl.DataFrame:
 
 
 def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl.DataFrame:
+    """The reading of each span (steps or annotation instances, with their work and idle gaps from
+    :func:`tracetui.trace.stats.span_instances`)."""
     gpu_end = work.group_by("span").agg(pl.col("end_ns").max().alias("gpu_end"))
-    gaps = _idle_gaps(work)
     table = (
-        spans.select("id", "name", "start_ns", "end_ns", "dur", "gpu_us", "gpu_busy_us", "gpu_events")
+        spans.select(
+            "id",
+            "name",
+            "start_ns",
+            "end_ns",
+            "dur",
+            "gpu_us",
+            "gpu_busy_us",
+            "gpu_events",
+            "idle_gaps",
+            "largest_gap_us",
+        )
         .join(gpu_end, left_on="id", right_on="span", how="left")
-        .join(gaps, left_on="id", right_on="span", how="left")
         .join(sync, left_on="id", right_on="span", how="left")
-        .with_columns(pl.col("sync_us", "idle_gaps", "largest_gap_us").fill_null(0))
+        .with_columns(pl.col("sync_us").fill_null(0))
         .with_columns(window_us=(pl.max_horizontal("end_ns", "gpu_end") - pl.col("start_ns")) / 1000.0)
         .with_columns(
             cpu_launch_us=(pl.col("dur") - pl.col("sync_us")).clip(0),
@@ -226,16 +317,6 @@ def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl
         .otherwise(pl.lit("gpu-waits"))
     )
     return table.with_columns(bound=bound, verdict=verdict).drop("end_ns", "gpu_end").sort("start_ns")
-
-
-def _idle_gaps(work: pl.DataFrame, min_gap_ns: int = 1000) -> pl.DataFrame:
-    """Per span: number of gaps ≥ 1 µs between GPU work and the largest one (µs)."""
-    busy = merged_intervals(work, "span")
-    gaps = busy.with_columns(gap=pl.col("start_ns") - pl.col("end_ns").shift(1).over("span"))
-    return gaps.group_by("span").agg(
-        (pl.col("gap") >= min_gap_ns).sum().alias("idle_gaps"),
-        (pl.col("gap").max().fill_null(0) / 1000.0).alias("largest_gap_us"),
-    )
 
 
 def compile_overheads(trace: Trace) -> pl.DataFrame:

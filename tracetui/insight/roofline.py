@@ -15,9 +15,22 @@ and the device's peaks (:mod:`tracetui.insight.devices`):
 A kernel with bytes but no FLOPs (a copy, a fill, a memcpy) counts as 0 FLOPs: memory-bound. Without
 bytes there is no intensity and so no verdict, only the achieved rate.
 The verdict reads e.g. ``memory-bound: 4.04 TB/s = 95% of 4.26 TB/s (measured device copy on H200
-SXM)``; without peaks (unknown device) it lists the achieved rates only.
-:func:`roofline_columns` computes the same columns for a whole kernels frame with polars
-expressions, and its ``verdict`` text is identical to :func:`roofline`'s.
+SXM)``; without peaks (unknown device) it lists the achieved rates only. Two readings refine it:
+
+- **Above a roof** the verdict says why. Faster than the DRAM roof with a working set that fits in
+  L2: ``… ; above the DRAM roof: data likely L2-resident (36.0 MiB fits in the 50.0 MiB L2)``, and
+  where the device's L2 bandwidth is measured, the fraction is of that L2 roof instead
+  (``memory-bound (L2): …``). Faster with more data than L2 holds, or above the compute roof: the
+  op's shapes overstate what this kernel did (an in-place op, a broadcast, work shared by kernels).
+  Above it by less than :data:`ABOVE_ROOF` (a measured roof is itself a measurement):
+  ``… = 103% of 4.26 TB/s (…); at the roof (within the 5 % a measured roof is good to)``.
+- **Latency/launch-bound**: a kernel far below its roof (under :data:`LOW_FRACTION`) that is too
+  short to fill the GPU (under :data:`SHORT_US`) or launched with fewer blocks than the device has
+  SMs: ``latency/launch-bound: only 2.94 µs of GPU time, too short to fill the GPU, grid 16 blocks
+  on 132 SMs; 27.0 GB/s = 1% of …``.
+
+:func:`roofline_columns` computes the columns for a whole kernels frame with polars expressions;
+:func:`roofline` is the same computation for one kernel.
 """
 
 from __future__ import annotations
@@ -26,12 +39,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from tracetui.formatting import (
-    byte_rate,
     byte_rate_expr,
-    flops_rate,
+    duration_expr,
+    fixed_expr,
     flops_rate_expr,
-    percent,
     percent_expr,
+    size_expr,
 )
 from tracetui.insight.devices import DTYPE_ALIASES, DevicePeaks, Peak, peaks_for
 
@@ -41,7 +54,10 @@ if TYPE_CHECKING:
     from tracetui.insight.kernel_names import KernelName
 
 __all__ = [
+    "ABOVE_ROOF",
+    "LOW_FRACTION",
     "MATRIX_KINDS",
+    "SHORT_US",
     "Roofline",
     "roof_dtype",
     "roofline",
@@ -50,8 +66,15 @@ __all__ = [
 
 MATRIX_KINDS = frozenset({"gemm", "convolution", "attention", "template"})
 """Kernel/op kinds that run on tensor cores and so get the dtype's matrix roof."""
+SHORT_US = 10.0
+"""A kernel shorter than this (µs) cannot amortise its launch and ramp: a few µs of fixed cost."""
+LOW_FRACTION = 0.25
+"""Below this share of its roof a short or small-grid kernel is latency/launch-bound."""
+ABOVE_ROOF = 1.05
+"""Above this share of its roof a kernel is beyond what the roof allows (a measured roof is itself a
+measurement: within 5 % of it is at the roof)."""
 
-Bound = Literal["compute-bound", "memory-bound"]
+Bound = Literal["compute-bound", "memory-bound", "latency-bound"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +93,8 @@ class Roofline:
     """FLOP per byte where the compute and memory roofs meet."""
     bound: Bound | None
     fraction: float | None
-    """Achieved over attainable (0–1, can exceed 1 when the roof is a measured one)."""
+    """Achieved over attainable (0–1; above 1 the verdict says why)."""
     verdict: str
-
-
-# --------------------------------------------------------------------------------------------
-# scalar
 
 
 def roof_dtype(dtype: str | None, kernel: KernelName | None = None) -> str | None:
@@ -102,60 +121,51 @@ def roofline(
     dtype: str | None = None,
     *,
     matrix: bool = True,
+    blocks: int | None = None,
+    sms: int | None = None,
 ) -> Roofline:
-    """Achieved rates and the bound verdict for one kernel.
+    """Achieved rates and the bound verdict for one kernel: :func:`roofline_columns` on one row.
 
     ``peaks`` is a :class:`DevicePeaks` or a ``deviceProperties`` name (looked up with
     :func:`peaks_for`); ``matrix`` says whether the kernel runs on tensor cores (see
-    :data:`MATRIX_KINDS`), which picks the dtype's matrix roof rather than the fp32 CUDA-core roof.
+    :data:`MATRIX_KINDS`), which picks the dtype's matrix roof rather than the fp32 CUDA-core roof;
+    ``blocks`` is its grid's size and ``sms`` the device's SM count, where known.
     """
+    import polars as pl
+
     device = peaks_for(peaks) if isinstance(peaks, str) else peaks
-    if dur_us is None or not dur_us > 0:
-        return Roofline(None, None, None, None, None, None, None, None, "no duration")
-    if flops is None and bytes_moved is None:
-        return Roofline(None, None, None, None, None, None, None, None, "")
-    tflops = flops / dur_us / 1e6 if flops is not None else None
-    gbs = bytes_moved / dur_us / 1e3 if bytes_moved is not None else None
-    work = flops if flops is not None else 0.0
-    intensity = work / bytes_moved if bytes_moved else None
-    compute = memory = None
-    ridge: float | None = None
-    bound: Bound | None = None
-    fraction: float | None = None
-    if device is not None:
-        compute = device.compute_peak(dtype if matrix else "fp32")
-        memory = device.memory
-        if compute is not None:
-            ridge = compute.value * 1e3 / memory.value
-        if intensity is not None and (ridge is not None or work == 0):
-            bound = "compute-bound" if ridge is not None and intensity >= ridge else "memory-bound"
-        if bound == "compute-bound" and compute is not None:
-            fraction = (work / dur_us / 1e6) / compute.value
-        elif bound == "memory-bound" and gbs is not None:
-            fraction = gbs / memory.value
-    if bound is not None and fraction is not None:
-        if bound == "compute-bound" and compute is not None:
-            achieved, roof, label = (
-                flops_rate(work / dur_us / 1e6),
-                flops_rate(compute.value),
-                compute.label,
-            )
-        else:
-            assert memory is not None and gbs is not None
-            achieved, roof, label = byte_rate(gbs), byte_rate(memory.value), memory.label
-        verdict = f"{bound}: {achieved} = {percent(fraction * 100)} of {roof} ({label})"
-    else:
-        verdict = ", ".join(
-            [
-                *([flops_rate(tflops)] if tflops is not None else []),
-                *([byte_rate(gbs)] if gbs is not None else []),
-            ]
-        )
-    return Roofline(tflops, gbs, intensity, compute, memory, ridge, bound, fraction, verdict)
-
-
-# --------------------------------------------------------------------------------------------
-# polars
+    row = pl.DataFrame(
+        {
+            "flops": [flops],
+            "bytes": [bytes_moved],
+            "dur": [dur_us],
+            "dtype": [dtype],
+            "kind": ["gemm" if matrix else "pointwise"],
+            "blocks": [blocks],
+        },
+        schema={
+            "flops": pl.Float64,
+            "bytes": pl.Float64,
+            "dur": pl.Float64,
+            "dtype": pl.String,
+            "kind": pl.String,
+            "blocks": pl.Int64,
+        },
+    )
+    out = roofline_columns(row, device, sms=sms).row(0, named=True)
+    compute = device.compute_peak(dtype if matrix else "fp32") if device is not None else None
+    valid = dur_us is not None and dur_us > 0 and (flops is not None or bytes_moved is not None)
+    return Roofline(
+        out["tflops"],
+        out["gbs"],
+        out["intensity"],
+        compute if valid else None,
+        device.memory if device is not None and valid else None,
+        out["ridge"] if valid else None,
+        out["bound"],
+        out["roof_fraction"],
+        out["verdict"],
+    )
 
 
 def roofline_columns(
@@ -167,32 +177,32 @@ def roofline_columns(
     dur: str = "dur",
     dtype: str = "dtype",
     kind: str = "kind",
+    call_dur: str | None = None,
+    blocks: str = "blocks",
+    sms: int | None = None,
 ) -> pl.DataFrame:
     """``df`` with roofline columns added, computed with polars expressions (no Python per row).
 
     Reads ``flops`` and ``bytes_col`` (numbers, null when unknown), ``dur`` (µs) and, when present,
-    ``dtype`` (roof dtype, see :func:`roof_dtype`) and ``kind`` (matrix kinds get the dtype's roof,
-    others the fp32 CUDA-core roof). Adds ``tflops``, ``gbs``, ``intensity``, ``peak_tflops``,
-    ``peak_gbs``, ``ridge``, ``bound``, ``roof_fraction`` (Float64/str) and ``verdict`` (str, the
-    same text as :func:`roofline`).
+    ``dtype`` (roof dtype, see :func:`roof_dtype`), ``kind`` (matrix kinds get the dtype's roof,
+    others the fp32 CUDA-core roof) and ``blocks`` (the grid's size). ``call_dur`` is the duration
+    of one call where a row sums several (default ``dur``); ``sms`` the device's SM count. Adds
+    ``tflops``, ``gbs``, ``intensity``, ``peak_tflops``, ``peak_gbs``, ``ridge``, ``bound``,
+    ``roof_fraction`` (Float64/str) and ``verdict`` (str).
     """
     import polars as pl
 
     device = peaks_for(device_name) if isinstance(device_name, str) else device_name
-    f = pl.col(flops).cast(pl.Float64)
-    b = pl.col(bytes_col).cast(pl.Float64)
-    d = pl.col(dur).cast(pl.Float64)
-    valid = d.is_not_null() & (d > 0) & (f.is_not_null() | b.is_not_null())
-    work = f.fill_null(0.0)
-    tflops = pl.when(valid & f.is_not_null()).then(f / d / 1e6)
-    gbs = pl.when(valid & b.is_not_null()).then(b / d / 1e3)
-    intensity = pl.when(valid & b.is_not_null() & (b > 0)).then(work / b)
+    col = pl.col
+    f, b, d = (col(c).cast(pl.Float64) for c in (flops, bytes_col, dur))
     if dtype in df.columns:
-        roof_key = pl.col(dtype).cast(pl.String).str.to_lowercase()
+        roof_key = col(dtype).cast(pl.String).str.to_lowercase()
     else:
         roof_key = pl.lit(None, dtype=pl.String)
     if kind in df.columns:
-        roof_key = pl.when(pl.col(kind).is_in(list(MATRIX_KINDS))).then(roof_key).otherwise(pl.lit("fp32"))
+        roof_key = pl.when(col(kind).is_in(list(MATRIX_KINDS))).then(roof_key).otherwise(pl.lit("fp32"))
+    none_f, none_s = pl.lit(None, pl.Float64), pl.lit(None, pl.String)
+    peak_t, label_t, peak_b, label_b = none_f, none_s, none_f, none_s
     if device is not None:
         keys = {k: k for k in device.compute} | {
             alias: canonical for alias, canonical in DTYPE_ALIASES.items() if canonical in device.compute
@@ -201,79 +211,156 @@ def roofline_columns(
         labels = {k: device.compute[c].label for k, c in keys.items()}
         peak_t = roof_key.replace_strict(values, default=None, return_dtype=pl.Float64)
         label_t = roof_key.replace_strict(labels, default=None, return_dtype=pl.String)
-        peak_b = pl.lit(device.memory.value, dtype=pl.Float64)
-        label_b = pl.lit(device.memory.label)
-    else:
-        peak_t = pl.lit(None, dtype=pl.Float64)
-        label_t = pl.lit(None, dtype=pl.String)
-        peak_b = pl.lit(None, dtype=pl.Float64)
-        label_b = pl.lit(None, dtype=pl.String)
-    ridge = peak_t * 1e3 / peak_b
-    has_bytes = b.is_not_null() & (b > 0)
-    bound = (
-        pl.when(~valid | peak_b.is_null())
-        .then(pl.lit(None, dtype=pl.String))
-        .when(has_bytes & ridge.is_not_null() & (work / b >= ridge))
+        peak_b, label_b = pl.lit(device.memory.value, pl.Float64), pl.lit(device.memory.label)
+    l2 = device.l2 if device is not None else None
+    l2_bytes = device.l2_bytes if device is not None else None
+    # Stages of small expressions (one big nested expression takes polars ~1 s to plan).
+    staged = df.with_columns(
+        _f=f,
+        _b=b,
+        _d=d,
+        _one=col(call_dur).cast(pl.Float64) if call_dur is not None else d,
+        _grid=col(blocks).cast(pl.Float64) if blocks in df.columns else none_f,
+        _valid=d.is_not_null() & (d > 0) & (f.is_not_null() | b.is_not_null()),
+        peak_tflops=peak_t,
+        _label_t=label_t,
+        peak_gbs=peak_b,
+    ).with_columns(
+        _work=col("_f").fill_null(0.0),
+        _achieved_b=col("_b") / col("_d") / 1e3,
+        ridge=col("peak_tflops") * 1e3 / col("peak_gbs"),
+        _has_bytes=col("_b").is_not_null() & (col("_b") > 0),
+    )
+    staged = staged.with_columns(
+        tflops=pl.when(col("_valid") & col("_f").is_not_null()).then(col("_f") / col("_d") / 1e6),
+        gbs=pl.when(col("_valid") & col("_b").is_not_null()).then(col("_achieved_b")),
+        intensity=pl.when(col("_valid") & col("_has_bytes")).then(col("_work") / col("_b")),
+        _achieved_t=col("_work") / col("_d") / 1e6,
+        _roof=pl.when(~col("_valid") | col("peak_gbs").is_null())
+        .then(none_s)
+        .when(col("_has_bytes") & col("ridge").is_not_null() & (col("_work") / col("_b") >= col("ridge")))
         .then(pl.lit("compute-bound"))
-        .when(has_bytes & (ridge.is_not_null() | (work == 0)))
-        .then(pl.lit("memory-bound"))
+        .when(col("_has_bytes") & (col("ridge").is_not_null() | (col("_work") == 0)))
+        .then(pl.lit("memory-bound")),
     )
-    achieved_t = work / d / 1e6
-    fraction = (
-        pl.when(bound == "compute-bound")
-        .then(achieved_t / peak_t)
-        .when((bound == "memory-bound") & b.is_not_null())
-        .then(b / d / 1e3 / peak_b)
+    # above the DRAM roof with a working set (per call) that fits in L2: L2-resident
+    staged = staged.with_columns(
+        _call_bytes=col("_b") * col("_one") / col("_d"),
+        _dram=col("_achieved_b") / col("peak_gbs"),
+    ).with_columns(
+        _in_l2=(col("_roof") == "memory-bound")
+        & (col("_dram") > ABOVE_ROOF)
+        & (col("_call_bytes") <= pl.lit(l2_bytes, pl.Float64)).fill_null(False)
     )
-    pct = percent_expr(fraction * 100)
-    compute_text = pl.concat_str(
-        [
-            pl.lit("compute-bound: "),
-            flops_rate_expr(achieved_t),
-            pl.lit(" = "),
-            pct,
-            pl.lit(" of "),
-            flops_rate_expr(peak_t),
-            pl.lit(" ("),
-            label_t,
-            pl.lit(")"),
-        ]
+    on_l2 = col("_in_l2") & pl.lit(l2 is not None)
+    staged = staged.with_columns(
+        _on_l2=on_l2,
+        roof_fraction=pl.when(col("_roof") == "compute-bound")
+        .then(col("_achieved_t") / col("peak_tflops"))
+        .when(on_l2)
+        .then(col("_achieved_b") / pl.lit(l2.value if l2 else None, pl.Float64))
+        .when((col("_roof") == "memory-bound") & col("_b").is_not_null())
+        .then(col("_dram")),
+        _memory_roof=pl.when(on_l2)
+        .then(pl.lit(l2.value if l2 else None, pl.Float64))
+        .otherwise(col("peak_gbs")),
+        _memory_label=pl.when(on_l2).then(pl.lit(l2.label if l2 else None)).otherwise(label_b),
     )
-    memory_text = pl.concat_str(
-        [
-            pl.lit("memory-bound: "),
-            byte_rate_expr(b / d / 1e3),
-            pl.lit(" = "),
-            pct,
-            pl.lit(" of "),
-            byte_rate_expr(peak_b),
-            pl.lit(" ("),
-            label_b,
-            pl.lit(")"),
-        ]
+    small_grid = col("_grid") < pl.lit(sms, pl.Float64) if sms is not None else pl.lit(False)
+    staged = staged.with_columns(
+        _latency=(
+            col("_roof").is_not_null()
+            & (col("roof_fraction") < LOW_FRACTION)
+            & ((col("_one") < SHORT_US) | small_grid.fill_null(False))
+        ).fill_null(False),
+        _pct=percent_expr(col("roof_fraction") * 100),
     )
-    rates_text = pl.concat_str(
-        [flops_rate_expr(f / d / 1e6), byte_rate_expr(b / d / 1e3)], separator=", ", ignore_nulls=True
+    compute_rate = pl.format(
+        "{} = {} of {} ({})",
+        flops_rate_expr(col("_achieved_t")),
+        col("_pct"),
+        flops_rate_expr(col("peak_tflops")),
+        col("_label_t"),
+    )
+    memory_rate = pl.format(
+        "{} = {} of {} ({})",
+        byte_rate_expr(col("_achieved_b")),
+        col("_pct"),
+        byte_rate_expr(col("_memory_roof")),
+        col("_memory_label"),
+    )
+    fits = pl.format(
+        "{} fits in the {} L2", size_expr(col("_call_bytes")), size_expr(pl.lit(l2_bytes, pl.Float64))
+    )
+    blocks_word = pl.when(col("_grid") == 1).then(pl.lit("block")).otherwise(pl.lit("blocks"))
+    grid_text = pl.format("grid {} {} on {} SMs", fixed_expr(col("_grid"), 0), blocks_word, pl.lit(sms))
+    staged = staged.with_columns(
+        _rate=pl.when(col("_roof") == "compute-bound").then(compute_rate).otherwise(memory_rate),
+        _why=pl.when(col("_on_l2"))
+        .then(pl.format("; above the {} DRAM roof: {}", byte_rate_expr(col("peak_gbs")), fits))
+        .when(col("_in_l2"))
+        .then(pl.format("; above the DRAM roof: data likely L2-resident ({})", fits))
+        .when(col("roof_fraction") > ABOVE_ROOF)
+        .then(
+            pl.lit(
+                "; above the roof: the op's shapes overstate what this kernel did (in place, broadcast, "
+                "or work shared with its other kernels)"
+            )
+        )
+        .when(col("roof_fraction") > 1)
+        .then(pl.lit("; at the roof (within the 5 % a measured roof is good to)"))
+        .otherwise(pl.lit("")),
+        _reason=pl.concat_str(
+            [
+                pl.when(col("_one") < SHORT_US).then(
+                    pl.format("only {} of GPU time, too short to fill the GPU", duration_expr(col("_one")))
+                ),
+                pl.when(col("_grid").is_not_null() & pl.lit(sms is not None)).then(grid_text),
+            ],
+            separator=", ",
+            ignore_nulls=True,
+        ),
+        _rates=pl.concat_str(
+            [flops_rate_expr(col("_f") / col("_d") / 1e6), byte_rate_expr(col("_achieved_b"))],
+            separator=", ",
+            ignore_nulls=True,
+        ),
     )
     verdict = (
-        pl.when(d.is_null() | ~(d > 0))
+        pl.when(col("_d").is_null() | ~(col("_d") > 0))
         .then(pl.lit("no duration"))
-        .when(~valid)
+        .when(~col("_valid"))
         .then(pl.lit(""))
-        .when((bound == "compute-bound") & fraction.is_not_null())
-        .then(compute_text)
-        .when((bound == "memory-bound") & fraction.is_not_null())
-        .then(memory_text)
-        .otherwise(rates_text)
+        .when(col("_latency"))
+        .then(pl.format("latency/launch-bound: {}; {}", col("_reason"), col("_rate")))
+        .when(col("_roof").is_not_null() & col("roof_fraction").is_not_null())
+        .then(
+            pl.format(
+                "{}: {}{}",
+                pl.when(col("_on_l2")).then(pl.lit("memory-bound (L2)")).otherwise(col("_roof")),
+                col("_rate"),
+                col("_why"),
+            )
+        )
+        .otherwise(col("_rates"))
     )
-    return df.with_columns(
-        tflops.alias("tflops"),
-        gbs.alias("gbs"),
-        intensity.alias("intensity"),
-        peak_t.alias("peak_tflops"),
-        peak_b.alias("peak_gbs"),
-        ridge.alias("ridge"),
-        bound.alias("bound"),
-        fraction.alias("roof_fraction"),
-        verdict.alias("verdict"),
+    bound = (
+        pl.when(col("roof_fraction").is_null())
+        .then(none_s)
+        .when(col("_latency"))
+        .then(pl.lit("latency-bound"))
+        .otherwise(col("_roof"))
     )
+    out = staged.with_columns(bound.alias("bound"), verdict.alias("verdict"))
+    columns = [
+        "tflops",
+        "gbs",
+        "intensity",
+        "peak_tflops",
+        "peak_gbs",
+        "ridge",
+        "bound",
+        "roof_fraction",
+        "verdict",
+    ]
+    return df.drop([c for c in columns if c in df.columns]).hstack(out.select(columns))

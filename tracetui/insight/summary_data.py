@@ -14,17 +14,22 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from tracetui.insight.distributions import distribution_record, gpu_distributions, step_distribution
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.memory import memory_of
 from tracetui.insight.memory_data import memory_data
 from tracetui.insight.report import (
+    annotation_thread_splits,
+    annotation_threads,
     annotation_verdicts,
     compile_overheads,
     gpu_work_union_us,
     kernel_rooflines,
     span_us,
     step_verdicts,
+    thread_splits,
 )
+from tracetui.trace.nesting import PROFILER_OVERLAP
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -56,11 +61,19 @@ def _naming(trace: Trace) -> dict[str, Any]:
 
 
 def _computed(trace: Trace) -> dict[str, Any]:
-    annotations = trace.annotations.join(_mean_verdicts(annotation_verdicts(trace)), on="name", how="left")
-    steps = trace.steps.join(
-        step_verdicts(trace).select("id", "gpu_busy_pct", "cpu_launch_us", "bound", "verdict"),
-        on="id",
-        how="left",
+    annotations = (
+        trace.annotations.join(_mean_verdicts(annotation_verdicts(trace)), on="name", how="left")
+        .join(annotation_thread_splits(trace).rename({"split": "kernels_split"}), on="name", how="left")
+        .join(_annotation_threads(trace), on="name", how="left")
+    )
+    steps = (
+        trace.steps.join(
+            step_verdicts(trace).select("id", "gpu_busy_pct", "cpu_launch_us", "bound", "verdict"),
+            on="id",
+            how="left",
+        )
+        .join(thread_splits(trace).rename({"span": "id", "split": "kernels_split"}), on="id", how="left")
+        .join(_step_threads(trace), on="id", how="left")
     )
     naming = _naming(trace)
     return {
@@ -95,6 +108,11 @@ def _computed(trace: Trace) -> dict[str, Any]:
                 "kernels",
                 "memcpys",
                 "memsets",
+                "idle_gaps",
+                "largest_gap_us",
+                "kernels_here",
+                "kernels_split",
+                "threads",
                 "bound",
                 "verdict",
             ],
@@ -106,6 +124,9 @@ def _computed(trace: Trace) -> dict[str, Any]:
                 "name",
                 "calls",
                 "kernels_per_call",
+                "kernels_here_per_call",
+                "kernels_split",
+                "threads",
                 "memcpys_per_call",
                 "memsets_per_call",
                 "gpu_events_per_call",
@@ -147,11 +168,15 @@ def _computed(trace: Trace) -> dict[str, Any]:
                 "avg_us",
                 "min_us",
                 "max_us",
+                "p50_us",
+                "p90_us",
+                "p99_us",
                 "orphans",
                 "launched_by",
                 "launched_via",
             ],
         ),
+        "step_times": distribution_record(step_distribution(trace.steps), trace),
         "runtime": records(trace.runtime, ["name", "calls", "cpu_us", "gpu_events", "kernels", "gpu_us"]),
         "rooflines": records(
             kernel_rooflines(trace),
@@ -181,12 +206,33 @@ def _computed(trace: Trace) -> dict[str, Any]:
             ),
         },
         "anomalies": {
-            "count": len(trace.anomalies),
+            "count": len(_real_anomalies(trace)),
+            "benign": len(trace.anomalies) - len(_real_anomalies(trace)),
             "by_kind": _value_counts(trace.anomalies, "kind"),
             "items": _anomaly_records(trace),
         },
         "memory": memory_data(memory_of(trace), trace.t0_ns),
     }
+
+
+def _step_threads(trace: Trace) -> pl.DataFrame:
+    """``(id, threads)``: per step, the work each thread launched during it."""
+    return (
+        trace.span_threads.join(trace.steps.select(pl.col("id").alias("span")), on="span")
+        .group_by("span", maintain_order=True)
+        .agg(pl.struct(THREAD_FIELDS).alias("threads"))
+        .rename({"span": "id"})
+    )
+
+
+def _annotation_threads(trace: Trace) -> pl.DataFrame:
+    """``(name, threads)``: per annotation name, the work each thread launched per call."""
+    per_call = annotation_threads(trace)
+    fields = [c for c in per_call.columns if c != "name"]
+    return per_call.group_by("name", maintain_order=True).agg(pl.struct(fields).alias("threads"))
+
+
+THREAD_FIELDS = ("thread", "here", "kernels", "memcpys", "memsets", "gpu_events", "gpu_us")
 
 
 def _decoded_kernels(trace: Trace) -> pl.DataFrame:
@@ -195,7 +241,10 @@ def _decoded_kernels(trace: Trace) -> pl.DataFrame:
     if kernels.is_empty():
         return kernels
     decoded = kernel_name_columns(kernels["name"]).select("name", "short", "family", "kind")
-    return kernels.join(decoded, on="name", how="left", maintain_order="left")
+    spread = gpu_distributions(trace).select("name", "p50_us", "p90_us", "p99_us")
+    return kernels.join(decoded, on="name", how="left", maintain_order="left").join(
+        spread, on="name", how="left", maintain_order="left"
+    )
 
 
 def _counts(trace: Trace) -> dict[str, Any]:
@@ -210,8 +259,14 @@ def _counts(trace: Trace) -> dict[str, Any]:
         "memcpys": int((gpu["cat"] == "gpu_memcpy").sum()),
         "memsets": int((gpu["cat"] == "gpu_memset").sum()),
         "orphans": len(trace.orphans),
-        "anomalies": len(trace.anomalies),
+        "anomalies": len(_real_anomalies(trace)),
+        "benign_anomalies": len(trace.anomalies) - len(_real_anomalies(trace)),
     }
+
+
+def _real_anomalies(trace: Trace) -> pl.DataFrame:
+    """The anomalies but the known profiler artifacts (``profiler_overlap``: benign)."""
+    return trace.anomalies.filter(pl.col("kind") != PROFILER_OVERLAP)
 
 
 def _mean_verdicts(per_instance: pl.DataFrame) -> pl.DataFrame:
@@ -248,8 +303,10 @@ def _finite(row: dict[str, Any]) -> dict[str, Any]:
 
 def _anomaly_records(trace: Trace) -> list[dict[str, Any]]:
     names = trace.events.select(pl.col("id"), pl.col("name"))
+    benign = pl.col("kind") == PROFILER_OVERLAP
     rows = (
-        trace.anomalies.head(ORPHAN_LIMIT)
+        trace.anomalies.sort(benign, maintain_order=True)  # the real ones first
+        .head(ORPHAN_LIMIT)
         .join(
             names.rename({"id": "event_id", "name": "event"}),
             on="event_id",

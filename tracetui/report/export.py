@@ -51,7 +51,9 @@ def memory_table(trace: Trace) -> pl.DataFrame:
 
 
 def write_table(frame: pl.DataFrame, fmt: str, output: Path | None, source: Path) -> None:
-    """Write ``frame``; to stdout when ``output`` is None (not for parquet)."""
+    """Write ``frame``; to stdout when ``output`` is None (not for parquet). A file is written whole
+    or not at all (:func:`tracetui.output.write_file`); CSV cells that a spreadsheet would run
+    as formulas are escaped, lists joined."""
     if output is not None and output.exists() and output.resolve() == source.resolve():
         raise TraceError(output, "refusing to overwrite the trace being exported")
     if fmt == "csv":
@@ -103,4 +105,6 @@ def _visible_marks(frame: pl.DataFrame) -> pl.DataFrame:
 def _flatten_lists(frame: pl.DataFrame) -> pl.DataFrame:
     """CSV has no lists: join them with '; '."""
     lists = [name for name, dtype in frame.schema.items() if isinstance(dtype, pl.List)]
-    return frame.with_columns(pl.col(c).list.join("; ") for c in lists)
+    return frame.with_columns(
+        pl.col(c).list.eval(pl.element().cast(pl.String)).list.join("; ") for c in lists
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tracetui.insight.distributions import rank_step_times
 from tracetui.insight.summary_data import records
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ def ranks_data(report: RunReport) -> dict[str, Any]:
             "clocks_corrected": analysis.clocks_corrected,
             "clock_offsets": records(analysis.clock_offsets, ["rank", "offset_us"]),
             "steps": records(analysis.steps, STEP_FIELDS),
+            "step_times": rank_step_times(analysis.rank_steps),
             "kernels": records(analysis.kernels, KERNEL_FIELDS),
         },
         "ranks": records(analysis.ranks, RANK_FIELDS),

@@ -180,4 +180,10 @@ def _steps(run: dict[str, Any]) -> Text | None:
     text.append(", ".join(f"#{s['step']} rank {s['slowest_rank']} ({us(s['slowest_us'])})" for s in shown))
     if len(steps) > len(shown):
         text.append(f", … ({len(steps)} steps)")
+    times = run.get("step_times")
+    if times:
+        text.append("\nStep times across ranks: ", style="bold")
+        spread = " · ".join(f"{p} {us(times[f'{p}_us'])}" for p in ("p50", "p90", "p99", "max"))
+        worst = times["slowest"][0]
+        text.append(f"{spread} ({worst['name']} on rank {worst['rank']}; {times['count']} steps)")
     return text

@@ -18,6 +18,7 @@ from tracetui.insight.summary_data import summary_data
 from tracetui.report.memory_section import memory_renderable
 from tracetui.report.table import MISSING, Cell, nums, table
 from tracetui.safetext import shown
+from tracetui.trace.nesting import PROFILER_OVERLAP
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -44,7 +45,7 @@ def render_summary(trace: Trace, console: Console) -> None:
 def summary_renderable(data: dict[str, Any]) -> RenderableType:
     """The whole report as one rich renderable."""
     parts: list[RenderableType] = [_header(data)]
-    parts += [t for t in (_steps(data), _annotations(data), _ops(data)) if t is not None]
+    parts += [t for t in (_steps(data), _annotations(data), _threads_note(data), _ops(data)) if t is not None]
     parts.append(_no_kernel_line(data))
     parts += [t for t in (_kernels(data), _rooflines(data), _runtime(data), _compile(data)) if t is not None]
     if "memory" in data and (memory := memory_renderable(data["memory"])) is not None:
@@ -112,9 +113,8 @@ def _steps(data: dict[str, Any]) -> RenderableType | None:
         for s in listed
     ]
     if len(listed) < len(steps):
-        rows.insert(
-            MAX_STEPS - 1, [Text(f"… {len(steps) - len(listed)} more"), "", "", "", "", "", "", Text("")]
-        )
+        more = Text(f"… {fmt.count(len(steps) - len(listed))} more")
+        rows.insert(MAX_STEPS - 1, [more, "", "", "", "", "", "", Text("")])
     header = [
         ("step", "name"),
         *nums("CPU", "GPU busy", "busy", "kernels", "memsets", "memcpys"),
@@ -159,6 +159,26 @@ def _annotations(data: dict[str, Any]) -> Table | None:
     return table("Annotations (per call)", header, rows, drop_zero=("memsets", "memcpys"))
 
 
+def _threads_note(data: dict[str, Any]) -> Text | None:
+    """Whose kernels came from other threads too (the autograd thread's backward): the split of the
+    steps and of each annotation, as the details pane shows it."""
+    parts = []
+    steps = sorted((s for s in data["steps"] if s.get("kernels_split")), key=lambda s: s["kernels"])
+    if steps:
+        splits = {s["kernels_split"] for s in steps}
+        median = steps[len(steps) // 2]
+        who = "each step" if len(splits) == 1 and len(steps) == len(data["steps"]) else median["name"]
+        parts.append(f"{who} {median['kernels_split']}")
+    parts += [
+        f"{a['name']} {a['kernels_split']} per call" for a in data["annotations"] if a.get("kernels_split")
+    ]
+    if not parts:
+        return None
+    text = Text("Kernels launched by any thread while open: ", style="bold")
+    text.append("; ".join(parts))
+    return text
+
+
 def _ops(data: dict[str, Any]) -> Table | None:
     if not data["ops"]:
         return None
@@ -169,21 +189,24 @@ def _ops(data: dict[str, Any]) -> Table | None:
             fmt.duration(o["cpu_total_us"]),
             fmt.duration(o["cpu_self_us"]),
             fmt.duration(o["gpu_us"]),
-            fmt.count(o["kernels"]),
+            fmt.kernel_count(o["kernels"], o["gpu_events"]),
         ]
         for o in data["ops"][:TOP]
     ]
     header = [("op", "name"), *nums("calls", "CPU total", "CPU self", "GPU", "kernels")]
-    return table(f"Top ops (of {len(data['ops'])}, by GPU time)", header, rows)
+    return table(f"Top ops (of {fmt.count(len(data['ops']))}, by GPU time)", header, rows)
 
 
 def _no_kernel_line(data: dict[str, Any]) -> Text:
+    if not data["ops"]:
+        return Text("No ops in this trace (no cpu_op events).", style="dim")
     idle = [o["name"] for o in data["ops"] if not o["launches_kernels"]]
     if not idle:
         return Text("Every op launched GPU work.", style="dim")
     text = Text("Launched no GPU work (metadata only or CPU): ", style="bold")
     text.append(
-        ", ".join(shown(name) for name in idle[:24]) + (f", … ({len(idle)} ops)" if len(idle) > 24 else "")
+        ", ".join(shown(name) for name in idle[:24])
+        + (f", … ({fmt.count(len(idle))} ops)" if len(idle) > 24 else "")
     )
     return text
 
@@ -206,7 +229,7 @@ def _kernels(data: dict[str, Any]) -> Table | None:
             ]
         )
     header = [("kernel (decoded)", "name"), *nums("calls", "total", "avg"), ("launched by", "text")]
-    return table(f"Top GPU work (of {len(data['kernels'])} names)", header, rows)
+    return table(f"Top GPU work (of {fmt.count(len(data['kernels']))} names)", header, rows)
 
 
 def _rooflines(data: dict[str, Any]) -> Table | None:
@@ -261,9 +284,16 @@ def _problems(data: dict[str, Any]) -> Text:
     text.append(
         f"\nAnomalies: {fmt.count(anomalies['count'])}", style="bold" if anomalies["count"] else "dim"
     )
-    if anomalies["by_kind"]:
-        text.append(" (" + ", ".join(f"{k} {fmt.count(n)}" for k, n in anomalies["by_kind"].items()) + ")")
-    for a in anomalies["items"][:5]:
+    real = {k: n for k, n in anomalies["by_kind"].items() if k != PROFILER_OVERLAP}
+    if real:
+        text.append(" (" + ", ".join(f"{k} {fmt.count(n)}" for k, n in real.items()) + ")")
+    if anomalies.get("benign"):
+        text.append(
+            f"; {fmt.count(anomalies['benign'])} benign profiler overlaps (with_stack: record_function's "
+            "__enter__/__exit__ frames straddle their annotation; in the anomalies table)",
+            style="dim",
+        )
+    for a in [a for a in anomalies["items"] if a["kind"] != PROFILER_OVERLAP][:5]:
         text.append(f"\n  {a['kind']}: ")
         text.append(f"{shown(str(a.get('event')))} (id {a['event_id']})")
         if a.get("other_id") is not None:

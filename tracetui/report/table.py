@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 Cell = str | Text
 MISSING = "-"  # a number a report has no value for (the formatters write "" for it)
+MIN_NAME = 8  # the narrowest a name column gets, where the numbers need the rest
 
 
 def nums(*headers: str) -> list[tuple[str, str]]:
@@ -89,11 +90,19 @@ class FitTable(Table):
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         if self.names:
-            others = [c for i, c in enumerate(self.columns) if i not in self.names]
-            fixed = sum((c.width or c.max_width or c.min_width or 0) for c in others)
-            spare = options.max_width - fixed - 2 * len(self.columns) - 1
-            share = max(12, spare // len(self.names))
-            for i, natural in self.names.items():
-                column = self.columns[i]
-                column.max_width = max(column.min_width or 0, min(natural, share))
+            for i, natural in self.names.items():  # first as wide as their names
+                self.columns[i].max_width = max(self.columns[i].min_width or 0, natural)
+            wide = self.__rich_measure__(console, options).maximum
+            if wide > options.max_width:  # too wide: the names give up what is missing, shared
+                share = sum(self.names.values()) - (wide - options.max_width)
+                share = max(12, share // len(self.names))
+                for i, natural in self.names.items():
+                    column = self.columns[i]
+                    column.max_width = max(column.min_width or 0, min(natural, share))
+                least = self.__rich_measure__(console, options).minimum
+                if least > options.max_width:  # even then too wide: the names go below their minimum
+                    cut = -(-(least - options.max_width) // len(self.names))
+                    for i in self.names:
+                        column = self.columns[i]
+                        column.min_width = column.max_width = max(MIN_NAME, (column.min_width or 0) - cut)
         yield from super().__rich_console__(console, options)

@@ -17,6 +17,22 @@ LEGACY_CATEGORIES = {
     "forward_backward": "fwdbwd",
 }
 
+# Device work of other accelerators under its own category -> the category Kineto now writes for it
+# (libkineto aliases MTIA_CCP_EVENTS to CONCURRENT_KERNEL: newer traces say "kernel" already). Not a
+# sign of an old trace, unlike LEGACY_CATEGORIES.
+DEVICE_CATEGORIES = {"mtia_ccp_events": "kernel"}
+# Every category renamed at load, and the accelerator each device category came from.
+CATEGORY_NAMES = {**LEGACY_CATEGORIES, **DEVICE_CATEGORIES}
+# Device kind by the category of the calls that launch its work (a device's name when the trace
+# has no deviceProperties for it): "MTIA 0", "XPU 0".
+ACCELERATOR_OF_CALL = {
+    "mtia_runtime": "MTIA",
+    "xpu_runtime": "XPU",
+    "xpu_driver": "XPU",
+    "privateuse1_runtime": "accelerator",
+    "privateuse1_driver": "accelerator",
+}
+
 # GPU work: what runtime/driver calls launch, linked by args.correlation.
 GPU_WORK = ("kernel", "gpu_memcpy", "gpu_memset")
 GPU_KIND = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset", "cuda_sync": "sync"}

@@ -24,7 +24,7 @@ from typing import Any
 import polars as pl
 
 from tracetui.trace.align import attach
-from tracetui.trace.categories import LEGACY_CATEGORIES
+from tracetui.trace.categories import CATEGORY_NAMES, LEGACY_CATEGORIES
 from tracetui.trace.fields import (
     BASE_FIELDS,
     FLOAT,
@@ -59,9 +59,10 @@ class Chunk:
 def transpose(events: Sequence[Event]) -> Chunk:
     """Plain-list columns of ``events`` (local indices 0..n-1). No polars: runs in a worker too."""
     base = {name: list(map(attrgetter(name), events)) for name in BASE_FIELDS}
-    legacy = not LEGACY_CATEGORIES.keys().isdisjoint(set(base["cat"]))
-    if legacy:
-        base["cat"] = [LEGACY_CATEGORIES.get(cat, cat) for cat in base["cat"]]
+    present = set(base["cat"])
+    legacy = not LEGACY_CATEGORIES.keys().isdisjoint(present)
+    if not CATEGORY_NAMES.keys().isdisjoint(present):
+        base["cat"] = [CATEGORY_NAMES.get(cat, cat) for cat in base["cat"]]
     args = list(map(attrgetter("args"), events))
     members = _group_members(base["ph"], base["cat"])
     groups: dict[str, tuple[list[int], dict[str, list[Any]]]] = {}
@@ -161,8 +162,8 @@ def _native_frames(source: Columns) -> tuple[pl.DataFrame, dict[str, pl.DataFram
     series = dict(source.series)
     cats = series["cat"]
     legacy = bool(cats.is_in(list(LEGACY_CATEGORIES)).any())
-    if legacy:
-        series["cat"] = cats.replace(LEGACY_CATEGORIES)
+    if cats.is_in(list(CATEGORY_NAMES)).any():
+        series["cat"] = cats.replace(CATEGORY_NAMES)
     full = pl.DataFrame(series).with_columns(id=pl.int_range(pl.len(), dtype=pl.UInt32))
     pairs = full.select("ph", "cat").unique()
     pairs = pairs.with_columns(

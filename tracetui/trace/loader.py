@@ -25,7 +25,7 @@ from tracetui.trace.decoded import Decoded
 from tracetui.trace.frames import build_tables
 from tracetui.trace.links import ANOMALY_SCHEMA
 from tracetui.trace.model import TableSource, Trace
-from tracetui.trace.nesting import nest
+from tracetui.trace.nesting import classify_overlaps, nest
 from tracetui.trace.release import drop_later
 from tracetui.trace.source import Source, locate, read_source
 from tracetui.trace.times import exact_times as _exact_times
@@ -74,7 +74,7 @@ def load_now(
         events = attach(events, links.forward_links(events, _flows_ns(tables.flows)))
         say("counting")
         events = attach(events, stats.node_stats(events))
-        anomalies = [overlaps, duplicates]
+        anomalies = [classify_overlaps(overlaps, events), duplicates]
         if "baseTimeNanoseconds" in decoded.top:
             anomalies.append(links.external_id_mismatches(events))
         anomalies.append(_missing_times(events))
@@ -138,11 +138,7 @@ def _flows_ns(flows: pl.DataFrame) -> pl.DataFrame:
 
 def _tracks(events: pl.DataFrame, meta: pl.DataFrame) -> pl.DataFrame:
     """One row per (pid, tid): kind (cpu/gpu), display name, and a stable track number."""
-    names = (
-        meta.filter(pl.col("name") == "thread_name")
-        .group_by("pid", "tid", maintain_order=True)
-        .agg(pl.col("meta_name").first().str.strip_chars().alias("thread_name"))
-    )
+    names = _thread_names(meta)
     tracks = (
         events.group_by("pid", "tid")
         .agg(pl.col("cat").is_in(GPU_LANE).any().alias("gpu"), pl.len().alias("events"))
@@ -158,6 +154,20 @@ def _tracks(events: pl.DataFrame, meta: pl.DataFrame) -> pl.DataFrame:
         )
     )
     return tracks.drop("gpu", "pid_num", "tid_num")
+
+
+def _thread_names(meta: pl.DataFrame) -> pl.DataFrame:
+    """``(pid, tid, thread_name)``. Kineto may name a thread twice, ``thread 502 (python3)`` (the
+    process's name) and ``thread 502 (pt_autograd_0)``, in either order: the specific name wins."""
+    process = meta.filter(pl.col("name") == "process_name").group_by("pid").agg(pl.col("meta_name").last())
+    name = pl.col("meta_name").str.strip_chars()
+    generic = name.str.ends_with(pl.format("({})", pl.col("process"))).fill_null(False)
+    return (
+        meta.filter((pl.col("name") == "thread_name") & pl.col("meta_name").is_not_null())
+        .join(process.rename({"meta_name": "process"}), on="pid", how="left")
+        .group_by("pid", "tid", maintain_order=True)
+        .agg(pl.coalesce(name.filter(~generic).last(), name.last()).alias("thread_name"))
+    )
 
 
 def _with_launch_columns(events: pl.DataFrame, launch: pl.DataFrame) -> pl.DataFrame:

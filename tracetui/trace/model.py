@@ -26,7 +26,7 @@ import polars as pl
 from tracetui.safetext import clean_value
 from tracetui.trace import repair, stats
 from tracetui.trace.args import NO_ARGS, RawArgs
-from tracetui.trace.categories import GPU_KIND, GPU_WORK
+from tracetui.trace.categories import ACCELERATOR_OF_CALL, GPU_KIND, GPU_WORK
 from tracetui.trace.schema import SHAPE_DECODER, SHAPE_KEYS, ShapeArgs
 from tracetui.trace.text import clean_series, raw_json_series
 
@@ -212,9 +212,7 @@ class Trace:
             if not isinstance(device.get("id"), int | str | None):
                 device["id"] = None
         known = {d.get("id") for d in devices}
-        seen = self.gpu["device"].drop_nulls().unique().sort().to_list()
-        devices += [{"id": d, "name": None} for d in seen if d not in known]
-        return devices
+        return devices + [d for d in _devices_of_work(self.events, self.gpu) if d["id"] not in known]
 
     # ---- views ---------------------------------------------------------------------
     @cached_property
@@ -241,8 +239,18 @@ class Trace:
         return stats.runtime_table(self.events)
 
     @cached_property
+    def span_work(self) -> pl.DataFrame:
+        """GPU work of each step and annotation instance, launched by any thread while it was open."""
+        return stats.span_work(self.events)
+
+    @cached_property
+    def span_threads(self) -> pl.DataFrame:
+        """That work per span and launching thread (the split: "358 here + 666 on pt_autograd_0")."""
+        return stats.span_threads(self.span_work, self.events, self.tracks)
+
+    @cached_property
     def annotation_instances(self) -> pl.DataFrame:
-        return stats.annotation_instances(self.events)
+        return stats.annotation_instances(self.events, self.span_work)
 
     @cached_property
     def annotations(self) -> pl.DataFrame:
@@ -250,7 +258,7 @@ class Trace:
 
     @cached_property
     def step_instances(self) -> pl.DataFrame:
-        return stats.step_instances(self.events)
+        return stats.step_instances(self.events, self.span_work)
 
     @cached_property
     def steps(self) -> pl.DataFrame:
@@ -391,6 +399,20 @@ def _parse_one(raw: msgspec.Raw) -> ShapeArgs:
         return SHAPE_DECODER.decode(raw) if raw else NO_SHAPES
     except msgspec.MsgspecError:
         return NO_SHAPES
+
+
+def _devices_of_work(events: pl.DataFrame, gpu: pl.DataFrame) -> list[dict[str, Any]]:
+    """Devices seen in device work (``args.device``, else its lane's numeric pid), named by the
+    accelerator whose runtime launched it (``MTIA 0``) where that is not CUDA's."""
+    calls = events.select(pl.col("id").alias("launch_id"), pl.col("cat").alias("call_cat"))
+    work = (
+        gpu.select(pl.coalesce("device", pl.col("pid").cast(pl.Int64, strict=False)).alias("id"), "launch_id")
+        .drop_nulls("id")
+        .join(calls, on="launch_id", how="left")
+    )
+    kind = pl.col("call_cat").replace_strict(ACCELERATOR_OF_CALL, default=None, return_dtype=pl.String)
+    named = work.group_by("id").agg(kind.drop_nulls().mode().first().alias("kind")).sort("id")
+    return [{"id": i, "name": None if k is None else f"{k} {i}"} for i, k in named.iter_rows()]
 
 
 def _visible_parents(events: pl.DataFrame, hide_python: bool) -> pl.DataFrame:

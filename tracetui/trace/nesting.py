@@ -58,6 +58,40 @@ def nest(events: pl.DataFrame, tracks: pl.DataFrame) -> tuple[pl.DataFrame, pl.D
     return tree, anomalies
 
 
+PROFILER_OVERLAP = "profiler_overlap"
+# torch's profiler's own python frames: record_function's __enter__/__exit__, profiler.step()
+PROFILER_FRAME = (
+    r"(?:^|/)torch/(?:autograd/profiler|profiler/profiler)\.py\(\d+\): (?:__enter__|__exit__|step)$"
+)
+
+
+def classify_overlaps(overlaps: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
+    """``overlaps`` with the known profiler artifacts as ``profiler_overlap``: with ``with_stack``,
+    ``record_function``'s ``__enter__``/``__exit__`` frames (and ``profiler.step()``) straddle the
+    annotation they open or close (the span starts inside ``__enter__``, ends inside ``__exit__``).
+    Benign, and kept out of the headline count of anomalies; every other overlap stays
+    ``partial_overlap``."""
+    if overlaps.is_empty():
+        return overlaps
+    kinds = events.select(
+        "id",
+        ((pl.col("cat") == "python_function") & pl.col("name").str.contains(PROFILER_FRAME)).alias("frame"),
+        (pl.col("cat") == "user_annotation").alias("span"),
+    )
+    pairs = overlaps.join(kinds, left_on="event_id", right_on="id", how="left").join(
+        kinds, left_on="other_id", right_on="id", how="left", suffix="_other"
+    )
+    benign = (pl.col("frame") & pl.col("span_other")) | (pl.col("span") & pl.col("frame_other"))
+    return pairs.select(
+        pl.when(benign.fill_null(False))
+        .then(pl.lit(PROFILER_OVERLAP))
+        .otherwise(pl.col("kind"))
+        .alias("kind"),
+        "event_id",
+        "other_id",
+    )
+
+
 def _structure_of(
     cpu: pl.DataFrame, parent_pos: pl.Series, depth: pl.Series, end_pos: pl.Series, previous: pl.Series
 ) -> pl.DataFrame:

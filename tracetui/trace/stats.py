@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from tracetui.trace.align import rows_of
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.links import is_annotation, is_step
 
@@ -142,45 +143,182 @@ def runtime_table(events: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def span_instances(events: pl.DataFrame, which: pl.Expr) -> pl.DataFrame:
-    """Per annotation/step instance: CPU time, GPU work launched below, GPU busy time."""
-    spans = events.filter(which).select(
-        "id",
-        "name",
-        "start_ns",
-        "end_ns",
-        "dur",
-        "pos",
-        "end_pos",
-        "gpu_us",
-        "gpu_events",
-        "kernels",
-        "memcpys",
-        "memsets",
+def span_work(events: pl.DataFrame) -> pl.DataFrame:
+    """The GPU work of every step and annotation instance: one row per (span, GPU work event).
+
+    A span counts the GPU work launched from **any thread of its process** while it is open: the
+    work whose runtime/driver call starts inside it. A step holds the calls whose ``step_id`` is
+    that step (:func:`tracetui.trace.links.steps_by_time`: its time window, any thread); an
+    annotation the calls of its process that start in ``[start_ns, end_ns]``. In training the
+    backward runs on the autograd engine's thread (``pt_autograd_0``), outside the main thread's
+    annotation span; Kineto's own ``gpu_user_annotation`` covers the annotating thread only.
+
+    Columns: ``span`` (the step or annotation id), ``id``, ``cat``, ``start_ns``, ``end_ns`` of the
+    work, and ``track`` of the call that launched it. Annotations are matched in one pass: the
+    work sorted by (process, call start) makes the calls inside a span a contiguous range of rows,
+    found with two as-of joins, so the cost is the number of rows produced.
+    """
+    work = events.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("launch_id").is_not_null()).select(
+        "id", "cat", "start_ns", "end_ns", "launch_id", "step_id"
+    )
+    calls = events.select(pl.col("pid").alias("call_pid"), "track", pl.col("start_ns").alias("call_ns"))[
+        rows_of(events, work["launch_id"])
+    ]
+    work = work.hstack(calls)
+    columns = ["span", "id", "cat", "start_ns", "end_ns", "track"]
+    steps = work.filter(pl.col("step_id").is_not_null()).select(pl.col("step_id").alias("span"), *columns[1:])
+    return pl.concat([steps, _annotation_work(events, work).select(columns)]).sort("span", "start_ns", "id")
+
+
+def annotation_windows(events: pl.DataFrame) -> pl.DataFrame:
+    """``(span, pid, start_ns, end_ns)`` of every annotation instance (the windows of :func:`span_work`)."""
+    return events.filter(is_annotation() & pl.col("start_ns").is_not_null()).select(
+        pl.col("id").alias("span"), "pid", "start_ns", "end_ns"
+    )
+
+
+def annotation_cpu_events(events: pl.DataFrame) -> pl.DataFrame:
+    """``(span, id)``: the CPU events of any thread of each annotation's process that start while it
+    is open (the annotation itself excepted): an annotation's members, as a step's are the events
+    whose ``step_id`` it is."""
+    cpu = events.filter(pl.col("pos").is_not_null() & pl.col("start_ns").is_not_null()).select(
+        "id", "pid", "start_ns"
+    )
+    inside = within(annotation_windows(events), cpu, "pid", "start_ns")
+    return inside.filter(pl.col("id") != pl.col("span")).select("span", "id").sort("span", "id")
+
+
+def _annotation_work(events: pl.DataFrame, work: pl.DataFrame) -> pl.DataFrame:
+    """Rows of ``work`` (with ``call_pid``, ``call_ns``) launched while each annotation is open."""
+    return within(annotation_windows(events), work, "call_pid", "call_ns")
+
+
+def within(spans: pl.DataFrame, rows: pl.DataFrame, pid: str, at: str) -> pl.DataFrame:
+    """``rows`` whose process ``pid`` is a span's and whose time ``at`` is inside it (``[start_ns,
+    end_ns]``), with a ``span`` column; a row inside several (nested) spans appears once per span.
+
+    Rows sorted by (process, time) put those inside a span in one contiguous range, whose ends two
+    as-of joins find: the cost is that of the rows produced, never spans × rows.
+    """
+    keyed = rows.filter(pl.col(at).is_not_null()).sort(pid, at).with_row_index("row")
+    if spans.is_empty() or keyed.is_empty():
+        return keyed.drop("row").clear().with_columns(pl.lit(None, pl.UInt32).alias("span"))
+    # first and last row of each (process, time): ties never split a range
+    bounds = keyed.group_by(pid, at).agg(
+        pl.col("row").min().alias("first"), pl.col("row").max().alias("last")
+    )
+    bounds = bounds.sort(at)
+
+    def edge(side: str, strategy: str, row: str) -> pl.DataFrame:
+        return (
+            spans.sort(side)
+            .join_asof(
+                bounds.select(pid, at, row),
+                left_on=side,
+                right_on=at,
+                by_left="pid",
+                by_right=pid,
+                strategy=strategy,  # type: ignore[arg-type]
+                check_sortedness=False,
+            )
+            .select("span", row)
+        )
+
+    ranges = (
+        edge("start_ns", "forward", "first")
+        .join(edge("end_ns", "backward", "last"), on="span")
+        .filter(pl.col("first") <= pl.col("last"))
+    )
+    picked = ranges.select("span", pl.int_ranges("first", pl.col("last") + 1, dtype=pl.UInt32).alias("row"))
+    picked = picked.explode("row")
+    return keyed.drop("row")[picked["row"]].with_columns(picked["span"])
+
+
+def work_counts() -> list[pl.Expr]:
+    """GPU time and counts of a group of GPU work rows (``gpu_us`` and the four counts)."""
+    return [
+        sum_us().alias("gpu_us"),
+        pl.len().cast(pl.UInt32).alias("gpu_events"),
+        (pl.col("cat") == "kernel").sum().cast(pl.UInt32).alias("kernels"),
+        (pl.col("cat") == "gpu_memcpy").sum().cast(pl.UInt32).alias("memcpys"),
+        (pl.col("cat") == "gpu_memset").sum().cast(pl.UInt32).alias("memsets"),
+    ]
+
+
+SPAN_COUNTS = ("gpu_events", "kernels", "memcpys", "memsets")
+
+
+def span_threads(work: pl.DataFrame, events: pl.DataFrame, tracks: pl.DataFrame) -> pl.DataFrame:
+    """Per span and launching thread (of :func:`span_work`): GPU time and counts, with ``here``
+    (the span's own thread) and ``thread`` (its short name); per span, its own thread first, then
+    by kernels."""
+    spans = events.filter(pl.col("cat") == "user_annotation").select(
+        pl.col("id").alias("span"), pl.col("track").alias("span_track")
     )
     return (
-        spans.join(_busy_time(events, spans), on="id", how="left")
-        .with_columns(pl.col("gpu_busy_us").fill_null(0.0))
-        .sort("start_ns")
+        work.group_by("span", "track")
+        .agg(work_counts())
+        .join(spans, on="span", how="left")
+        .join(thread_names(tracks), on="track", how="left")
+        .with_columns(here=pl.col("track") == pl.col("span_track"))
+        .drop("span_track")
+        .sort(["span", "here", "kernels", "gpu_events", "track"], descending=[False, True, True, True, False])
     )
 
 
-def _busy_time(events: pl.DataFrame, spans: pl.DataFrame) -> pl.DataFrame:
-    """Union length (µs) of the GPU intervals launched below each span."""
-    calls = events.select(pl.col("id").alias("launch_id"), pl.col("pos").alias("call_pos"))
-    work = (
-        events.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("launch_id").is_not_null())
-        .select("launch_id", "start_ns", "end_ns")
-        .join(calls, on="launch_id")
+THREAD_NAME = r"\(([^)]*)\)\s*$"  # Kineto's ``thread 475 (pt_autograd_0)``: the name in parentheses
+
+
+def thread_names(tracks: pl.DataFrame) -> pl.DataFrame:
+    """``(track, thread)``: each track's short thread name (:data:`THREAD_NAME`), else the whole
+    thread name, else its tid."""
+    name = pl.col("thread_name")
+    return tracks.select(
+        pl.col("track").cast(pl.Int32),
+        pl.coalesce(name.str.extract(THREAD_NAME), name, pl.col("tid")).alias("thread"),
     )
-    if work.is_empty() or spans.is_empty():
-        return pl.DataFrame(schema={"id": pl.UInt32, "gpu_busy_us": pl.Float64})
-    inside = work.join_where(
-        spans.select(pl.col("id").alias("span"), "pos", "end_pos"),
-        pl.col("call_pos") >= pl.col("pos"),
-        pl.col("call_pos") < pl.col("end_pos"),
+
+
+def span_instances(events: pl.DataFrame, which: pl.Expr, work: pl.DataFrame) -> pl.DataFrame:
+    """Per annotation/step instance: CPU time, the GPU work launched while it was open
+    (:func:`span_work`), the part of it from its own thread, GPU busy time and idle gaps."""
+    spans = events.filter(which).select("id", "name", "start_ns", "end_ns", "dur", "pos", "end_pos", "track")
+    mine = work.join(spans.select(pl.col("id").alias("span"), pl.col("track").alias("span_track")), on="span")
+    totals = mine.group_by("span").agg(
+        *work_counts(),
+        ((pl.col("cat") == "kernel") & (pl.col("track") == pl.col("span_track")))
+        .sum()
+        .cast(pl.UInt32)
+        .alias("kernels_here"),
     )
-    return union_length(inside, "span").rename({"span": "id"})
+    gaps = idle_gaps(mine)
+    zero = [pl.col(c).fill_null(0) for c in (*SPAN_COUNTS, "kernels_here", "idle_gaps")]
+    return (
+        spans.join(totals, left_on="id", right_on="span", how="left")
+        .join(gaps, left_on="id", right_on="span", how="left")
+        .with_columns(*zero, pl.col("gpu_us", "gpu_busy_us", "largest_gap_us").fill_null(0.0))
+        .drop("track")
+        .sort("start_ns", "id")
+    )
+
+
+MIN_GAP_NS = 1000  # an idle gap between GPU work is counted from 1 µs
+
+
+def idle_gaps(work: pl.DataFrame, by: str = "span") -> pl.DataFrame:
+    """Per group ``by`` of GPU work rows: busy time (the union of their intervals, µs), the number
+    of idle gaps of at least :data:`MIN_GAP_NS` between them and the largest gap (µs)."""
+    busy = merged_intervals(work, by)
+    gap = pl.col("start_ns") - pl.col("end_ns").shift(1).over(by)
+    return (
+        busy.with_columns(gap=gap)
+        .group_by(by)
+        .agg(
+            (DUR_NS.sum() / US).alias("gpu_busy_us"),
+            (pl.col("gap") >= MIN_GAP_NS).sum().cast(pl.UInt32).alias("idle_gaps"),
+            (pl.col("gap").max().fill_null(0) / US).alias("largest_gap_us"),
+        )
+    )
 
 
 def merged_intervals(intervals: pl.DataFrame, by: str | None = None) -> pl.DataFrame:
@@ -222,6 +360,7 @@ def per_call_table(instances: pl.DataFrame) -> pl.DataFrame:
         .agg(
             pl.len().alias("calls"),
             pl.col("kernels").mean().alias("kernels_per_call"),
+            pl.col("kernels_here").mean().alias("kernels_here_per_call"),
             pl.col("memcpys").mean().alias("memcpys_per_call"),
             pl.col("memsets").mean().alias("memsets_per_call"),
             pl.col("gpu_events").mean().alias("gpu_events_per_call"),
@@ -239,30 +378,12 @@ def per_call_table(instances: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def annotation_instances(events: pl.DataFrame) -> pl.DataFrame:
-    """Per annotation instance; GPU work launched below it on its thread."""
-    return span_instances(events, is_annotation())
+def annotation_instances(events: pl.DataFrame, work: pl.DataFrame) -> pl.DataFrame:
+    """Per annotation instance: the GPU work launched by any thread of its process while it was open."""
+    return span_instances(events, is_annotation(), work)
 
 
-def step_instances(events: pl.DataFrame) -> pl.DataFrame:
-    """Per ``ProfilerStep#N``: GPU work launched during the step by any thread."""
-    work = events.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("step_id").is_not_null())
-    counts = work.group_by("step_id").agg(
-        sum_us().alias("gpu_us"),
-        pl.len().alias("gpu_events"),
-        (pl.col("cat") == "kernel").sum().alias("kernels"),
-        (pl.col("cat") == "gpu_memcpy").sum().alias("memcpys"),
-        (pl.col("cat") == "gpu_memset").sum().alias("memsets"),
-    )
-    busy = union_length(work.select("step_id", "start_ns", "end_ns"), "step_id")
-    steps = events.filter(is_step()).select("id", "name", "start_ns", "end_ns", "dur")
-    return (
-        steps.join(counts, left_on="id", right_on="step_id", how="left")
-        .join(busy, left_on="id", right_on="step_id", how="left")
-        .with_columns(
-            pl.col("gpu_us", "gpu_busy_us").fill_null(0.0),
-            pl.col("gpu_events", "kernels", "memcpys", "memsets").fill_null(0),
-            step=pl.col("name").str.extract(r"#([0-9]+)$").cast(pl.Int64, strict=False),
-        )
-        .sort("start_ns")
-    )
+def step_instances(events: pl.DataFrame, work: pl.DataFrame) -> pl.DataFrame:
+    """Per ``ProfilerStep#N``: the GPU work launched during the step by any thread, and its number."""
+    steps = span_instances(events, is_step(), work)
+    return steps.with_columns(step=pl.col("name").str.extract(r"#([0-9]+)$").cast(pl.Int64, strict=False))

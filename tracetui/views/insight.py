@@ -28,6 +28,21 @@ class Insight:
     events: pl.DataFrame | None = None
     kernel_names: pl.DataFrame | None = None
     steps: pl.DataFrame | None = None
+    distributions: pl.DataFrame | None = None  # per GPU work name (insight.distributions)
+    step_times: pl.DataFrame | None = None  # the steps' distribution (one row, or none)
+
+    def distribution(self, name: str) -> dict[str, Any] | None:
+        """The duration distribution of the GPU work named ``name``, if known."""
+        if self.distributions is None:
+            return None
+        rows = self.distributions.filter(pl.col("name") == name)
+        return rows.row(0, named=True) if rows.height else None
+
+    def step_distribution(self) -> dict[str, Any] | None:
+        """The distribution of the steps' CPU spans, if the trace has steps."""
+        if self.step_times is None or self.step_times.is_empty():
+            return None
+        return self.step_times.row(0, named=True)
 
     def get(self, event_id: int) -> dict[str, Any] | None:
         """The reading for one event (a GPU event's roofline, a step's or annotation's verdict)."""
@@ -49,8 +64,11 @@ class Insight:
 
 
 def load_insight(trace: Trace) -> Insight:
-    """Kernel roofline rows (per event and per name) and step/annotation verdicts; empty when the
-    report is unavailable."""
+    """Kernel roofline rows (per event and per name), step/annotation verdicts (without the
+    insight report: none) and the duration distributions."""
+    from tracetui.insight.distributions import gpu_distributions, step_distribution
+
+    distributions, step_times = gpu_distributions(trace), step_distribution(trace.steps)
     try:
         from tracetui.insight.report import (
             annotation_verdicts,
@@ -59,12 +77,12 @@ def load_insight(trace: Trace) -> Insight:
             step_verdicts,
         )
     except ImportError:
-        return Insight()
+        return Insight(distributions=distributions, step_times=step_times)
     steps = step_verdicts(trace)
     events = pl.concat([kernel_insight(trace), steps, annotation_verdicts(trace)], how="diagonal_relaxed")
     events = events.unique("id", keep="first", maintain_order=True).sort("id")
     # One row per name: the device with the most time (rows come sorted by time).
     names = kernel_rooflines(trace).group_by("name", maintain_order=True).first()
-    insight = Insight(events, names, steps)
+    insight = Insight(events, names, steps, distributions, step_times)
     insight.get(0)  # build the id index here, in the worker
     return insight

@@ -3,14 +3,16 @@ how a row leads back into the tree. Pure; built once per trace in a worker."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from tracetui import formatting as fmt
+from tracetui.insight.distributions import BINS, PERCENTILES
 from tracetui.trace.categories import GPU_WORK
+from tracetui.views.distribution import sparkline
 from tracetui.views.insight import Insight
 
 if TYPE_CHECKING:
@@ -22,13 +24,15 @@ Formatter = Callable[[Any], str]
 
 @dataclass(frozen=True)
 class Column:
-    """One column: the frame column, its title, width (0: share the rest), alignment, formatter."""
+    """One column: the frame column, its title, width (0: share the rest), alignment, formatter;
+    ``name``: the row's name, which gets at least half the table's width (80 columns: 40)."""
 
     key: str
     title: str
     width: int = 0
     align: str = "right"
     fmt: Formatter = str
+    name: bool = False
 
     def text(self, value: Any) -> str:
         return "" if value is None else self.fmt(value)
@@ -55,8 +59,32 @@ class TableSpec:
         return "name", row["name"]
 
 
+def filter_rows(frame: pl.DataFrame, columns: list[Column], text: str) -> pl.DataFrame:
+    """The rows of ``frame`` where any shown text column contains ``text`` (case-insensitive, literal;
+    a list column by any of its items); ``frame`` itself when ``text`` is empty. Order kept."""
+    needle = text.strip().lower()
+    if not needle:
+        return frame
+    matches = []
+    for column in columns:
+        dtype = frame.schema.get(column.key)
+        if dtype == pl.String:
+            value = pl.col(column.key)
+        elif isinstance(dtype, pl.List) and dtype.inner == pl.String:
+            value = pl.col(column.key).list.join(", ")
+        else:
+            continue
+        matches.append(value.str.to_lowercase().str.contains(needle, literal=True).fill_null(False))
+    if not matches:
+        return frame.clear()
+    return frame.filter(pl.any_horizontal(matches))
+
+
 def _join_optional(
-    frame: pl.DataFrame, extra: pl.DataFrame | None, on: str, columns: dict[str, type[pl.DataType]]
+    frame: pl.DataFrame,
+    extra: pl.DataFrame | None,
+    on: str,
+    columns: Mapping[str, type[pl.DataType] | pl.DataType],
 ) -> pl.DataFrame:
     """``frame`` with ``columns`` from ``extra`` (joined on ``on``), null where ``extra`` lacks them."""
     present = [c for c in columns if extra is not None and c in extra.columns and on in extra.columns]
@@ -101,7 +129,7 @@ def _ops(trace: Trace) -> TableSpec:
         title="Ops",
         frame=trace.ops,
         columns=[
-            Column("name", "op", 0, "left"),
+            Column("name", "op", 0, "left", name=True),
             Column("calls", "calls", 8, fmt=fmt.count),
             Column("cpu_total_us", "CPU total", 10, fmt=fmt.duration),
             Column("cpu_self_us", "CPU self", 10, fmt=fmt.duration),
@@ -128,19 +156,27 @@ def _kernels(trace: Trace, insight: Insight) -> TableSpec:
         frame = frame.with_columns(
             pl.lit(None, pl.String).alias("short"), pl.lit(None, pl.String).alias("family")
         )
+    rates: dict[str, type[pl.DataType] | pl.DataType]
     rates = {"tflops": pl.Float64, "gbs": pl.Float64, "roof_fraction": pl.Float64, "bound": pl.String}
     frame = _join_optional(frame, insight.kernel_names, "name", rates)
+    spread: dict[str, type[pl.DataType] | pl.DataType] = {f"p{p}_us": pl.Float64 for p in PERCENTILES}
+    spread["histogram"] = pl.List(pl.UInt32)
+    frame = _join_optional(frame, insight.distributions, "name", spread)
     return TableSpec(
         key="kernels",
         title="Kernels",
         frame=frame,
         columns=[
-            Column("short", "kernel", 36, "left"),
+            Column("short", "kernel", 36, "left", name=True),
             Column("calls", "calls", 7, fmt=fmt.count),
             Column("total_us", "total", 10, fmt=fmt.duration),
             Column("avg_us", "avg", 9, fmt=fmt.duration),
             Column("min_us", "min", 9, fmt=fmt.duration),
+            Column("p50_us", "p50", 9, fmt=fmt.duration),
+            Column("p90_us", "p90", 9, fmt=fmt.duration),
+            Column("p99_us", "p99", 9, fmt=fmt.duration),
             Column("max_us", "max", 9, fmt=fmt.duration),
+            Column("histogram", "min … max", BINS, "left", sparkline),
             Column("tflops", "TFLOP/s", 8, fmt=fmt.number),
             Column("gbs", "GB/s", 7, fmt=fmt.number),
             Column("roof_fraction", "of roof", 8, fmt=lambda v: fmt.percent(v * 100)),
@@ -161,9 +197,10 @@ def _annotations(trace: Trace) -> TableSpec:
         title="Annotations",
         frame=trace.annotations,
         columns=[
-            Column("name", "annotation", 0, "left"),
+            Column("name", "annotation", 0, "left", name=True),
             Column("calls", "calls", 7, fmt=fmt.count),
             Column("kernels_per_call", "kernels/call", 12, fmt=fmt.count),
+            Column("kernels_here_per_call", "own thread", 10, fmt=fmt.count),
             Column("gpu_events_per_call", "GPU ev/call", 11, fmt=fmt.count),
             Column("cpu_us_per_call", "CPU/call", 10, fmt=fmt.duration),
             Column("gpu_us_per_call", "GPU/call", 10, fmt=fmt.duration),
@@ -179,19 +216,19 @@ def _steps(trace: Trace, insight: Insight) -> TableSpec:
     frame = trace.steps.with_columns(
         busy_pct=pl.when(pl.col("dur") > 0).then(pl.col("gpu_busy_us") / pl.col("dur") * 100).otherwise(0.0)
     )
-    verdicts = {"idle_gaps": pl.Int64, "largest_gap_us": pl.Float64, "bound": pl.String}
-    frame = _join_optional(frame, insight.steps, "id", verdicts)
+    frame = _join_optional(frame, insight.steps, "id", {"bound": pl.String})
     return TableSpec(
         key="steps",
         title="Steps",
         frame=frame,
         columns=[
-            Column("name", "step", 0, "left"),
+            Column("name", "step", 0, "left", name=True),
             Column("dur", "CPU span", 10, fmt=fmt.duration),
             Column("gpu_us", "GPU", 10, fmt=fmt.duration),
             Column("gpu_busy_us", "GPU busy", 10, fmt=fmt.duration),
             Column("busy_pct", "busy", 8, fmt=fmt.percent),
             Column("kernels", "kernels", 8, fmt=fmt.count),
+            Column("kernels_here", "own thread", 10, fmt=fmt.count),
             Column("memcpys", "memcpys", 8, fmt=fmt.count),
             Column("memsets", "memsets", 8, fmt=fmt.count),
             Column("idle_gaps", "gaps", 6, fmt=fmt.count),
@@ -217,7 +254,7 @@ def _anomalies(trace: Trace) -> TableSpec:
         columns=[
             Column("kind", "kind", 22, "left"),
             Column("event_id", "event id", 9, fmt=str),
-            Column("event", "event", 0, "left"),
+            Column("event", "event", 0, "left", name=True),
             Column("other_id", "other id", 9, fmt=str),
             Column("other", "other", 0, "left"),
         ],
@@ -236,7 +273,7 @@ def _orphans(trace: Trace) -> TableSpec:
         title="Orphans",
         frame=frame,
         columns=[
-            Column("name", "GPU work", 0, "left"),
+            Column("name", "GPU work", 0, "left", name=True),
             Column("cat", "cat", 11, "left"),
             Column("start_ms", "start (ms)", 11, fmt=lambda v: fmt.fixed(v, 3)),
             Column("dur", "duration", 10, fmt=fmt.duration),

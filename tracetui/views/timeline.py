@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
-from tracetui.trace.stats import merged_intervals
+from tracetui.trace.stats import THREAD_NAME, merged_intervals
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -82,6 +82,14 @@ class Window:
     start_ns: int
     end_ns: int
     title: str
+    subject_us: float | None = None
+    """The duration of what the title names (a step's, a zoomed node's); the axis writes it. None:
+    the window's own length (a window holds margins, and a step's GPU tail)."""
+
+    @property
+    def label_us(self) -> float:
+        """What the axis writes after the title."""
+        return self.subject_us if self.subject_us is not None else (self.end_ns - self.start_ns) / 1000
 
 
 def lane_label(thread_name: str | None, pid: str, tid: str, kind: str) -> str:
@@ -89,7 +97,7 @@ def lane_label(thread_name: str | None, pid: str, tid: str, kind: str) -> str:
     if kind == "gpu":
         return f"GPU {pid} s{tid}"
     if thread_name:
-        found = re.search(r"\(([^)]*)\)\s*$", thread_name)
+        found = re.search(THREAD_NAME, thread_name)
         return f"CPU {found.group(1) if found else thread_name}"
     return f"CPU {tid}"
 
@@ -136,7 +144,7 @@ def window_for(trace: Trace, step_id: int | None) -> Window:
         step = trace.event(step_id)
         gpu = trace.gpu.filter(pl.col("step_id") == step_id)
         end = max(step["end_ns"], gpu["end_ns"].max() or step["end_ns"])  # type: ignore[type-var]
-        return Window(step["start_ns"], int(end), step["name"])
+        return Window(step["start_ns"], int(end), step["name"], step["dur"])
     start = trace.events["start_ns"].min()
     end = trace.events["end_ns"].max()
     return Window(int(start or 0), int(end or 0), "whole trace")  # type: ignore[arg-type]

@@ -40,6 +40,7 @@ OUTSIDE: SyntheticKey = ("outside",)
 ORPHANS: SyntheticKey = ("orphans",)
 
 GPU_KINDS = frozenset(GPU_KIND.values())
+EVALUATE_FUNCTION = "autograd::engine::evaluate_function:"  # the engine's wrapper of a backward node
 # The kind of an event's node, by category; a ProfilerStep#N (``links.is_step``) is a "step".
 EVENT_KINDS = {
     **GPU_KIND,
@@ -58,6 +59,8 @@ _EVENT_COLUMNS = (
     "gpu_us",
     "gpu_events",
     "kernels",
+    "memcpys",
+    "memsets",
     "device",
     "stream",
     "track",
@@ -107,6 +110,8 @@ class Node:
     start_ns: int | None = None
     end_ns: int | None = None
     no_kernel: bool = False
+    memcpys: int | None = None
+    memsets: int | None = None
 
     @property
     def is_gpu(self) -> bool:
@@ -176,6 +181,8 @@ class TreeModel:
         for (step_id, track), ids in _grouped_roots(roots, bool(self.step_ids)):
             self._thread_roots[("thread", step_id, track)] = ids
         self._thread_stats = _sum_stats(roots, events, bool(self.step_ids))
+        self._spans = _span_totals(trace)
+        self._thread_stats.update(_step_threads(trace, self._thread_stats, self.step_ids))
         self._step_threads: dict[int, list[SyntheticKey]] = {}
         outside: list[SyntheticKey] = []
         for key in self._thread_roots:
@@ -198,6 +205,8 @@ class TreeModel:
         self._tops = tops
         self._profiler_tracks = _profiler_tracks(events)
         self._node_cache: dict[NodeKey, Node] = {}
+        self._splits: dict[int, str] | None = None
+        self._shorts: dict[str, str] | None = None
 
     # ---- filters -------------------------------------------------------------------------
     @staticmethod
@@ -365,7 +374,7 @@ class TreeModel:
             return Node(
                 key=event_id,
                 kind=kind,
-                name=short_kernel_name(name) if kind in ("kernel", "memcpy", "memset") else name,
+                name=self.short_name(name) if kind in ("kernel", "memcpy", "memset") else name,
                 full_name=name,
                 cpu_us=None,
                 gpu_us=values["dur"],
@@ -377,11 +386,16 @@ class TreeModel:
                 start_ns=values["start_ns"],
                 end_ns=values["end_ns"],
             )
-        gpu_us, kernels, gpu_events = values["gpu_us"], values["kernels"], values["gpu_events"]
-        if kind == "step":
-            for thread in self._step_threads.get(event_id, []):
-                extra = self._thread_stats.get(thread, (0.0, 0.0, 0, 0))
-                gpu_us, kernels, gpu_events = gpu_us + extra[1], kernels + extra[2], gpu_events + extra[3]
+        counts = (
+            values["gpu_us"],
+            values["kernels"],
+            values["gpu_events"],
+            values["memcpys"],
+            values["memsets"],
+        )
+        if event_id in self._spans:  # a step or annotation: the work launched while open, any thread
+            counts = self._spans[event_id]
+        gpu_us, kernels, gpu_events, memcpys, memsets = counts
         return Node(
             key=event_id,
             kind=kind,
@@ -395,6 +409,8 @@ class TreeModel:
             start_ns=values["start_ns"],
             end_ns=values["end_ns"],
             no_kernel=self.has_gpu and gpu_events == 0,
+            memcpys=memcpys,
+            memsets=memsets,
         )
 
     def _synthetic_node(self, key: SyntheticKey) -> Node:
@@ -469,17 +485,82 @@ class TreeModel:
             step = self._slim["step_id"][self.row(self._slim["launch_id"][row])]
         return step
 
+    def short_name(self, name: str) -> str:
+        """A GPU work name's short form, told apart from the trace's other names that decode alike
+        (``layer_norm bwd [GammaBetaBackwardCUDAKernelTemplate]``): the tables' and summary's."""
+        if self._shorts is None:
+            from tracetui.insight.kernel_names import kernel_name_columns
+
+            names = self.trace.gpu["name"]
+            self._shorts = (
+                dict(kernel_name_columns(names).select("name", "short").iter_rows()) if len(names) else {}
+            )
+        return self._shorts.get(name) or short_kernel_name(name)
+
+    def forward_of(self, key: NodeKey) -> int | None:
+        """The forward op that created a backward op (``fwd_id``). On the autograd engine's
+        ``autograd::engine::evaluate_function: XBackward0`` wrapper (where users land), that of the
+        ``XBackward0`` node it evaluates."""
+        if not isinstance(key, int) or self.node(key).is_gpu:
+            return None
+        event = self.trace.event(key)
+        if event["fwd_id"] is not None or not event["name"].startswith(EVALUATE_FUNCTION):
+            return event["fwd_id"]
+        wanted = event["name"].removeprefix(EVALUATE_FUNCTION).strip()
+        for child in self._slice(self._child_parent, self._child_id, key):
+            child_event = self.trace.event(child)
+            if child_event["fwd_id"] is not None and child_event["name"] == wanted:
+                return child_event["fwd_id"]
+        return None
+
+    # ---- what a node counts ------------------------------------------------------------------
+    def is_span(self, key: NodeKey) -> bool:
+        """Whether ``key`` is a step or an annotation instance (not an Inductor ``## … ##`` marker):
+        a node that counts the GPU work launched by any thread while it was open."""
+        return isinstance(key, int) and key in self._spans
+
+    def launched(self, key: NodeKey) -> pl.DataFrame:
+        """The GPU work a node's numbers count, in time order (rows of ``trace.gpu``): for a step or
+        an annotation what any thread of its process launched while it was open
+        (``Trace.span_work``), for another CPU node what it and everything below it launched."""
+        trace = self.trace
+        if not isinstance(key, int) or self.node(key).is_gpu:
+            return trace.gpu.clear()
+        if self.is_span(key):
+            ids = trace.span_work.filter(pl.col("span") == key).select("id")
+            return trace.gpu.join(ids, on="id", how="semi").sort("start_ns", "id")
+        return trace.launched_below(key)
+
+    def thread_split(self, key: NodeKey) -> str | None:
+        """For a step or annotation with kernels launched from other threads while it was open:
+        ``358 here + 666 on pt_autograd_0``; else None."""
+        if not isinstance(key, int) or not self.is_span(key):
+            return None
+        if self._splits is None:
+            from tracetui.insight.report import thread_splits
+
+            self._splits = dict(thread_splits(self.trace).iter_rows())
+        return self._splits.get(key)
+
     # ---- navigation helpers ------------------------------------------------------------------
     def hottest_child(self, key: NodeKey) -> NodeKey | None:
         """The child with the most GPU time (ties and CPU-only traces: the most CPU time)."""
         kids = self.children(key)
         if not kids:
             return None
-        return max(kids, key=self._heat)
+        return max(kids, key=self._heat_below)
 
     def _heat(self, key: NodeKey) -> tuple[float, float]:
         node = self.node(key)
         return (node.gpu_us or 0.0, node.cpu_us or 0.0)
+
+    def _heat_below(self, key: NodeKey) -> tuple[float, float]:
+        """:meth:`_heat` of what lies below ``key``: a step or annotation row counts the work of every
+        thread while open, but only its own thread's work is below it (the rest under thread rows)."""
+        gpu, cpu = self._heat(key)
+        if isinstance(key, int) and key in self._spans:
+            gpu = max(float(self._slim["gpu_us"][self.row(key)] or 0.0), 0.0)
+        return (gpu, cpu)
 
     def hottest_path(self) -> list[NodeKey]:
         """The hottest chain from the top: the hottest step (else top node), then hottest children."""
@@ -670,6 +751,45 @@ def _sum_stats(
         )
     )
     return {("thread", s, t): (d, g, int(k), int(e)) for s, t, d, g, k, e in stats.iter_rows()}
+
+
+def _span_totals(trace: Trace) -> dict[int, tuple[float, int, int, int, int]]:
+    """Per step and annotation instance: (GPU µs, kernels, GPU events, memcpys, memsets) launched
+    while it was open (``Trace.step_instances`` / ``annotation_instances``: the tables' numbers)."""
+    if not trace.events["cat"].eq("user_annotation").any():
+        return {}
+    columns = ("id", "gpu_us", "kernels", "gpu_events", "memcpys", "memsets")
+    spans = pl.concat([trace.step_instances.select(columns), trace.annotation_instances.select(columns)])
+    return {i: (g, k, e, c, s) for i, g, k, e, c, s in spans.iter_rows()}
+
+
+def _step_threads(
+    trace: Trace, roots: dict[SyntheticKey, tuple[float, float, int, int]], step_ids: list[int]
+) -> dict[SyntheticKey, tuple[float, float, int, int]]:
+    """The thread nodes of steps: their roots' CPU time, and the GPU work their thread launched in
+    the step's window (``Trace.span_threads``, the split the details pane shows); on the step's own
+    thread, the part outside the step's subtree."""
+    keys = [k for k in roots if k[1] is not None]
+    if not keys:
+        return {}
+    split = trace.span_threads.filter(pl.col("span").is_in(step_ids))
+    work = {
+        (s, t): (g, e, k)
+        for s, t, g, e, k in split.select("span", "track", "gpu_us", "gpu_events", "kernels").iter_rows()
+    }
+    steps = trace.events.filter(pl.col("id").is_in(step_ids)).select(
+        "id", "track", "gpu_us", "gpu_events", "kernels"
+    )
+    own = {i: (t, g, e, k) for i, t, g, e, k in steps.iter_rows()}
+    result = {}
+    for key in keys:
+        step, track = key[1], key[2]
+        gpu_us, events, kernels = work.get((step, track), (0.0, 0, 0))
+        mine = own.get(step)
+        if mine is not None and mine[0] == track:  # stray roots on the step's own thread
+            gpu_us, events, kernels = gpu_us - mine[1], events - mine[2], kernels - mine[3]
+        result[key] = (roots[key][0], max(gpu_us, 0.0), kernels, events)
+    return result
 
 
 def _profiler_tracks(events: pl.DataFrame) -> frozenset[int]:

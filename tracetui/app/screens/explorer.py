@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, ClassVar, cast
 
 from textual import on, work
@@ -34,6 +35,8 @@ from tracetui.views.tree import GPU_KINDS, NodeKey, TreeModel, TreeOptions
 
 DETAILS_DELAY = 0.08  # s: the details pane waits for the cursor to rest this long
 KEYS_HINT = "? help · / find · e expand chain · g go to op · t tables · k kernels only · p python"
+KEYS_HINT_NARROW = "? help · / find · e chain · g op · t tables · k kernels · p python · ^p all"
+NARROW = 110  # columns: below, the details go under the tree and the footer is compact
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,22 @@ class ExplorerScreen(Screen[None]):
             tooltip="go to the op that allocated the biggest block alive at the memory peak",
         ),
         Binding(
+            "s",
+            "slowest",
+            "Slowest calls",
+            show=False,
+            id="explorer.slowest",
+            tooltip="GPU work or a step: go to the slowest call of its name; again (or n): the next slowest",
+        ),
+        Binding(
+            "E",
+            "export_subtree",
+            "Export subtree",
+            show=False,
+            id="explorer.export_subtree",
+            tooltip="write the cursor's node and everything below it to a .json (.csv, .parquet) file",
+        ),
+        Binding(
             "v", "toggle_timeline", "Timeline", show=False, id="explorer.timeline", tooltip="show or hide"
         ),
         Binding(
@@ -141,6 +160,7 @@ class ExplorerScreen(Screen[None]):
     model: var[TreeModel] = var(cast(TreeModel, None), init=False)  # set in __init__
     matches: var[Matches] = var(Matches(), init=False)
     rebuilding: var[bool] = var(False, init=False)
+    narrow: var[bool] = var(False, init=False)
     status: var[Content] = var(Content(""))
 
     def __init__(
@@ -223,7 +243,7 @@ class ExplorerScreen(Screen[None]):
         launched = None
         node = model.node(key)
         if isinstance(key, int) and node.kind not in GPU_KINDS and node.gpu_events:
-            busy = merged_intervals(self.trace.launched_below(key))
+            busy = merged_intervals(model.launched(key))
             launched = Lane("launched", "gpu", busy["start_ns"].to_list(), busy["end_ns"].to_list())
         elif node.kind in GPU_KINDS and node.start_ns is not None:
             launched = Lane("launched", "gpu", [node.start_ns], [node.end_ns or node.start_ns])
@@ -275,7 +295,8 @@ class ExplorerScreen(Screen[None]):
         end = node.end_ns or node.start_ns
         margin = max(1, (end - node.start_ns) // 20)
         self._pending.add("timeline")
-        self.load_window(None, Window(node.start_ns - margin, end + margin, f"zoom: {node.name}"))
+        duration = node.cpu_us if node.cpu_us is not None else node.gpu_us  # what its row says
+        self.load_window(None, Window(node.start_ns - margin, end + margin, f"zoom: {node.name}", duration))
 
     def action_toggle_timeline(self) -> None:
         timeline = self.query_one(Timeline)
@@ -287,7 +308,20 @@ class ExplorerScreen(Screen[None]):
 
     # ---- expectations ------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("find_next", "find_previous") and self.narrow:
+            return bool(self.matches.ids)  # narrow: n / N in the footer only while there is something to walk
         return action != "toggle_expectations" or self.checks is not None  # no --expect: no key
+
+    def on_resize(self) -> None:
+        """Below 110 columns the footer is compact, without the palette's key (^p still works): its
+        keys fit in 80 columns."""
+        narrow = self.size.width < NARROW
+        footer = self.query_one(Footer)
+        footer.compact = narrow
+        footer.show_command_palette = not narrow
+        if narrow != self.narrow:
+            self.narrow = narrow
+            self.refresh_bindings()
 
     def action_toggle_expectations(self) -> None:
         """Hidden: show and focus the panel; focused: hide it; shown: focus it."""
@@ -318,6 +352,9 @@ class ExplorerScreen(Screen[None]):
         self._rebuild(replace(self.model.options, kernels_only=not self.model.options.kernels_only))
 
     def action_toggle_python(self) -> None:
+        if not self.model.options.hide_python and not self.trace.events["cat"].eq("python_function").any():
+            self.notify("This trace has no python frames (profile with with_stack=True).", timeout=3)
+            return
         self._rebuild(replace(self.model.options, hide_python=not self.model.options.hide_python))
 
     def action_name_filter(self) -> None:
@@ -404,6 +441,8 @@ class ExplorerScreen(Screen[None]):
         self.matches = Matches(search, tuple(matches))
 
     def watch_matches(self, old: Matches, new: Matches) -> None:
+        if bool(old.ids) != bool(new.ids):
+            self.refresh_bindings()
         if new.search != old.search:
             search = new.search
             self.dispatch_tree.find_query = search.query if search is not None and not search.exact else ""
@@ -508,6 +547,63 @@ class ExplorerScreen(Screen[None]):
         if target.op_id is not None and not self.dispatch_tree.reveal_event(target.op_id):
             self.notify("That op is hidden by the current filters.", severity="warning", timeout=3)
 
+    # ---- distributions --------------------------------------------------------------------------------
+    def action_slowest(self) -> None:
+        """Go to the slowest call of the cursor's GPU work name (of the steps, on a step); again: the
+        next slowest (the details pane lists them)."""
+        node = self.dispatch_tree.cursor_node
+        if node is None:
+            return
+        steps = node.kind == "step"
+        row = self.insight.step_distribution() if steps else self.insight.distribution(node.full_name)
+        if node.kind not in (*GPU_KINDS, "step") or row is None:
+            self.notify("s: on GPU work or a step (once the tables are ready).", timeout=3)
+            return
+        label = "slowest steps" if steps else "slowest calls"
+        search = Search("ProfilerStep" if steps else node.full_name, label, exact=True)
+        if search == self.matches.search and self.matches.ids:
+            self._go_to_match(self.matches.index + 1)
+            return
+        self.matches = Matches(search, tuple(row["slowest_ids"]))
+        self._go_to_match(0)
+
+    # ---- export ------------------------------------------------------------------------------------------
+    def action_export_subtree(self) -> None:
+        """Ask for a file name, then write the cursor's subtree (as the tree shows it) in a worker."""
+        from tracetui.app.exporting import SUBTREE_HINT, default_target, subtree_title
+        from tracetui.app.screens.export_dialog import ExportDialog
+
+        node = self.dispatch_tree.cursor_node
+        if node is None:
+            return
+        default = default_target(self.trace.path, node.name, ".json")
+        dialog = ExportDialog(subtree_title(node.full_name), default.name, SUBTREE_HINT)
+        self.app.push_screen(dialog, lambda target: self._export_subtree(node.key, target))
+
+    def _export_subtree(self, key: NodeKey, target: Path | None) -> None:
+        if target is not None:
+            self._pending.add("export")
+            self.export_subtree(key, self.model, target)
+
+    @work(thread=True, exclusive=True, group="export")
+    def export_subtree(self, key: NodeKey, model: TreeModel, target: Path) -> None:
+        from tracetui.app.exporting import write_export
+        from tracetui.errors import TraceError
+        from tracetui.views.subtree import subtree_frame
+
+        frame, truncated = subtree_frame(model, key, self.trace.t0_ns)
+        what = "the subtree" + (" (cut at its first rows: too big)" if truncated else "")
+        try:
+            message, failed = write_export(frame, target, self.trace.path, what), False
+        except TraceError as exc:
+            message, failed = str(exc), True
+        self.app.call_from_thread(self._exported, message, failed)
+
+    def _exported(self, message: str, failed: bool) -> None:
+        self._pending.discard("export")
+        title, severity = ("Not exported", "error") if failed else ("Exported", "information")
+        self.notify(message, title=title, severity=severity, markup=False)  # type: ignore[arg-type]
+
     # ---- status --------------------------------------------------------------------------------------
     def compute_status(self) -> Content:
         """The status line: a running rebuild, else the filters and the search with its position."""
@@ -527,7 +623,8 @@ class ExplorerScreen(Screen[None]):
                 (f"  {position}", "bold"),
             ]
             parts += [("   n / N: next / previous", "$text-muted")]
-        return Content.assemble(" ", *(parts or [(KEYS_HINT, "$text-muted")]))
+        hint = KEYS_HINT_NARROW if self.narrow else KEYS_HINT
+        return Content.assemble(" ", *(parts or [(hint, "$text-muted")]))
 
     def watch_status(self, status: Content) -> None:
         self.query_one("#status", Static).update(status)

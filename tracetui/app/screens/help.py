@@ -13,12 +13,18 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-MOUSE = (
+Mouse = Sequence[tuple[str, str]]
+MOUSE: Mouse = (
     ("click", "select a row; click the selected row or its ▶ to expand / collapse"),
     ("wheel", "scroll the tree, the details, the tables"),
     ("timeline", "click a GPU block: go to that kernel in the tree"),
     ("table header", "click: sort by that column (again: reverse)"),
     ("table row", "double-click: go to it in the tree"),
+)
+# The comparison has the two trees and their details only: no timeline, no tables.
+DIFF_MOUSE: Mouse = (
+    ("click", "select a row, on the side clicked (A left, B right); again: expand / collapse"),
+    ("wheel", "scroll the trees"),
 )
 
 Section = tuple[str, Sequence[BindingType]]
@@ -40,7 +46,9 @@ def key_rows(bindings: Iterable[BindingType], display: Callable[[Binding], str])
     return [(" / ".join(keys), what) for keys, what in rows.values()]
 
 
-def help_content(sections: Sequence[Section], display: Callable[[Binding], str], width: int) -> Content:
+def help_content(
+    sections: Sequence[Section], display: Callable[[Binding], str], width: int, mouse: Mouse = MOUSE
+) -> Content:
     """The help text, ``width`` cells wide: one block per section, then the mouse; descriptions
     wrap under their own column."""
     lines: list[Content] = []
@@ -56,7 +64,7 @@ def help_content(sections: Sequence[Section], display: Callable[[Binding], str],
             entry(keys, what)
         lines.append(Content(""))
     lines.append(Content.styled("Mouse", "bold $text-accent"))
-    for where, what in MOUSE:
+    for where, what in mouse:
         entry(where, what)
     return Content("\n").join(lines)
 
@@ -82,9 +90,10 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen #help-footer { color: $text-muted; height: 1; }
     """
 
-    def __init__(self, sections: Sequence[Section]) -> None:
+    def __init__(self, sections: Sequence[Section], mouse: Mouse = MOUSE) -> None:
         super().__init__()
         self.sections = sections
+        self.mouse = mouse
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -92,5 +101,6 @@ class HelpScreen(ModalScreen[None]):
             with VerticalScroll():
                 # the box's text width: border, padding and the scrollbar off its outer width
                 width = min(BOX_WIDTH, self.app.size.width * 95 // 100) - 6
-                yield Static(help_content(self.sections, self.app.get_key_display, width), id="help-text")
+                text = help_content(self.sections, self.app.get_key_display, width, self.mouse)
+                yield Static(text, id="help-text")
             yield Static("Escape closes · ctrl+p: every action in the command palette", id="help-footer")

@@ -68,12 +68,18 @@ class RanksScreen(Screen[None]):
     """
 
     def __init__(
-        self, tables: dict[str, TableView], facts: str, notes: list[str], initial: str = "ranks"
+        self,
+        tables: dict[str, TableView],
+        facts: str,
+        notes: list[str],
+        initial: str = "ranks",
+        steps: str | None = None,
     ) -> None:
         super().__init__()
         self.tables = tables
         self.facts = facts
         self.notes = notes
+        self.steps = steps  # the step times across ranks, one line (views.distribution)
         self.active = initial
         self.marked: tuple[int, ...] = ()
         self._states: dict[str, TableState] = {}
@@ -97,6 +103,8 @@ class RanksScreen(Screen[None]):
 
     def _facts_content(self) -> Content:
         lines = [Content.assemble(("tracetui", "bold $text-accent"), "  ", (shown(self.facts), "bold"))]
+        if self.steps:
+            lines.append(Content.styled(shown(self.steps), "$text-muted"))  # step names are trace text
         lines += [Content.styled(f"⚠ {shown(note)}", "$text-warning") for note in self.notes]  # file names
         return Content("\n").join(lines)
 

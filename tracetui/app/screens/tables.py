@@ -7,21 +7,26 @@ every time the screen opens; one view and a one-line tab bar cost a few ms.)
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import events
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, Input, Static
 
 from tracetui import formatting as fmt
 from tracetui.app.widgets.table_view import TableState, TableView
+from tracetui.safetext import shown
 from tracetui.views.tables import TableSpec
 
 ORDER = ("ops", "kernels", "annotations", "steps", "anomalies", "orphans", "memory")
-HINT = "←/→ column · s sort (again: reverse) · Enter: go to the first, then next, occurrence · Esc back"
+HINT = (
+    "←/→ column · s sort (again: reverse) · F filter · Enter: go to the first, then next, occurrence"
+    " · E export · Esc back"
+)
 
 
 class TablesScreen(Screen[tuple[str, dict[str, Any]] | None]):
@@ -36,12 +41,27 @@ class TablesScreen(Screen[tuple[str, dict[str, Any]] | None]):
         Binding("5", "show('anomalies')", "Anomalies", show=False, id="tables.anomalies"),
         Binding("6", "show('orphans')", "Orphans", show=False, id="tables.orphans"),
         Binding("7", "show('memory')", "Memory", show=False, id="tables.memory"),
+        Binding(
+            "F,slash",
+            "filter",
+            "Filter",
+            id="tables.filter",
+            tooltip="show only the rows whose text contains a string (empty: every row)",
+        ),
+        Binding(
+            "E",
+            "export",
+            "Export",
+            id="tables.export",
+            tooltip="write this table, as sorted and filtered, to a .csv, .parquet or .json file",
+        ),
     ]
 
     DEFAULT_CSS: ClassVar[str] = """
     TablesScreen #tables-tabs { height: 1; background: $panel; padding: 0 1; }
     TablesScreen #tables-hint { height: 1; color: $text-muted; padding: 0 1; }
     TablesScreen TableView { height: 1fr; }
+    TablesScreen #table-filter { display: none; dock: bottom; margin-bottom: 1; border: tall $accent; }
     """
 
     def __init__(self, tables: dict[str, TableSpec], initial: str = "ops") -> None:
@@ -54,6 +74,10 @@ class TablesScreen(Screen[tuple[str, dict[str, Any]] | None]):
         yield Static(id="tables-tabs")
         yield Static(HINT, id="tables-hint", markup=False)
         yield TableView(id="table")
+        yield Input(
+            placeholder="show only rows containing… (Enter: apply, empty: every row)",
+            id="table-filter",
+        )
         yield Footer()
 
     def on_mount(self) -> None:
@@ -79,7 +103,47 @@ class TablesScreen(Screen[tuple[str, dict[str, Any]] | None]):
             if spec.sort:
                 table.sort_by(spec.sort, descending=True)
         self._draw_tabs()
+        self._draw_hint()
         table.focus()
+
+    def _draw_hint(self) -> None:
+        """The keys; with a filter: which one, and how many rows it keeps."""
+        table = self.table
+        hint = self.query_one("#tables-hint", Static)
+        if not table.filter_text:
+            hint.update(Content(HINT))
+            return
+        kept = f"{fmt.count(table.row_count)} of {fmt.count(table.source.height)} rows"
+        hint.update(
+            Content.assemble(
+                ("filter ", "bold $text-accent"),
+                (f"“{shown(table.filter_text)}”", "bold"),
+                f": {kept} · F: change (empty: every row) · E export these · Esc back",
+            )
+        )
+
+    def action_filter(self) -> None:
+        field = self.query_one("#table-filter", Input)
+        field.value = self.table.filter_text
+        field.display = True
+        field.focus()
+
+    @on(Input.Submitted, "#table-filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._close_filter(event.input)
+        self.table.set_filter(event.value)
+        self._draw_hint()
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key == "escape" and isinstance(self.focused, Input):
+            event.stop()
+            event.prevent_default()
+            self._close_filter(self.focused)
+
+    def _close_filter(self, field: Input) -> None:
+        field.display = False
+        self.table.focus()
 
     def _tab_labels(self) -> list[str]:
         return [
@@ -109,6 +173,35 @@ class TablesScreen(Screen[tuple[str, dict[str, Any]] | None]):
         event.stop()
         self._states[self.active] = self.table.state()
         self.dismiss((self.active, event.row))
+
+    def action_export(self) -> None:
+        """Ask for a file name, then write the table as shown (its columns, sort, filter and rows)."""
+        from tracetui.app.exporting import TABLE_HINT, default_target, table_title
+        from tracetui.app.screens.export_dialog import ExportDialog
+
+        traces: list[Path] = getattr(self.app, "trace_paths", list)()
+        if not traces:
+            return
+        table, spec = self.table, self.tables[self.active]
+        sort = next((c.title for c in table.columns if c.key == table.sort_key), None)
+        title = table_title(spec.title, table.row_count, sort, table.sort_descending, table.filter_text)
+        default = default_target(traces[0], self.active, ".csv")
+        self.app.push_screen(ExportDialog(title, default.name, TABLE_HINT), self._export_to)
+
+    def _export_to(self, target: Path | None) -> None:
+        from tracetui.app.exporting import shown_columns, write_export
+        from tracetui.errors import TraceError
+
+        if target is None:
+            return
+        source = self.app.trace_paths()[0]  # type: ignore[attr-defined]
+        frame = shown_columns(self.table.frame, self.table.columns)
+        try:
+            message = write_export(frame, target, source, f"the {self.tables[self.active].title} table")
+        except TraceError as exc:
+            self.notify(str(exc), title="Not exported", severity="error", markup=False)
+        else:
+            self.notify(message, title="Exported", markup=False)
 
     def action_close(self) -> None:
         self._states[self.active] = self.table.state()

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from textual.content import Content
 
 from tracetui import formatting as fmt
-from tracetui.safetext import shown
+from tracetui.safetext import MAX_SHOWN, shown
+from tracetui.views.distribution import DistributionView, distribution_view
 from tracetui.views.insight import Insight
 from tracetui.views.memory import node_memory
 from tracetui.views.tree import GPU_KINDS, Node, NodeKey, TreeModel
@@ -33,7 +34,8 @@ NO_KERNEL_REASON = {
         "a view) or ran on the CPU: 0 µs of GPU time."
     ),
     "call": "no kernel: this runtime/driver call launched no GPU work (a query, a sync or an allocation).",
-    "annotation": "no kernel: nothing below this annotation launched GPU work.",
+    "annotation": "no kernel: no thread of its process launched GPU work while this annotation was open.",
+    "step": "no kernel: no thread of its process launched GPU work during this step.",
     "python": "no kernel: nothing below this python frame launched GPU work.",
     "cpu": "no kernel: nothing below this event launched GPU work.",
     "thread": "no kernel: nothing on this thread here launched GPU work.",
@@ -114,17 +116,22 @@ def describe(
     """Everything the pane shows for ``key`` (with ``memory``, a CPU node's allocations and frees)."""
     node = model.node(key)
     out = Lines()
-    out.line((node.full_name, "bold"))
+    title = display_name(node.full_name)
+    if node.is_gpu and title != node.full_name:  # a long kernel name: its decoded short form first
+        out.line((node.name, "bold"), ("   " + title, LABEL))
+    else:
+        out.line((title, "bold"))
     if isinstance(key, tuple):
         _synthetic(out, trace, model, node)
         return out.content()
     event = trace.event(key)
     out.line((_kind_words(node, event), LABEL))
     _times(out, trace, node, event)
+    _distribution(out, trace, node, insight)
     if node.kind in GPU_KINDS:
         _launch(out, trace, event)
         _roofline(out, insight.get(key))
-        _decoded(out, node)
+        _decoded(out, node, insight.get(key))
         _kernel_config(out, node, event)
     else:
         _verdict(out, insight.get(key))
@@ -133,6 +140,7 @@ def describe(
             _memory(out, memory, trace, node, event)
     _args(out, trace, key)
     _ancestors(out, trace, model, key)
+    _full_name(out, node.full_name)
     return out.content()
 
 
@@ -160,33 +168,67 @@ def _times(out: Lines, trace: Trace, node: Node, event: Mapping[str, Any]) -> No
         out.field("self (CPU)", fmt.duration(event["cpu_self_us"]))
 
 
+def _distribution(out: Lines, trace: Trace, node: Node, insight: Insight) -> None:
+    """GPU work: the durations of every call of its name; a step: of every step. The slowest are
+    listed, ``s`` walks them."""
+    if node.kind in GPU_KINDS:
+        row, what = insight.distribution(node.full_name), f"calls of this {node.kind}"
+    elif node.kind == "step":
+        row, what = insight.step_distribution(), "steps"
+    else:
+        return
+    if row is None or row["calls"] < 2:
+        return
+    view = distribution_view(row, trace, what, current=node.key if isinstance(node.key, int) else None)
+    show_distribution(out, view)
+
+
+def show_distribution(out: Lines, view: DistributionView) -> None:
+    """The histogram as a sparkline over its axis, the percentiles, and the slowest calls."""
+    out.heading(view.title)
+    out.line((f"  {view.low} ", LABEL), (view.bars, "bold $text-accent"), (f" {view.high}", LABEL))
+    out.line("  ", view.stats)
+    out.line(("  slowest", LABEL), ("   s: go to each in turn", KEY))
+    for call in view.slowest:
+        out.line(
+            (f"  {call.duration:>10}  ", "bold" if call.current else ""),
+            (call.where, LABEL),
+            ("  ← this one" if call.current else "", KEY),
+        )
+
+
 def _cpu_event(out: Lines, trace: Trace, model: TreeModel, node: Node, event: Mapping[str, Any]) -> None:
-    out.heading("GPU work launched below")
+    if model.is_span(node.key):
+        out.heading("GPU work launched while open, any thread")
+    else:
+        out.heading("GPU work launched below")
     if node.no_kernel:
         out.line(("  " + NO_KERNEL_REASON.get(node.kind, NO_KERNEL_REASON["cpu"]), WARN))
     elif not model.has_gpu:
         out.line(("  this trace has no GPU activity", LABEL))
     else:
         out.field("GPU time", fmt.duration(node.gpu_us))
-        out.field("kernels", fmt.count(event["kernels"]))
-        out.field("memcpys", fmt.count(event["memcpys"]))
-        out.field("memsets", fmt.count(event["memsets"]))
-        launched = trace.launched_below(event["id"])
+        split = model.thread_split(node.key)
+        out.field("kernels", fmt.count(node.kernels) + (f" ({split})" if split else ""))
+        out.field("memcpys", fmt.count(node.memcpys))
+        out.field("memsets", fmt.count(node.memsets))
+        launched = model.launched(node.key)
         if launched.height:
-            out.heading(f"Launched ({launched.height})")
+            out.heading(f"Launched ({fmt.count(launched.height)})")
             for row in launched.head(MAX_LISTED).iter_rows(named=True):
                 out.line(
                     ("  " + f"{fmt.duration(row['dur']):>9} ", LABEL),
                     model.node(row["id"]).name,
                 )
             if launched.height > MAX_LISTED:
-                out.line((f"  … {launched.height - MAX_LISTED} more", LABEL))
+                out.line((f"  … {fmt.count(launched.height - MAX_LISTED)} more", LABEL))
     if event.get("op_id") is not None and node.kind in ("call", "python", "cpu"):
         out.heading("Enclosing op")
         out.line("  ", trace.event(event["op_id"])["name"], ("   g: go there", KEY))
-    if event.get("fwd_id") is not None:
+    forward = model.forward_of(node.key)
+    if forward is not None:
         out.heading("Forward op")
-        out.line("  ", trace.event(event["fwd_id"])["name"], ("   f: go there", KEY))
+        out.line("  ", trace.event(forward)["name"], ("   f: go there", KEY))
 
 
 def _memory(out: Lines, memory: Memory, trace: Trace, node: Node, event: Mapping[str, Any]) -> None:
@@ -270,24 +312,60 @@ def _verdict(out: Lines, row: Mapping[str, Any] | None) -> None:
     out.heading("Verdict")
     out.line(("  " + row["verdict"], KEY))
     out.field("GPU busy", fmt.percent(row.get("gpu_busy_pct")))
-    out.field("idle gaps", fmt.count(row.get("idle_gaps")))
+    out.field("idle gaps ≥ 1 µs", fmt.count(row.get("idle_gaps")))
     out.field("largest gap", fmt.duration(row.get("largest_gap_us")))
     out.field("CPU launching", fmt.duration(row.get("cpu_launch_us")))
     out.field("in synchronize", fmt.duration(row.get("sync_us")))
 
 
-def _decoded(out: Lines, node: Node) -> None:
+def _decoded(out: Lines, node: Node, row: Mapping[str, Any] | None) -> None:
     from tracetui.insight.kernel_names import decode_kernel_name
 
     decoded = decode_kernel_name(node.full_name)
     out.heading("Decoded name")
     out.field("short", decoded.short)
     for field in DECODED_FIELDS:
-        out.field(field.replace("_", " "), getattr(decoded, field))
+        value = getattr(decoded, field)
+        if field == "dtype":
+            value = kernel_dtype(value, (row or {}).get("cost_dtype"))
+        out.field(field.replace("_", " "), value)
     if decoded.fused_ops:
         out.field("fused ops", ", ".join(decoded.fused_ops))
     for note in decoded.notes:
         out.line(("  • ", LABEL), (note, LABEL))
+
+
+def kernel_dtype(named: str | None, inputs: str | None) -> str | None:
+    """The dtype a kernel computes in: its launching op's recorded types when known (they win over
+    what the name says), with a disagreement shown: ``bf16 (launching op's types; the name says fp16)``."""
+    if inputs is None:
+        return named
+    if named is not None and named != inputs:
+        return f"{inputs} (launching op's types; the name says {named})"
+    return inputs
+
+
+LONG_NAME = 120  # characters: longer names show shortened, and whole (up to MAX_SHOWN) at the end
+
+
+def display_name(name: str) -> str:
+    """The title line: a long (templated, mangled) name with its templates and parameters collapsed."""
+    if len(name) <= LONG_NAME:
+        return name
+    from tracetui.insight.kernel_names.cpp import collapse_templates
+
+    short = collapse_templates(name)
+    return short if len(short) <= LONG_NAME else short[: LONG_NAME - 1] + "…"
+
+
+def _full_name(out: Lines, name: str) -> None:
+    """A long name whole, at the end (past MAX_SHOWN characters cut as every outside text is)."""
+    if len(name) <= LONG_NAME:
+        return
+    out.heading(f"Full name ({fmt.count(len(name))} characters)")
+    out.line("  ", (name, LABEL))  # shown() cuts it: "…(+N chars)"
+    if len(name) > MAX_SHOWN:
+        out.line(("  (whole in `tracetui export --table kernels`)", LABEL))
 
 
 def _args(out: Lines, trace: Trace, event_id: int) -> None:

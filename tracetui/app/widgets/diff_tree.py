@@ -270,7 +270,10 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
             gap = sum(size + 1 for _, size in columns)
             return [Segment(pad("no kernel", gap, "right"), self._style("no-kernel"))]
         changed = self._changed(pair)
-        values = {"GPU": fmt.duration(node.gpu_us), "kernels": fmt.count(node.kernels)}
+        values = {
+            "GPU": fmt.duration(node.gpu_us),
+            "kernels": fmt.kernel_count(node.kernels, node.gpu_events),
+        }
         segments = []
         for title, size in columns:
             style = self.component("diff-tree--changed") if title in changed else number

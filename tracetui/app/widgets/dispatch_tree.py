@@ -249,7 +249,7 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
         node = self.cursor_node
         if node is None or node.event_id is None or self.model is None:
             return
-        self._jump(self.model.trace.event(node.event_id)["fwd_id"], "forward op")
+        self._jump(self.model.forward_of(node.key), "forward op")
 
     def _jump(self, target: int | None, what: str) -> None:
         if target is None:
@@ -388,7 +388,7 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
         values = {
             "CPU": fmt.duration(node.cpu_us),
             "GPU": fmt.duration(node.gpu_us),
-            "kernels": fmt.count(node.kernels),
+            "kernels": fmt.kernel_count(node.kernels, node.gpu_events),
         }
         for title, size in columns:
             segments.append(Segment(" " + pad(values[title], size, "right"), number))

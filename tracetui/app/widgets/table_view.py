@@ -22,12 +22,13 @@ from textual.strip import Strip
 from tracetui.app.widgets.cells import pad
 from tracetui.app.widgets.line_style import CachedStyles
 from tracetui.app.widgets.row_tree import cursor_bindings
-from tracetui.views.tables import Column
+from tracetui.views.tables import Column, filter_rows
 
 
 @dataclass(frozen=True)
 class TableState:
-    """Where a table was left: its (sorted) frame, sort, selected column, cursor and scroll."""
+    """Where a table was left: its (sorted, filtered) frame, sort, selected column, cursor, scroll,
+    and the filter with the sorted rows it was applied to (``None``: no filter)."""
 
     frame: pl.DataFrame
     sort_key: str | None
@@ -35,10 +36,13 @@ class TableState:
     column_index: int
     cursor_row: int
     scroll_y: float
+    source: pl.DataFrame | None = None
+    filter_text: str = ""
 
 
 class TableView(CachedStyles, ScrollView, can_focus=True):
-    """Rows of a DataFrame; ←/→ pick a column, ``s`` sorts by it (again: reverse), Enter selects."""
+    """Rows of a DataFrame; ←/→ pick a column, ``s`` sorts by it (again: reverse), Enter selects;
+    :meth:`set_filter` keeps the rows whose text contains a string. ``frame`` is what is shown."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *cursor_bindings("table"),
@@ -91,6 +95,8 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
     def __init__(self, *, empty: str = "nothing here", id: str | None = None) -> None:
         super().__init__(id=id)
         self.frame = pl.DataFrame()
+        self.source = self.frame  # every row, sorted; ``frame`` is ``source`` filtered
+        self.filter_text = ""
         self.columns: list[Column] = []
         self.empty = empty
         self.cursor_row = 0
@@ -98,26 +104,47 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
         self.sort_key: str | None = None
         self.sort_descending = False
         self._strips: dict[tuple[Any, ...], Strip] = {}
+        self._name_lengths: dict[str, int] = {}
 
     # ---- data ---------------------------------------------------------------------------------
     def set_data(self, frame: pl.DataFrame, columns: list[Column]) -> None:
-        """Show ``frame`` (keeping the current sort when its column still exists)."""
-        self.frame = frame
+        """Show ``frame`` (keeping the current sort when its column still exists; no filter)."""
         self.columns = columns
+        self._name_lengths = {}
         self.column_index = min(self.column_index, max(0, len(columns) - 1))
         if self.sort_key in frame.columns:
-            self.frame = self._sorted(frame)
+            frame = self._sorted(frame)
+        self.frame = self.source = frame
+        self.filter_text = ""
         self.cursor_row = 0
+        self._refresh_all()
+
+    def set_filter(self, text: str) -> None:
+        """Show only the rows whose text columns contain ``text`` (empty: every row), in the sort."""
+        self.filter_text = text.strip()
+        self.frame = filter_rows(self.source, self.columns, self.filter_text)
+        self.cursor_row = 0
+        self.scroll_to(y=0, animate=False, immediate=True, force=True)
         self._refresh_all()
 
     def state(self) -> TableState:
         return TableState(
-            self.frame, self.sort_key, self.sort_descending, self.column_index, self.cursor_row, self.scroll_y
+            self.frame,
+            self.sort_key,
+            self.sort_descending,
+            self.column_index,
+            self.cursor_row,
+            self.scroll_y,
+            self.source,
+            self.filter_text,
         )
 
     def restore(self, state: TableState, columns: list[Column]) -> None:
         """Show a table as :meth:`state` left it."""
         self.frame, self.columns = state.frame, columns
+        self.source = state.source if state.source is not None else state.frame
+        self.filter_text = state.filter_text
+        self._name_lengths = {}
         self.sort_key, self.sort_descending = state.sort_key, state.sort_descending
         self.column_index, self.cursor_row = state.column_index, state.cursor_row
         self._refresh_all()
@@ -136,6 +163,7 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
             if column.key == key:
                 self.column_index = index
         self.frame = self._sorted(self.frame)
+        self.source = self._sorted(self.source) if self.filter_text else self.frame
         self.cursor_row = 0
         self.scroll_to(y=0, animate=False, immediate=True, force=True)
         self._refresh_all()
@@ -224,10 +252,25 @@ class TableView(CachedStyles, ScrollView, can_focus=True):
 
     # ---- rendering --------------------------------------------------------------------------------
     def _widths(self, width: int) -> list[int]:
-        fixed = sum(c.width + 1 for c in self.columns if c.width)
+        """Each column's width: fixed ones as declared, the rest sharing what is left (at least 16);
+        the row's name column(s) as wide as their longest name, up to half of ``width`` (the other
+        columns scroll: ←/→)."""
+        names = sum(1 for c in self.columns if c.name)
+        half = (width // 2 - names + 1) // names if names else 0
+        floors = [min(half, self._longest(c.key)) if c.name else 0 for c in self.columns]
+        fixed = sum(max(c.width, f) + 1 for c, f in zip(self.columns, floors, strict=True) if c.width)
         flexible = [c for c in self.columns if not c.width]
         share = max(16, (width - fixed) // len(flexible)) if flexible else 0
-        return [c.width or share for c in self.columns]
+        return [max(c.width or share, f) for c, f in zip(self.columns, floors, strict=True)]
+
+    def _longest(self, key: str) -> int:
+        """The longest text in column ``key`` (once per data set: sorting and filtering keep it)."""
+        found = self._name_lengths.get(key)
+        if found is None:
+            values = self.source[key] if key in self.source.columns else pl.Series([], dtype=pl.String)
+            found = int(values.cast(pl.String).str.len_chars().max() or 0)  # type: ignore[arg-type]
+            self._name_lengths[key] = found
+        return found
 
     def row_style(self, row: dict[str, Any]) -> Style | None:
         """A style for a whole row, over the stripes (a subclass marks rows); ``None``: none."""

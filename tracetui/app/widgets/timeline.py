@@ -95,12 +95,14 @@ class Timeline(CachedStyles, Widget):
         self.refresh()
 
     def on_click(self, event: events.Click) -> None:
-        """Clicking a GPU block selects that GPU event in the tree."""
-        if self.window is None or not 1 <= event.y <= len(self.lanes):
+        """Clicking a GPU block selects that GPU event in the tree. Rows and columns are counted in
+        the content region (the screen's CSS gives the strip a top border)."""
+        offset = event.get_content_offset(self)
+        if self.window is None or offset is None or not 1 <= offset.y <= len(self.lanes):
             return
-        lane = self.lanes[event.y - 1]
+        lane = self.lanes[offset.y - 1]
         cells = self.size.width - LABEL_WIDTH
-        cell = event.x - LABEL_WIDTH
+        cell = offset.x - LABEL_WIDTH
         if lane.kind != "gpu" or cells <= 0 or not 0 <= cell < cells:
             return
         step = (self.window.end_ns - self.window.start_ns) / cells
@@ -134,7 +136,7 @@ class Timeline(CachedStyles, Widget):
         assert self.window is not None
         start, end = self.window.start_ns, self.window.end_ns
         t0 = self._t0()
-        length = fmt.duration((end - start) / 1000)
+        length = fmt.duration(self.window.label_us)
         left = f" {self.window.title} · {length}"
         legends = dict.fromkeys(lane.legend for lane in self.memory)
         if legends:

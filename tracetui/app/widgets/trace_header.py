@@ -17,13 +17,8 @@ if TYPE_CHECKING:
 
 def device_names(trace: Trace) -> str:
     """``NVIDIA H200`` (``2 × NVIDIA H100`` for several alike), or ``no GPU in the trace``."""
-    names: dict[str, int] = {}
-    for device in trace.devices:
-        name = device.get("name") or f"GPU {device.get('id')}"
-        names[str(name)] = names.get(str(name), 0) + 1
-    if not names:
-        return "no GPU in the trace"
-    return ", ".join(name if count == 1 else f"{count} × {name}" for name, count in names.items())
+    names = [str(device.get("name") or f"GPU {device.get('id')}") for device in trace.devices]
+    return fmt.tally(names) or "no GPU in the trace"
 
 
 def header_content(

@@ -110,3 +110,32 @@ def cost_conv(op: str, args: list[Arg]) -> OpCost | None:
         kind="convolution",
         notes=tuple(notes),
     )
+
+
+def cost_conv_backward(args: list[Arg]) -> OpCost | None:
+    """``aten::convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
+    dilation, transposed, output_padding, groups, output_mask)``: the data gradient (dgrad) and
+    the weight gradient (wgrad) each cost what the forward does; ``output_mask`` says which ran."""
+    grad = tensor_arg(args, 0)
+    forward_args = [args[i] if i < len(args) else Arg(None, "", "") for i in (1, 2, 3, 4, 5, 6, 7, 8, 9)]
+    forward_args[2] = Arg(None, "", "")  # bias_sizes is a size list, not the bias
+    forward = cost_conv("convolution", forward_args)
+    x, w = tensor_arg(args, 1), tensor_arg(args, 2)
+    if forward is None or grad is None or x is None or w is None:
+        return None
+    mask_text = concrete_arg(args, 10)
+    mask = [parse_bool(v) for v in mask_text.strip("[]").split(",")] if mask_text else []
+    dgrad = mask[0] if mask and mask[0] is not None else True
+    wgrad = mask[1] if len(mask) > 1 and mask[1] is not None else True
+    notes = ["convolution backward: the data and the weight gradient each cost the forward's FLOPs"]
+    if not mask_text:
+        notes.append("output_mask not recorded (no Concrete Inputs): assumed both gradients")
+    notes += [n for n in forward.notes[1:] if n not in notes]
+    return OpCost(
+        flops=forward.flops * (int(dgrad) + int(wgrad)),
+        bytes_read=(grad.nbytes + w.nbytes if dgrad else 0) + (grad.nbytes + x.nbytes if wgrad else 0),
+        bytes_written=(x.nbytes if dgrad else 0) + (w.nbytes if wgrad else 0),
+        dtype=forward.dtype,
+        kind="convolution",
+        notes=tuple(notes),
+    )

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
 from tracetui.insight.flops.args import parse_args
 from tracetui.insight.flops.attention import SDPA_ARGS, cost_attention
-from tracetui.insight.flops.conv import CONV_ARGS, cost_conv
+from tracetui.insight.flops.conv import CONV_ARGS, cost_conv, cost_conv_backward
 from tracetui.insight.flops.fields import Arg, OpCost
 from tracetui.insight.flops.gemm import (
     cost_addmm,
@@ -51,6 +51,7 @@ def _handlers() -> dict[str, _Handler]:
         "matmul": lambda op, a: cost_matmul(a),
         "linear": lambda op, a: cost_linear(a),
         "native_dropout": lambda op, a: cost_dropout(a),
+        "convolution_backward": lambda op, a: cost_conv_backward(a),
     }
     for op in ELEMENTWISE_FLOPS:
         table[op] = lambda op, a: cost_elementwise(op, a, inplace=False)

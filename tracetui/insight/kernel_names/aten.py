@@ -40,17 +40,17 @@ _ATEN_FUNCTORS: tuple[tuple[str, str], ...] = (
     (r"addcmul", "addcmul"),
     (r"addcdiv", "addcdiv"),
     (r"MulFunctor|std::multiplies|mul_kernel", "mul"),
-    (r"CUDAFunctor_add|AddFunctor|std::plus|add_kernel", "add"),
+    (r"CUDAFunctor(?:OnSelf|OnOther)?_add|AddFunctor|std::plus|add_kernel", "add"),
     (r"DivFunctor|div_true|div_trunc|div_floor|std::divides|DivTrue", "div"),
     (r"std::minus|sub_kernel|SubFunctor", "sub"),
     (r"\bexp_kernel|\bExp<|exp2_kernel", "exp"),
     (r"\blog_kernel|\bLog<|log1p|log2_kernel", "log"),
-    (r"neg_kernel|NegFunctor", "neg"),
+    (r"neg_kernel|NegFunctor|std::negate", "neg"),
     (r"abs_kernel|AbsFunctor", "abs"),
     (r"where_kernel", "where"),
     (r"maximum_kernel|MaxFunctor|MaxNanFunctor", "maximum"),
     (r"minimum_kernel|MinFunctor|MinNanFunctor", "minimum"),
-    (r"reciprocal", "reciprocal"),
+    (r"[Rr]eciprocal", "reciprocal"),
     (r"\bsin_kernel", "sin"),
     (r"\bcos_kernel", "cos"),
     (r"softplus", "softplus"),
@@ -158,6 +158,25 @@ _ATEN_NAMED: tuple[tuple[str, str, str, str], ...] = (
     (r"im2col|col2im|vol2col|col2vol", "copy", "", ""),
     (r"amp_update_scale|non_finite_check_and_unscale", "foreach", "amp unscale/check", ""),
 )
+# Norm kernels that are one part of a norm (several run per call): which part.
+_NORM_PARTS = {
+    "batch_norm_collect_statistics_kernel": "batch_norm statistics",
+    "batch_norm_collect_statistics_channels_last_kernel": "batch_norm statistics",
+    "batch_norm_reduce_statistics_kernel": "batch_norm reduce statistics",
+    "batch_norm_transform_input_kernel": "batch_norm forward",
+    "batch_norm_transform_input_channels_last_kernel": "batch_norm forward",
+    "batch_norm_backward_reduce_kernel": "batch_norm backward reduce",
+    "batch_norm_backward_reduce_channels_last_kernel": "batch_norm backward reduce",
+    "batch_norm_backward_elemt_kernel": "batch_norm backward",
+    "batch_norm_backward_elemt_channels_last_kernel": "batch_norm backward",
+    "batch_norm_backward_kernel": "batch_norm backward",
+    "GammaBetaBackwardCUDAKernel": "layer_norm backward (gamma, beta)",
+    "GammaBetaBackwardCUDAKernelTemplate": "layer_norm backward (gamma, beta)",
+    "GammaBetaBackwardSimpleCUDAKernel": "layer_norm backward (gamma, beta)",
+    "GammaBetaBackwardCUDAKernel_32x32": "layer_norm backward (gamma, beta)",
+    "layer_norm_grad_input_kernel": "layer_norm backward (input)",
+    "layer_norm_grad_input_kernel_vectorized": "layer_norm backward (input)",
+}
 _ATEN_NAMED_RES = tuple((re.compile(p), kind, op, note) for p, kind, op, note in _ATEN_NAMED)
 
 
@@ -181,6 +200,8 @@ def decode_aten(m: re.Match[str], name: str) -> KernelName:
     vector_width: int | None = None
     variant: str | None = None
     dtype = cpp_dtype(targs, args[0]) if args else None
+    if dtype is None and (param := re.findall(r"\{lambda\(([\w:]+)\)", targs)):
+        dtype = cpp_dtype(param[0], param[0])  # the element type: the first lambda with a parameter
     short: str
 
     if kind == "elementwise" and not op:
@@ -200,10 +221,12 @@ def decode_aten(m: re.Match[str], name: str) -> KernelName:
             variant = "strided"
             notes.append("generic strided path: non-contiguous or broadcast inputs (no vector loads)")
         if "AUnaryFunctor" in targs or "BUnaryFunctor" in targs:
-            notes.append(
-                "one operand is a scalar (A/BUnaryFunctor: "
-                f"{'a' if 'AUnaryFunctor' in targs else 'b'} is a scalar)"
-            )
+            scalar = "a" if "AUnaryFunctor" in targs else "b"
+            notes.append(f"one operand is a scalar (A/BUnaryFunctor: {scalar} is a scalar)")
+            variant = f"{variant}, scalar {scalar}" if variant else f"scalar {scalar}"
+        if "FunctorOnSelf" in targs:
+            notes.append("in place on its first operand (OnSelf functor, e.g. add_)")
+            variant = f"{variant}, in place" if variant else "in place"
         if op == "clamp":
             notes.append("clamp: also what aten::relu runs on CUDA (clamp_min 0)")
         if op == "threshold":
@@ -212,12 +235,13 @@ def decode_aten(m: re.Match[str], name: str) -> KernelName:
             notes.append("dropout: multiplies by the mask and 1/(1-p)")
         if op == "copy" and "bfloat16_copy" in targs:
             notes.append("copy with a cast to bf16 (autocast / .to(torch.bfloat16))")
-        suffix = f" ×{vector_width}" if vector_width else (" (strided)" if variant == "strided" else "")
-        if variant == "unrolled":
+        path = (variant or "").split(",")[0]
+        suffix = f" ×{vector_width}" if vector_width else (" (strided)" if path == "strided" else "")
+        if path == "unrolled":
             suffix = " (unrolled)"
         short = f"{'elementwise' if kind == 'elementwise' else kind} {op}{suffix}"
-        if kind != "elementwise" and op == kind:
-            short = f"{op}{suffix}"
+        if op == kind or op == "elementwise":  # no doubled word: "elementwise ×4", "copy ×8"
+            short = f"{kind}{suffix}"
     elif kind == "reduction":
         op = next((rop for pat, rop in _REDUCE_OPS if re.search(pat, targs or name)), "reduce")
         short = f"reduce {op}"
@@ -237,7 +261,7 @@ def decode_aten(m: re.Match[str], name: str) -> KernelName:
         notes.append(
             "multi-tensor apply: one launch updates a whole list of tensors (_foreach_* ops, optimizers)"
         )
-        short = f"foreach {op}" + (f" ({variant})" if variant else "")
+        short = ("foreach" if op == "foreach" else f"foreach {op}") + (f" ({variant})" if variant else "")
     elif kind == "softmax":
         if func.startswith("softmax_warp") and len(args) >= 5:
             if args[4] == "true":
@@ -257,6 +281,7 @@ def decode_aten(m: re.Match[str], name: str) -> KernelName:
     else:
         if not op:
             op = func
+        op = _NORM_PARTS.get(func, op) if kind == "norm" else op
         short = op.replace(" forward", " fwd").replace(" backward", " bwd")
         if kind == "other":
             short = collapse_templates(name)

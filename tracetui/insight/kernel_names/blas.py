@@ -11,6 +11,7 @@ from tracetui.insight.kernel_names.cpp import (
     BLAS_LETTER,
     NAME_DTYPES,
     NO_TENSOR_CORE_NOTE,
+    args_at,
     clip_text,
     collapse_templates,
     cpp_dtype,
@@ -318,7 +319,113 @@ def decode_arch_blas(m: re.Match[str], name: str) -> KernelName:
     )
 
 
-_CUTLASS_INNER = re.compile(r"(cutlass(?:3x)?_[A-Za-z0-9_]+)")
+_CUTLASS_INNER = re.compile(r"(cutlass(?:3x)?_(?!_)[A-Za-z0-9_]+)")
+CONV_OPS = {"fprop": "forward", "dgrad": "data grad", "wgrad": "weight grad"}
+# CUTLASS 2.x conv::Operator: kFprop, kDgrad, kWgrad (kDeconv, where present, is a dgrad)
+_CONV_OPERATOR = {"0": "fprop", "1": "dgrad", "2": "wgrad", "3": "dgrad"}
+_CUTLASS_TYPES = (
+    ("bfloat16_t", "bf16"),
+    ("half_t", "fp16"),
+    ("tfloat32_t", "tf32"),
+    ("float_e4m3_t", "fp8"),
+    ("float_e5m2_t", "fp8"),
+    ("int8_t", "int8"),
+)
+_CUTLASS_TYPE = re.compile(r"::(" + "|".join(t for t, _ in _CUTLASS_TYPES) + r")\b")
+
+
+def decode_cudnn_cutlass(m: re.Match[str], name: str) -> KernelName:
+    """cuDNN's bundled CUTLASS 2.x kernels (namespace ``cutlass__5x_cudnn``): implicit-GEMM
+    convolutions, named by a generated instance (``…Kernel<cutlass_tensorop_bf16_s16816dgrad_…>``)
+    or spelled out as templates (``…ImplicitGemmConvolution<…Conv2dWgrad…, (conv::Operator)2, …>``)."""
+    inner = _CUTLASS_INNER.search(name)
+    if inner is not None and re.search(r"(?:fprop|dgrad|wgrad)", inner.group(1)):
+        return _cudnn_cutlass_instance(name, inner.group(1))
+    return _cudnn_cutlass_template(name)
+
+
+def _cudnn_cutlass_instance(name: str, text: str) -> KernelName:
+    tokens = [t for t in text.split("_") if t][1:]
+    op = None
+    rest = []
+    for tok in tokens:
+        found = re.fullmatch(r"([hsdi]\d{3,6})?(fprop|dgrad|wgrad)", tok.lower())
+        if found:
+            op = found.group(2)
+            if found.group(1):
+                rest.append(found.group(1) + "gemm")  # the MMA token, read as _blas_tokens reads it
+        else:
+            rest.append(tok)
+    info = _blas_tokens(rest)
+    mma = info["mma"] or ""
+    info["notes"] = [
+        n.replace(f"{mma}gemm:", f"{mma}:") for n in info["notes"] if not n.startswith("layout ")
+    ]
+    layout = next((t for t in tokens if t.lower() in ("nhwc", "nchw", "ndhwc")), None)
+    variants = [v for v in info["variants"] if v.lower() not in ("nhwc", "nchw", "ndhwc", "tensorop")]
+    return _cudnn_conv_name(
+        name,
+        op,
+        dtype=info["dtype"],
+        tile=info["tile"],
+        stages=info["stages"],
+        mma=info["mma"],
+        layout=layout,
+        alignment=info["alignment"],
+        variant=", ".join(variants) or None,
+        notes=info["notes"],
+    )
+
+
+def _cudnn_cutlass_template(name: str) -> KernelName:
+    operator = re.search(r"conv::Operator\)(\d)", name)
+    iterator = re.search(r"Conv[23]d(Fprop|Dgrad|Wgrad)", name)
+    op = _CONV_OPERATOR.get(operator.group(1)) if operator else None
+    if op is None and iterator:
+        op = iterator.group(1).lower()
+    shapes = re.findall(r"GemmShape<(\d+), (\d+), (\d+)>", name)
+    notes: list[str] = []
+    tile = stages = mma = None
+    if shapes:
+        tile = f"{shapes[0][0]}x{shapes[0][1]}"
+        notes.append(f"tile {tile}: the output tile of one thread block, with a K tile of {shapes[0][2]}")
+    instruction = re.search(r"arch::Mma<[\w:]*GemmShape<(\d+), (\d+), (\d+)>", name)
+    if instruction:
+        mma = "m{}n{}k{}".format(*instruction.groups())
+        notes.append(f"tensor-core MMA {mma}")
+    multistage = re.search(r"ImplicitGemmMultistage<", name)
+    if multistage:
+        args = args_at(name, multistage.end() - 1)
+        if len(args) > 8 and args[8].isdigit():
+            stages = args[8]
+            notes.append(f"{stages} pipeline stages")
+    dtype = next((_CUTLASS_DTYPES[t.group(1)] for t in [_CUTLASS_TYPE.search(name)] if t), None)
+    dims = "3-D" if "Conv3d" in name else "2-D"
+    notes.append(f"a {dims} convolution (its problem size type)")
+    return _cudnn_conv_name(name, op, dtype=dtype, tile=tile, stages=stages, mma=mma, notes=notes)
+
+
+_CUTLASS_DTYPES = dict(_CUTLASS_TYPES)
+
+
+def _cudnn_conv_name(name: str, op: str | None, *, notes: list[str], **fields: Any) -> KernelName:
+    words = CONV_OPS.get(op or "")
+    head = [
+        "cuDNN's bundled CUTLASS 2.x (cutlass__5x_cudnn) implicit-GEMM convolution"
+        + (f": {op} ({words})" if words else ""),
+    ]
+    short = " ".join(
+        p for p in ("cudnn cutlass conv", op or "", fields.get("dtype") or "", fields.get("tile") or "") if p
+    )
+    return KernelName(
+        name=name,
+        family="cudnn",
+        kind="convolution",
+        op=f"conv {words}" if words else "conv",
+        short=clip_text(short),
+        notes=tuple(head + notes),
+        **fields,
+    )
 
 
 def decode_cutlass(m: re.Match[str], name: str) -> KernelName:

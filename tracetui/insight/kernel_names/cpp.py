@@ -63,6 +63,12 @@ def template_args(name: str) -> list[str]:
     return _split_top(inner[0])
 
 
+def args_at(text: str, start: int) -> list[str]:
+    """Top-level arguments of the ``<…>`` opening at ``start`` (``[]`` when unbalanced)."""
+    inner = _balanced(text, start, "<", ">")
+    return [] if inner is None else _split_top(inner[0])
+
+
 def _split_top(text: str) -> list[str]:
     """Split at commas that are not nested in ``<>``, ``()``, ``{}`` or ``[]``."""
     parts: list[str] = []

@@ -22,11 +22,13 @@ from tracetui.insight.kernel_names.attention import (
 from tracetui.insight.kernel_names.blas import (
     decode_arch_blas,
     decode_cublas_helper,
+    decode_cudnn_cutlass,
     decode_cutlass,
     decode_nvjet,
     decode_xmma,
 )
 from tracetui.insight.kernel_names.cpp import function_head
+from tracetui.insight.kernel_names.distinct import distinct_shorts
 from tracetui.insight.kernel_names.fields import Handler, KernelName, Rule
 from tracetui.insight.kernel_names.inductor import decode_inductor, decode_user_triton
 from tracetui.insight.kernel_names.runtime import decode_memcpy, decode_memset, decode_nccl
@@ -71,6 +73,7 @@ RULES: list[Rule] = [
         r"^(maxwell|pascal|volta|turing|ampere|ada|hopper|blackwell|sm\d+a?)_(?=\w*(?:gemm|cudnn))",
         decode_arch_blas,
     ),
+    _rule("cudnn", r"cutlass__\w*cudnn", decode_cudnn_cutlass),
     _rule("cutlass", r"cutlass", decode_cutlass),
 ]
 
@@ -157,7 +160,9 @@ _COLUMN_FIELDS: tuple[str, ...] = (
 
 
 def kernel_name_columns(names: pl.Series | Iterable[str]) -> pl.DataFrame:
-    """One row per distinct non-null name with the decoded fields; join it back on ``name``.
+    """One row per distinct non-null name with the decoded fields; join it back on ``name``. The
+    ``short`` forms tell the given names apart (:func:`distinct.distinct_shorts`): pass every name
+    of the trace, so that each surface writes the same short form.
 
     Columns: ``name`` (same dtype as the input Series), ``family, kind, op, arch, tile, stages,
     layout, cluster, dtype, mma, alignment`` (str), ``vector_width`` (Int64), ``variant``,
@@ -169,9 +174,10 @@ def kernel_name_columns(names: pl.Series | Iterable[str]) -> pl.DataFrame:
     series = names if isinstance(names, pl.Series) else pl.Series("name", list(names), dtype=pl.String)
     unique = series.cast(pl.String).drop_nulls().unique(maintain_order=True)
     decoded = [decode_kernel_name(n) for n in unique.to_list()]
+    shorts = distinct_shorts(decoded)
     data: dict[str, list[Any]] = {"name": unique.to_list()}
     for field in _COLUMN_FIELDS:
-        values = [getattr(k, field) for k in decoded]
+        values = [shorts[k.name] if field == "short" else getattr(k, field) for k in decoded]
         if field == "fused_ops":
             values = [",".join(v) for v in values]
         elif field == "notes":

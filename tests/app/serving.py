@@ -1,0 +1,59 @@
+"""``tracetui serve`` in a child process for tests: started on a free port, always stopped."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+URL = re.compile(r"http://\S+")
+START_TIMEOUT_S = 120  # a loaded 2-core CI machine: importing textual-serve and aiohttp can be slow
+
+
+def first_line(process: subprocess.Popen[str], timeout: float) -> str:
+    """The server's first stdout line, or a failure naming what it said, within ``timeout``: never a
+    test that hangs on a server that neither starts nor exits."""
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout):
+            raise AssertionError(f"tracetui serve printed no URL within {timeout:.0f} s")
+    line = process.stdout.readline()
+    if not line:  # it exited: say why
+        process.wait(timeout=10)
+        stderr = process.stderr.read() if process.stderr else ""
+        raise AssertionError(f"tracetui serve exited ({process.returncode}): {stderr.strip()}")
+    return line
+
+
+@contextlib.contextmanager
+def served(trace: Path, *extra: str) -> Iterator[tuple[str, str]]:
+    """``(url, first line)`` of ``tracetui serve TRACE --port 0`` while it runs; its process group
+    (the server and every explorer it started) is stopped afterwards."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tracetui", "serve", str(trace), "--host", "127.0.0.1", "--port", "0", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        line = first_line(process, START_TIMEOUT_S)
+        found = URL.search(line)
+        assert found, f"no URL in {line!r}"
+        yield found.group(0), line
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()

@@ -1,0 +1,149 @@
+"""``tracetui render TRACE --view tree|timeline|tables -o FILE.svg``: a view of the explorer as an SVG
+picture, for scripts, CI reports and bug reports.
+
+The explorer runs headless at ``--size``, waits until everything it computes is drawn
+(:func:`tracetui.app.settle.settle`), shows the view, and writes Textual's screenshot. The picture is
+byte-identical across runs of the same trace and options: it holds no clock and no path other than
+the trace's file name (the header's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from tracetui.errors import TraceError
+from tracetui.trace.source import check_readable
+
+if TYPE_CHECKING:
+    from textual.pilot import Pilot
+
+    from tracetui.app.app import TraceApp
+
+VIEWS = ("tree", "timeline", "tables")
+TABLE_KEYS = ("ops", "kernels", "annotations", "steps", "anomalies", "orphans", "memory")
+DEFAULT_SIZE = (160, 48)
+SIZE_RANGE = (40, 500)
+
+
+@dataclass
+class Request:
+    """What to show: the view, the node (an exact name) and the table."""
+
+    view: str = "tree"
+    node: str | None = None
+    table: str = "kernels"
+    svg: str | None = field(default=None, init=False)
+    error: str | None = field(default=None, init=False)
+
+
+def parse_size(_ctx: click.Context | None, _param: click.Parameter | None, text: str) -> tuple[int, int]:
+    """``--size``: ``"160x48"`` → ``(160, 48)``; a one-line usage error otherwise."""
+    parts = text.lower().split("x")
+    low, high = SIZE_RANGE
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise click.BadParameter(f"{text!r} is not WIDTHxHEIGHT (e.g. 160x48)")
+    width, height = int(parts[0]), int(parts[1])
+    if not (low <= width <= high and 10 <= height <= high):
+        raise click.BadParameter(f"{text!r}: width {low}–{high}, height 10–{high}")
+    return width, height
+
+
+async def show(pilot: Pilot[object], app: TraceApp, request: Request) -> None:
+    """Drive the settled explorer to the requested view."""
+    from tracetui.app.screens.error import ErrorScreen
+    from tracetui.app.screens.tables import TablesScreen
+    from tracetui.app.settle import settle
+    from tracetui.app.widgets.dispatch_tree import DispatchTree
+
+    await settle(pilot)
+    if isinstance(app.screen, ErrorScreen):
+        request.error = app.screen.line.removeprefix("tracetui: ")
+        return
+    tree = app.screen.query_one(DispatchTree)
+    if request.node is not None and request.view != "tables":
+        assert tree.model is not None
+        found = tree.model.find(request.node, exact=True)
+        if not found:
+            request.error = f"no event named {request.node!r} in {app.path.name}"
+            return
+        tree.reveal_event(found[0])
+        await settle(pilot)
+    if request.view == "timeline":
+        await pilot.press("d")  # the tree beside the timeline, no details
+        if request.node is not None:
+            await pilot.press("z")  # the timeline zoomed to the node
+        await settle(pilot)
+    elif request.view == "tables":
+        await pilot.press(str(TABLE_KEYS.index(request.table) + 1))
+        await settle(pilot)
+        screen = app.screen
+        if isinstance(screen, TablesScreen) and request.node is not None:
+            frame = screen.table.frame
+            named = "name" in frame.columns
+            rows = frame.with_row_index("row").filter(frame["name"] == request.node) if named else None
+            if rows is None or rows.is_empty():
+                request.error = f"no row named {request.node!r} in the {request.table} table"
+                return
+            screen.table._move(int(rows["row"][0]))
+            await settle(pilot)
+    request.svg = app.export_screenshot()
+
+
+def render(trace: Path, output: Path, request: Request, size: tuple[int, int] = DEFAULT_SIZE) -> None:
+    """Write the requested view of ``trace`` to ``output`` (SVG); one-line errors for a bad trace
+    or an unknown node."""
+    check_readable(trace)
+    if output.exists() and output.resolve() == trace.resolve():
+        raise TraceError(output, "refusing to overwrite the trace being rendered")
+    from tracetui.app.app import TraceApp
+    from tracetui.app.saving import write_svg
+
+    app = TraceApp(trace)
+
+    async def auto_pilot(pilot: Pilot[object]) -> None:
+        try:
+            await show(pilot, app, request)
+        finally:
+            app.exit()
+
+    app.run(headless=True, size=size, auto_pilot=auto_pilot)
+    if request.error is not None:
+        raise TraceError(None, request.error)
+    if request.svg is None:
+        raise TraceError(trace, "the explorer stopped before the view could be drawn")
+    write_svg(output, request.svg)
+
+
+@click.command("render")
+@click.argument("trace", type=click.Path(path_type=Path, dir_okay=True))
+@click.option("--view", type=click.Choice(VIEWS), default="tree", show_default=True, help="What to draw.")
+@click.option(
+    "--node", default=None, help="Put the cursor on the first event named exactly NODE (its details show)."
+)
+@click.option(
+    "--table",
+    type=click.Choice(TABLE_KEYS),
+    default="kernels",
+    show_default=True,
+    help="With --view tables: which table (--node then selects its row).",
+)
+@click.option(
+    "--size", default="160x48", show_default=True, callback=parse_size, help="Terminal size, WIDTHxHEIGHT."
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="The SVG file."
+)
+def render_command(
+    trace: Path, view: str, node: str | None, table: str, size: tuple[int, int], output: Path
+) -> None:
+    """Save a view of the explorer on TRACE as an SVG picture (for CI reports, bug reports, docs).
+
+    tree: the explorer as it opens (the hottest chain open to its kernel, the details, the timeline);
+    timeline: the tree and the timeline (zoomed to --node when given); tables: one of the tables.
+    The same trace and options give a byte-identical file.
+    """
+    render(trace, output, Request(view, node, table), size)
