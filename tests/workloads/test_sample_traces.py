@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sample_traces import default_trace
+from tracetui.sample_traces import default_trace
 
 from .helpers import complete_names, read_trace
 
