@@ -149,3 +149,19 @@ def test_shown_cuts_and_says_so() -> None:
 
     every = "".join(chr(c) for c in range(0x110000) if re.fullmatch(INVISIBLE_CLASS, chr(c)))
     assert not re.search(INVISIBLE_CLASS, shown(every, limit=None))
+
+
+def test_a_cell_of_several_lines_keeps_its_line_breaks_and_neutralises_the_rest() -> None:
+    """An expectation and its note are one cell of two lines: the break stays a break (it was shown
+    as U+FFFD), while control and invisible characters inside each line are still neutralised."""
+    from rich.text import Text
+
+    from tracetui.report.table import shown_text
+
+    cell = Text("op aten::mm: count = 1")
+    cell.append("\nlook \u202ehere\x1b[2J", style="dim")
+    out = shown_text(cell)
+    assert out.plain == "op aten::mm: count = 1\nlook \\u202ehere\ufffd[2J"
+    assert [str(span.style) for span in out.spans if "look" in out.plain[span.start : span.end]] == ["dim"]
+    plain = Text("first line\nsecond line")
+    assert shown_text(plain) is plain  # nothing to neutralise: the same object

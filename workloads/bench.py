@@ -1,4 +1,4 @@
-"""``python -m workloads.bench``: the GeGLU kernel against copy and Inductor; the MLP per forward.
+"""``python -m tracetui.workloads.bench``: the GeGLU kernel against copy and Inductor; the MLP per forward.
 
 Prints Markdown tables (docs/workloads.md keeps the H200 figures):
 1. device-to-device copy bandwidth (bytes read + written): the ceiling;
@@ -19,11 +19,16 @@ import argparse
 import itertools
 import statistics
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING
 
 import torch
 
-from workloads.registry import DTYPES, Variant, make_config
+from tracetui.workloads.registry import DTYPES, Variant, make_config
+
+if TYPE_CHECKING:
+    from tracetui.workloads.geglu_triton import LaunchConfig
 
 COPY_BYTES = 1 << 30
 PROFILE_ITERS = 20
@@ -34,8 +39,8 @@ INDUCTOR_FWD = "inductor fused forward"
 Buffers = dict[str, torch.Tensor]
 
 
-def _table(header: list[str], rows: list[list[object]]) -> str:
-    lines = [header, ["---"] * len(header), *rows]
+def _table(header: list[str], rows: Sequence[Sequence[object]]) -> str:
+    lines: list[Sequence[object]] = [header, ["---"] * len(header), *rows]
     return "\n".join("| " + " | ".join(str(c) for c in line) + " |" for line in lines)
 
 
@@ -64,6 +69,11 @@ def _buffer_sets(rows: int, hidden: int, dtype: torch.dtype, count: int = 2) -> 
     ]
 
 
+def _forward_into(forward: Callable[..., object], buffers: Buffers, *, config: LaunchConfig) -> object:
+    """``forward`` (the Triton forward's launcher) on one buffer set, into its ``out``."""
+    return forward(buffers["g"], buffers["u"], out=buffers["out"], config=config)
+
+
 def _rotating(fn: Callable[[Buffers], object], sets: list[Buffers]) -> Callable[[], object]:
     """``fn`` on the next buffer set at each call, so no call finds its inputs in L2."""
     cycle = itertools.cycle(sets)
@@ -72,9 +82,9 @@ def _rotating(fn: Callable[[Buffers], object], sets: list[Buffers]) -> Callable[
 
 def geglu_table(sets: list[Buffers], copy_gbps: float) -> tuple[str, dict[str, tuple[float, float]]]:
     """The gelu·mul kernels; the table and each case's (graph-replay µs, kernel µs from a trace)."""
-    from workloads.geglu_triton import geglu_backward, geglu_forward
-    from workloads.gpu_timing import gpu_events, interleaved_us, kernel_median_us
-    from workloads.mlp import geglu_torch
+    from tracetui.workloads.geglu_triton import geglu_backward, geglu_forward
+    from tracetui.workloads.gpu_timing import gpu_events, interleaved_us, kernel_median_us
+    from tracetui.workloads.mlp import geglu_torch
 
     inductor = torch.compile(geglu_torch)
     tensor_bytes = sets[0]["g"].numel() * sets[0]["g"].element_size()
@@ -118,8 +128,8 @@ def geglu_table(sets: list[Buffers], copy_gbps: float) -> tuple[str, dict[str, t
 
 def sweep_table(sets: list[Buffers], copy_gbps: float, top: int = 12) -> str:
     """Time the forward kernel over block size × warps × eviction hint; the fastest ``top`` rows."""
-    from workloads.geglu_triton import DEFAULT, LaunchConfig, geglu_forward
-    from workloads.gpu_timing import GraphTimer
+    from tracetui.workloads.geglu_triton import DEFAULT, LaunchConfig, geglu_forward
+    from tracetui.workloads.gpu_timing import GraphTimer
 
     moved = 3 * sets[0]["g"].numel() * sets[0]["g"].element_size()
     results = []
@@ -129,9 +139,7 @@ def sweep_table(sets: list[Buffers], copy_gbps: float, top: int = 12) -> str:
         if block < 32 * warps:
             continue
         config = LaunchConfig(block=block, num_warps=warps, evict=evict)
-        timer = GraphTimer(
-            _rotating(lambda b, c=config: geglu_forward(b["g"], b["u"], out=b["out"], config=c), sets)
-        )
+        timer = GraphTimer(_rotating(partial(_forward_into, geglu_forward, config=config), sets))
         us = statistics.median(timer.sample(reps=15))
         results.append((us, config))
     results.sort(key=lambda r: r[0])
@@ -152,8 +160,8 @@ def sweep_table(sets: list[Buffers], copy_gbps: float, top: int = 12) -> str:
 
 def mlp_table(dtype_name: str) -> str:
     """Eager, compiled and Triton MLP forwards at the blog shape: GPU time and kernels per forward."""
-    from workloads.gpu_timing import GraphTimer, gpu_events, median_us
-    from workloads.runner import prepare
+    from tracetui.workloads.gpu_timing import GraphTimer, gpu_events, median_us
+    from tracetui.workloads.runner import prepare
 
     rows = []
     for name, variant in (
@@ -189,7 +197,9 @@ def mlp_table(dtype_name: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print the tables; exit 1 when the kernel misses its goal."""
-    parser = argparse.ArgumentParser(prog="python -m workloads.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tracetui.workloads.bench", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--rows", type=int, default=8192, help="rows of g and u (default 8192 = 64 × 128)")
     parser.add_argument("--hidden", type=int, default=3072, help="hidden size (default 3072)")
     parser.add_argument("--dtype", choices=list(DTYPES), default="bf16")
@@ -199,9 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-mlp", action="store_true", help="skip the MLP per-forward table")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
-        print("python -m workloads.bench: needs a CUDA GPU and there is none here", file=sys.stderr)
+        print("python -m tracetui.workloads.bench: needs a CUDA GPU and there is none here", file=sys.stderr)
         return 2
-    from workloads.gpu_timing import copy_bandwidth_gbps, warm_up_gpu
+    from tracetui.workloads.gpu_timing import copy_bandwidth_gbps, warm_up_gpu
 
     torch.manual_seed(0)
     sets = _buffer_sets(args.rows, args.hidden, getattr(torch, DTYPES[args.dtype]))

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from torch.profiler import record_function
 
-from workloads.mlp import GeGLUMLP
+from tracetui.workloads.mlp import GeGLUMLP
 
 STRAGGLER_LABEL = "straggler_delay"
 STRAGGLER_MS = (4.0, 8.0)  # per step, over the three projections

@@ -14,8 +14,8 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from workloads import data_parallel
-from workloads.mlp import GeGLUMLP
+from tracetui.workloads import data_parallel
+from tracetui.workloads.mlp import GeGLUMLP
 
 LABEL = "ddp_step"
 

@@ -11,7 +11,13 @@ OUT=$(realpath -m "${OUT:-out}")
 WHAT=" ${*:-all} "
 REPO=$(pwd)
 mkdir -p "$OUT/samples" "$OUT/smoke"
-export PYTHONPATH=$REPO PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
+export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
+# workloads/ is importable only as tracetui.workloads, i.e. once this checkout is installed
+# (pyproject's package-dir): install it in editable mode, offline (no dependencies, no build
+# isolation: the GPU machine reaches no package index; needs setuptools >= 77 there).
+installed() { python3 -c "import sys, tracetui.workloads as w; sys.exit(not w.__file__.startswith('$REPO/'))" 2>/dev/null; }
+installed || python3 -m pip install -q --no-deps --no-build-isolation -e . && installed ||
+    { echo "device_run.sh: cannot install this checkout (pip install --no-deps -e . by hand)" >&2; exit 2; }
 
 step() {  # step SECONDS LOG COMMAND...: run, tee to $OUT/LOG, report status
     local limit=$1 log=$2
@@ -38,7 +44,7 @@ if want tests; then
     step 200 pytest_cpu.txt python3 -m pytest tests/workloads -m "not gpu" -q -rs -p no:cacheprovider
 fi
 if want bench; then
-    step 300 bench.md python3 -m workloads.bench --sweep
+    step 300 bench.md python3 -m tracetui.workloads.bench --sweep
 fi
 if want samples; then
     capture samples matmul-add

@@ -22,8 +22,8 @@ import torch
 from torch import nn
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-from workloads import data_parallel
-from workloads.mlp import GeGLUMLP
+from tracetui.workloads import data_parallel
+from tracetui.workloads.mlp import GeGLUMLP
 
 LABEL = "fsdp_step"
 

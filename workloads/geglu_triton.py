@@ -100,7 +100,7 @@ def _geglu_bwd_kernel(
 class LaunchConfig:
     """How the kernels are launched: elements per program, warps per program, load eviction hint.
 
-    The defaults come from ``python -m workloads.bench --sweep`` on an H200 (bf16, [8192, 3072]):
+    The defaults come from ``python -m tracetui.workloads.bench --sweep`` on an H200 (bf16, [8192, 3072]):
     every block from 512 to 8192 elements lands within ~4% of the best, about twice the run-to-run
     noise; 4096 × 16 warps was at or near the top in every run; an eviction hint only cost time.
     """

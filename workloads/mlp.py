@@ -2,7 +2,7 @@
 
 With ``kernel="torch"`` the activation is two eager ops (gelu, mul) that Inductor fuses under
 ``torch.compile``; with ``kernel="triton"`` it is this project's one-pass Triton kernel
-(:mod:`workloads.geglu_triton`).
+(:mod:`tracetui.workloads.geglu_triton`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class GeGLUMLP(nn.Module):
         self.up_proj = nn.Linear(dim, hidden, bias=False, device=device, dtype=dtype)
         self.down_proj = nn.Linear(hidden, dim, bias=False, device=device, dtype=dtype)
         if kernel == "triton":
-            from workloads.geglu_triton import geglu
+            from tracetui.workloads.geglu_triton import geglu
 
             self.act = geglu
         else:

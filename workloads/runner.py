@@ -1,4 +1,4 @@
-"""Turn a :class:`~workloads.registry.RunConfig` into one warmed-up step: a forward or a training step.
+"""One warmed-up step of a :class:`~tracetui.workloads.registry.RunConfig`: a forward or a training step.
 
 The step carries the blog's ``record_function`` labels (``mlp_fwd``; ``backward`` and
 ``optimizer`` when training), so the same code serves ``tracetui capture`` and the benchmark.
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch.profiler import record_function
 
-from workloads.registry import DTYPES, RunConfig
+from tracetui.workloads.registry import DTYPES, RunConfig
 
 WARMUP_STEPS = 3
 LEARNING_RATE = 1e-4

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import sample_traces
+from tracetui import sample_traces
 from tracetui.app import command
 from tracetui.app.app import TraceApp
 from tracetui.errors import TraceError

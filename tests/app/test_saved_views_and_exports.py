@@ -19,7 +19,8 @@ from tracetui.app.app import TraceApp
 from tracetui.app.screens.export_dialog import ExportDialog
 from tracetui.app.screens.tables import TablesScreen
 from tracetui.views.subtree import subtree_frame
-from tracetui.views.tables import Column, filter_rows
+from tracetui.views.table_spec import Column
+from tracetui.views.tables import filter_rows
 
 
 @pytest.fixture

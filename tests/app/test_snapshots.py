@@ -147,7 +147,7 @@ def test_deep_python_stack(snap_compare, deep_path: Path) -> None:
 
 
 def test_bundled_sample_says_so(snap_compare) -> None:
-    import sample_traces
+    from tracetui import sample_traces
 
     assert snap_compare(
         app_for(sample_traces.default_trace(), sample=True), terminal_size=WIDE, run_before=settle

@@ -5,12 +5,14 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+import tracetui.workloads
+from tracetui.sample_traces import default_trace
 from tracetui.trace import Trace, load
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
-SAMPLES = REPO / "sample_traces"
-EXPECT = REPO / "workloads" / "expect"
+SAMPLES = default_trace().parent  # the installed files (from workloads/ and sample_traces/)
+EXPECT = Path(tracetui.workloads.__file__).parent / "expect"
 
 
 @functools.cache

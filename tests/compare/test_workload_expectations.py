@@ -18,8 +18,10 @@ PAIRS = {
     "mlp_triton": "mlp_triton",
     "mlp_cudagraph": "mlp_cudagraph",
     "mlp_triton_train": "mlp_triton_train",
+    "transformer_block_train_memory": "transformer_block_train_memory",
 }
-# expectations checked on every rank of fresh CPU captures instead (tests/workloads/test_capture_ranks.py)
+# expectations checked on every rank of fresh CPU captures (tests/workloads/test_capture_ranks.py) and
+# of the bundled runs (tests/workloads/test_sample_runs.py)
 ON_CAPTURES = ("distributed",)
 
 

@@ -139,7 +139,7 @@ def test_above_the_dram_roof_with_data_in_l2_says_why() -> None:
     assert r.bound == "memory-bound"
     assert r.verdict == (
         "memory-bound: 5.67 TB/s = 133% of 4.26 TB/s (measured device copy on H200 SXM); "
-        "above the DRAM roof: data likely L2-resident (36.0 MiB fits in the 50.0 MiB L2)"
+        "above the DRAM roof: data likely L2-resident (36.0 MiB fits in the 60.0 MiB L2)"
     )
 
 
@@ -149,7 +149,7 @@ def test_data_in_l2_is_read_against_a_measured_l2_roof() -> None:
     from tracetui.insight.devices import Peak
 
     h200 = peaks_for("NVIDIA H200")
-    assert h200 is not None and h200.l2_bytes == 50 * 2**20
+    assert h200 is not None and h200.l2_bytes == 60 * 2**20
     l2 = Peak(10_000.0, "GB/s", "measured", "measured L2-resident copy on H200 SXM", "a test")
     with_l2 = dataclasses.replace(h200, l2=l2)
     r = roofline(0, L2_RESIDENT_BYTES, L2_RESIDENT_US, with_l2, "bf16", matrix=False)
@@ -157,7 +157,7 @@ def test_data_in_l2_is_read_against_a_measured_l2_roof() -> None:
     assert r.fraction == pytest.approx(by_hand)  # 57% of the L2 roof
     assert r.verdict == (
         "memory-bound (L2): 5.67 TB/s = 57% of 10.0 TB/s (measured L2-resident copy on H200 SXM); "
-        "above the 4.26 TB/s DRAM roof: 36.0 MiB fits in the 50.0 MiB L2"
+        "above the 4.26 TB/s DRAM roof: 36.0 MiB fits in the 60.0 MiB L2"
     )
     too_big = roofline(0, 4 * L2_RESIDENT_BYTES, 4 * L2_RESIDENT_US * 0.9, with_l2, matrix=False)
     assert too_big.verdict.startswith("memory-bound: 6.30 TB/s = 148% of 4.26 TB/s")  # not in L2

@@ -23,7 +23,7 @@ import pytest
 import tracetui
 from tracetui.errors import TraceError
 from tracetui.insight.summary_data import summary_data
-from tracetui.trace import cache, stream
+from tracetui.trace import cache, native, stream
 from tracetui.trace import cache_files as files
 from tracetui.trace.args import ArgsBlocks, Deferred
 from tracetui.trace.model import TABLES
@@ -83,7 +83,7 @@ def test_second_load_comes_from_the_cache_and_matches(private_cache: Path, tmp_p
     assert second.from_cache
     same_trace(first, second)
     assert second.launch_shapes.equals(first.launch_shapes)
-    assert second.reader == first.reader == "native"
+    assert second.reader == first.reader == ("native" if native.AVAILABLE else "msgspec")
     assert second.annotations.equals(first.annotations)
     kernel = first.gpu.filter(pl.col("cat") == "kernel")["id"][0]
     assert second.event_args(kernel) == first.event_args(kernel)  # raw args re-read from the file
@@ -728,3 +728,18 @@ def test_two_processes_writing_one_entry_leave_one_good_entry(private_cache: Pat
     manifests = files.parts(cache.entry_for(path), "manifest", "json")  # type: ignore[arg-type]
     assert len(manifests) == 1
     assert tracetui.load(path).from_cache
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the XDG folders are Linux's convention")
+def test_the_cache_folder_is_named_by_the_environment_or_the_platform(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TRACETUI_NO_CACHE", raising=False)
+    monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "mine"))
+    assert cache.directory() == tmp_path / "mine"
+    monkeypatch.delenv("TRACETUI_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.directory() == tmp_path / "xdg" / "tracetui"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache.directory() == tmp_path / "home" / ".cache" / "tracetui"

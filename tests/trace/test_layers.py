@@ -9,7 +9,8 @@ from pathlib import Path
 import tracetui.trace
 
 PACKAGE = Path(tracetui.trace.__file__).parent
-MODULES = {p.stem for p in PACKAGE.glob("*.py")} | {p.name.split(".")[0] for p in PACKAGE.glob("_scan*.so")}
+# The extension is a module whether or not it was built (its stub and source always ship).
+MODULES = {p.stem for p in PACKAGE.glob("*.py")} | {p.name.split(".")[0] for p in PACKAGE.glob("_scan*")}
 IO_MODULES = {"source", "cache", "loader", "prefetch"}
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +29,8 @@ from tracetui.trace.loader import load_now
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 REAL = sorted(p.name for p in FIXTURES.glob("*.json.gz"))
+# .ci/sanitize multiplies the generated examples: a short fuzz of the scanner under ASan and UBSan.
+FUZZ_SCALE = int(os.environ.get("TRACETUI_FUZZ_SCALE", "1"))
 FACTS = ("metadata", "format", "truncated", "repairs", "other_phases", "event_count")
 
 
@@ -185,11 +188,47 @@ def test_the_trace_says_which_decoder_read_it() -> None:
 
 
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
-VALUES = st.one_of(
+INT64 = st.integers(-(2**63), 2**63 - 1)
+NUMBER = st.one_of(INT64, st.floats(allow_nan=False, allow_infinity=False))
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | NUMBER | TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=6,
+)
+# Any value of any type: where the field has another type, the scanner refuses the document.
+WILD = st.one_of(
     st.none(), TEXT, st.integers(-(2**70), 2**70), st.floats(allow_nan=False), st.booleans(), st.just([1])
 )
-KEYS = ("ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "bp", "s", "extra")
-ARG_KEYS = ("correlation", "External id", "grid", "stream", "Input Dims", "name", "labels", "occupancy")
+# Values of the types each field has in real traces (edge cases included), so that most generated
+# documents are accepted and compared field by field with the msgspec path.
+FIELD_VALUES = {
+    "ph": st.sampled_from(["X", "i", "I", "M", "f", "s", "t", "B", "E", "C", ""]),
+    "cat": st.none() | st.sampled_from(["cpu_op", "kernel", "cuda_runtime", "gpu_memcpy", "Operator"]) | TEXT,
+    "name": st.none() | TEXT,
+    "pid": st.none() | INT64 | TEXT,
+    "tid": st.none() | INT64 | TEXT,
+    "ts": st.none() | NUMBER,
+    "dur": st.none() | NUMBER,
+    "id": st.none() | INT64 | TEXT,
+    "bp": st.none() | TEXT,
+    "s": st.none() | TEXT,
+    "extra": JSON,
+}
+ARG_VALUES = {
+    "correlation": st.none() | INT64,
+    "External id": st.none() | INT64,
+    "stream": st.none() | INT64,
+    "grid": JSON,
+    "Input Dims": JSON,
+    "name": st.none() | TEXT,
+    "labels": st.none() | TEXT,
+    "occupancy": st.none() | NUMBER,
+}
+
+
+def value_for(draw: st.DrawFn, typed: st.SearchStrategy[Any]) -> Any:
+    """Mostly a value of the field's own type; one in 25 of any type."""
+    return draw(WILD if draw(st.integers(0, 24)) == 0 else typed)
 
 
 @st.composite
@@ -198,15 +237,16 @@ def documents(draw: st.DrawFn) -> list[dict[str, Any]]:
     for _ in range(draw(st.integers(0, 6))):
         event = dict(EVENT, ph=draw(st.sampled_from(["X", "i", "M", "f", "s", "B"])))
         event["cat"] = draw(st.sampled_from(["cpu_op", "kernel", "cuda_runtime", "Operator", None]))
-        for key in draw(st.lists(st.sampled_from(KEYS), max_size=3)):
-            event[key] = draw(VALUES)
+        for key in draw(st.lists(st.sampled_from(sorted(FIELD_VALUES)), max_size=3)):
+            event[key] = value_for(draw, FIELD_VALUES[key])
         if draw(st.booleans()):
-            event["args"] = {k: draw(VALUES) for k in draw(st.lists(st.sampled_from(ARG_KEYS), max_size=3))}
+            keys = draw(st.lists(st.sampled_from(sorted(ARG_VALUES)), max_size=3))
+            event["args"] = {k: value_for(draw, ARG_VALUES[k]) for k in keys}
         events.append(event)
     return events
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150 * FUZZ_SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents())
 def test_generated_traces_match_or_are_refused(events: list[dict[str, Any]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
@@ -258,12 +298,28 @@ def test_gzip_and_text_give_the_same_columns() -> None:
 MLP_BYTES = gzip.decompress((FIXTURES / "mlp_eager.json.gz").read_bytes())
 
 
+DIGITS = b"0123456789"
+LETTERS = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+# What replaces one byte of a number or of a word: a digit, or a letter or escape in a string.
+IN_NUMBERS = [bytes([d]) for d in DIGITS]
+IN_WORDS = [bytes([c]) for c in LETTERS] + ["é".encode(), "中".encode(), rb"\n", rb"\u00e9", rb"\ud83d\ude00"]
+
+
 @st.composite
 def damaged(draw: st.DrawFn) -> bytes:
-    """The MLP trace with a few bytes flipped, inserted or deleted."""
+    """The MLP trace with a few bytes changed. Three in four keep it valid JSON most of the time
+    (a digit for a digit, a letter for a letter or an escape), so that the scanner accepts it and
+    its reading is compared with msgspec's; the rest are flipped, inserted or deleted bytes."""
     data = bytearray(MLP_BYTES)
+    values_only = draw(st.integers(0, 3)) > 0
     for _ in range(draw(st.integers(1, 3))):
         pos = draw(st.integers(0, len(data) - 1))
+        if values_only:
+            kind, replacements = draw(st.sampled_from([(DIGITS, IN_NUMBERS), (LETTERS, IN_WORDS)]))
+            while pos < len(data) - 1 and data[pos] not in kind:
+                pos += 1
+            data[pos : pos + 1] = draw(st.sampled_from(replacements))
+            continue
         action = draw(st.sampled_from(["flip", "insert", "delete"]))
         byte = draw(st.sampled_from(b'"\\{}[],:0-.eu \x00\x7f\xc2\xe2\xff'))
         if action == "flip":
@@ -275,7 +331,7 @@ def damaged(draw: st.DrawFn) -> bytes:
     return bytes(data)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60 * FUZZ_SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged())
 def test_damaged_bytes_are_refused_or_read_like_msgspec(data: bytes) -> None:
     if refusal(data):
@@ -287,3 +343,28 @@ def test_damaged_bytes_are_refused_or_read_like_msgspec(data: bytes) -> None:
             slow = tracetui.load(path)
         assert not slow.repairs and not slow.truncated, "the scanner accepted what msgspec had to repair"
         assert_same(tracetui.load(path), slow)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "document", "least"),
+    [
+        (documents(), lambda events: json.dumps(doc_with(*events), ensure_ascii=False).encode(), 0.7),
+        (damaged(), lambda data: data, 0.5),
+    ],
+    ids=["generated", "damaged"],
+)
+def test_the_scanner_strategies_mostly_make_accepted_documents(
+    strategy: st.SearchStrategy[Any], document: Any, least: float
+) -> None:
+    """A refused document only checks that the scanner refuses, so the two property tests above
+    compare with msgspec only as often as their strategies make documents the scanner accepts."""
+    accepted: list[bool] = []
+
+    @settings(max_examples=200, derandomize=True, database=None, deadline=None)
+    @given(strategy)
+    def draw(value: Any) -> None:
+        accepted.append(not isinstance(native.scan_raw(document(value)), str))
+
+    draw()
+    assert len(accepted) >= 100
+    assert sum(accepted) / len(accepted) >= least, f"{sum(accepted)} of {len(accepted)} accepted"

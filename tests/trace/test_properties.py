@@ -75,7 +75,10 @@ def test_gpu_events_are_attributed_exactly_once_or_orphans(events: list[dict[str
         if row["launch_id"] is not None:
             assert trace.event(row["launch_id"])["correlation"] == row["correlation"]
     assert trace.gpu.height == sum(e["cat"] == "kernel" for e in events)
-    assert trace.orphans.height == trace.gpu["launch_id"].null_count()
+    # The orphans are exactly the kernels generated without a call (named "orphan").
+    generated_orphans = sorted(e["args"]["correlation"] for e in events if e["name"] == "orphan")
+    assert sorted(trace.orphans["correlation"].to_list()) == generated_orphans
+    assert set(trace.orphans["name"].to_list()) <= {"orphan"}
 
 
 @SETTINGS

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
+import tracetui.workloads
+
 TINY_MLP = ["--batch", "4", "--seq", "2", "--dim", "8", "--hidden", "16"]
 TINY_LINEAR = ["--batch", "4", "--in-dim", "8", "--out-dim", "16"]
 TINY_RANKS = ["--batch", "2", "--seq", "4", "--dim", "16", "--hidden", "32"]
-DISTRIBUTED_EXPECT = REPO / "workloads" / "expect" / "distributed.toml"
+# From the installed package (workloads/expect/ in the repository), so the tests run against a wheel too.
+DISTRIBUTED_EXPECT = Path(tracetui.workloads.__file__).parent / "expect" / "distributed.toml"
 
 
 @dataclass
@@ -29,9 +31,9 @@ class Run:
 
 
 def cli_env(*, cpu: bool = True) -> dict[str, str]:
-    """Environment for a child ``python -m tracetui``: repo importable, warnings off, CPU-only if asked."""
+    """Environment for a child ``python -m tracetui`` (the installed tracetui: editable or not),
+    warnings off, CPU-only if asked."""
     env = {k: v for k, v in os.environ.items() if k != "TRACETUI_DEBUG"}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     env["PYTHONWARNINGS"] = "ignore"
     if cpu:
         env["CUDA_VISIBLE_DEVICES"] = ""

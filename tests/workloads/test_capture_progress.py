@@ -4,6 +4,7 @@ warning from torch when numpy is missing."""
 from __future__ import annotations
 
 import io
+import os
 import re
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import pytest
 
 from tracetui.capture.progress import Stages
 
-from .helpers import REPO, TINY_LINEAR, Run, cli_env
+from .helpers import TINY_LINEAR, Run, cli_env
 
 STAGE_LINES = [
     "warming up mlp on cpu",
@@ -100,7 +101,7 @@ def without_numpy(tmp_path: Path) -> dict[str, str]:
     )
     env = cli_env()
     env.pop("PYTHONWARNINGS")
-    env["PYTHONPATH"] = f"{fake.parent}:{REPO}"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(fake.parent), env.get("PYTHONPATH")]))
     return env
 
 

@@ -31,7 +31,7 @@ def _reference(g, u, dy):
 def test_forward_and_backward_match_float64(shape: tuple[int, ...], dtype_name: str) -> None:
     import torch
 
-    from workloads.geglu_triton import geglu, geglu_forward
+    from tracetui.workloads.geglu_triton import geglu, geglu_forward
 
     dtype = getattr(torch, dtype_name)
     g = (torch.randn(shape, device="cuda") * 2).to(dtype).requires_grad_()
@@ -56,7 +56,7 @@ def test_forward_and_backward_match_float64(shape: tuple[int, ...], dtype_name: 
 def test_non_contiguous_inputs_and_empty() -> None:
     import torch
 
-    from workloads.geglu_triton import geglu
+    from tracetui.workloads.geglu_triton import geglu
 
     g = torch.randn(64, 130, device="cuda").t()  # non-contiguous view
     u = torch.randn(130, 64, device="cuda")
@@ -69,7 +69,7 @@ def test_non_contiguous_inputs_and_empty() -> None:
 def test_no_recompilation_per_shape() -> None:
     import torch
 
-    from workloads.geglu_triton import _geglu_fwd_kernel, geglu_forward
+    from tracetui.workloads.geglu_triton import _geglu_fwd_kernel, geglu_forward
 
     caches = getattr(_geglu_fwd_kernel, "device_caches", None)
     if caches is None:
@@ -94,7 +94,7 @@ def test_no_recompilation_per_shape() -> None:
 def test_launch_configurations_agree(config: tuple[int, int, str]) -> None:
     import torch
 
-    from workloads.geglu_triton import LaunchConfig, geglu_backward, geglu_forward
+    from tracetui.workloads.geglu_triton import LaunchConfig, geglu_backward, geglu_forward
 
     launch = LaunchConfig(block=config[0], num_warps=config[1], evict=config[2])
     g, u, dy = (torch.randn(1000, 4097, device="cuda") for _ in range(3))
@@ -107,7 +107,7 @@ def test_launch_configurations_agree(config: tuple[int, int, str]) -> None:
 def test_mismatched_inputs_are_rejected() -> None:
     import torch
 
-    from workloads.geglu_triton import geglu
+    from tracetui.workloads.geglu_triton import geglu
 
     g = torch.randn(4, 8, device="cuda")
     with pytest.raises(ValueError, match="share shape"):

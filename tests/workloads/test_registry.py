@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from workloads.registry import WORKLOADS, ConfigError, Variant, make_config
+from tracetui.workloads.registry import WORKLOADS, ConfigError, Variant, make_config
 
 from .helpers import cli_env
 
@@ -97,7 +97,7 @@ def test_gpu_flags() -> None:
 
 def test_registry_and_capture_command_import_no_heavy_modules() -> None:
     code = (
-        "import sys, workloads, workloads.registry, tracetui.capture.command\n"
+        "import sys, tracetui.workloads, tracetui.workloads.registry, tracetui.capture.command\n"
         "heavy = [m for m in ('torch', 'triton', 'polars', 'msgspec', 'textual') if m in sys.modules]\n"
         "print(' '.join(heavy))"
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sample_traces import default_trace
+from tracetui.sample_traces import default_trace
 
 from .helpers import complete_names, read_trace
 
@@ -37,7 +37,7 @@ def test_default_trace_is_bundled() -> None:
 
 def test_readme_lists_exactly_the_bundled_files() -> None:
     assert sorted(ROWS) == sorted(p.name for p in FOLDER.glob("*.json.gz"))
-    assert len(ROWS) == 8
+    assert len(ROWS) == 9
 
 
 @pytest.mark.parametrize("name", sorted(ROWS))
@@ -55,8 +55,10 @@ def test_sample_matches_its_readme_row(name: str) -> None:
         row["torch"],
         row["triton"],
     )
+    args = row["command"].split()
+    steps = int(args[args.index("--steps") + 1]) if "--steps" in args else 3  # schedule(active=3)
     annotations = complete_names(trace, "user_annotation")
-    assert sum(n.startswith("ProfilerStep#") for n in annotations) == 3
+    assert sum(n.startswith("ProfilerStep#") for n in annotations) == steps
     for label in meta["labels"]:
-        assert annotations.count(label) == 3
+        assert annotations.count(label) == steps
     assert complete_names(trace, "kernel"), "a GPU sample without kernels"

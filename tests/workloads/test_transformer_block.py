@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from workloads.registry import make_config
+from tracetui.workloads.registry import make_config
 
 from .helpers import Run, complete_names, read_trace, run_cli
 
@@ -25,7 +25,7 @@ def test_defaults_and_heads() -> None:
     config = make_config("transformer-block")
     assert config.shapes == {"batch": 32, "seq": 512, "dim": 1024, "hidden": 4096}
     torch = pytest.importorskip("torch")
-    from workloads.transformer_block import build
+    from tracetui.workloads.transformer_block import build
 
     model, x = build({"batch": 2, "seq": 4, "dim": 128, "hidden": 32}, torch.float32, torch.device("cpu"))
     assert model.heads == 2 and model(x).shape == x.shape

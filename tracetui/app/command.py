@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def default_trace() -> Path:
     """The bundled sample trace shown when no file is given."""
     try:
-        import sample_traces
+        from tracetui import sample_traces
     except ImportError:
         raise TraceError(None, "no trace given and the bundled samples are not installed") from None
     return sample_traces.default_trace()

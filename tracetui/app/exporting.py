@@ -18,7 +18,7 @@ from tracetui.safetext import shown
 if TYPE_CHECKING:
     import polars as pl
 
-    from tracetui.views.tables import Column
+    from tracetui.views.table_spec import Column
 
 SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".json": "json"}
 TABLE_HINT = "Enter: write · Esc: cancel · the suffix picks the format: .csv, .parquet or .json"

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from tracetui.trace import Trace
     from tracetui.views.insight import Insight
     from tracetui.views.memory import MemoryLane
-    from tracetui.views.tables import TableSpec
+    from tracetui.views.table_spec import TableSpec
     from tracetui.views.timeline import Lane, Window
     from tracetui.views.tree import NodeKey, TreeModel
 

@@ -63,14 +63,11 @@ def shown_folder(folder: Path) -> str:
 
 
 def view_name(screen: Screen[object]) -> str:
-    """What a screen shows, for a picture's file name: ``tree``, the active table, ``diff``, …"""
-    from tracetui.app.screens.explorer import ExplorerScreen
-    from tracetui.app.screens.tables import TablesScreen
-
-    if isinstance(screen, ExplorerScreen):
-        return "tree"
-    if isinstance(screen, TablesScreen):
-        return screen.active
+    """What a screen shows, for a picture's file name: its ``view_name`` (the explorer: ``tree``; the
+    tables: the active table), else its class's name (``diff``, …)."""
+    name = getattr(screen, "view_name", None)
+    if isinstance(name, str) and name:
+        return name
     return type(screen).__name__.lower().removesuffix("screen") or "screen"
 
 

@@ -15,7 +15,7 @@ import click
 
 from tracetui.errors import EXIT_BAD_INPUT
 from tracetui.safetext import shown
-from workloads.registry import (
+from tracetui.workloads.registry import (
     BACKENDS,
     COMPILE_MODES,
     DISTRIBUTED,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tracetui import __version__
-from workloads.registry import RunConfig, flag_name
+from tracetui.workloads.registry import RunConfig, flag_name
 
 METADATA_KEY = "tracetui"
 _DRIVER_FILE = Path("/proc/driver/nvidia/version")

@@ -12,8 +12,8 @@ from torch.profiler import ProfilerActivity, profile, schedule
 
 from tracetui.capture.metadata import METADATA_KEY, build_metadata
 from tracetui.capture.progress import Stages
-from workloads.registry import RunConfig
-from workloads.runner import prepare
+from tracetui.workloads.registry import RunConfig
+from tracetui.workloads.runner import prepare
 
 WAIT, WARMUP = 1, 1
 

@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, TextIO
 
-from workloads.runner import progress
+from tracetui.workloads.runner import progress
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID

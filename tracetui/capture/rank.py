@@ -1,9 +1,9 @@
 """One rank of ``tracetui capture ddp|fsdp`` (a child process; ``python -m tracetui.capture.rank JOB``).
 
 It joins the process group from torchrun's environment variables, builds its rank of the workload
-(``build_rank`` of the job's module: :mod:`workloads.ddp`, :mod:`workloads.fsdp`), warms it up and
-profiles it with the blog's schedule, writing its trace with ``tensorboard_trace_handler`` as
-``rank<N>.<time>.pt.trace.json.gz``.
+(``build_rank`` of the job's module: :mod:`tracetui.workloads.ddp`, :mod:`tracetui.workloads.fsdp`),
+warms it up and profiles it with the blog's schedule, writing its trace with
+``tensorboard_trace_handler`` as ``rank<N>.<time>.pt.trace.json.gz``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def main(job: dict[str, Any]) -> None:
 
     from tracetui import __version__
     from tracetui.capture.metadata import METADATA_KEY, versions
-    from workloads.runner import torch_dtype
+    from tracetui.workloads.runner import torch_dtype
 
     rank, local = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
     backend = job["backend"]

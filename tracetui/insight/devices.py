@@ -64,7 +64,9 @@ class DeviceSpec:
     """L2 cache size (MiB: the architecture whitepaper's, ``cudaDeviceProp.l2CacheSize``)."""
     measured_l2_gbs: float | None = None
     """Copy bandwidth of a working set that stays in L2 (GB/s, read + written), where measured:
-    vendors publish no L2 bandwidth (``benchmarks/measure_l2.py`` measures it)."""
+    vendors publish no L2 bandwidth (``benchmarks/measure_l2.py`` measures it). None for the H200
+    yet: back-to-back copies of 4–12 MiB measured 1.2–3.9 TB/s there, below the DRAM copy's 4.22
+    TB/s, i.e. bound by each copy kernel's launch and tail rather than by L2 (Dec 2026)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +154,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         measured_compute={"bf16": 790.0, "fp16": 763.0, "tf32": 405.0, "fp32": 50.6, "fp8": 1444.0},
         measured_memory_gbs=4260.0,
         measured_source=_H200_MEASURED_SOURCE,
-        l2_mib=50,
+        l2_mib=60,  # cudaDeviceProp.l2CacheSize on this project's H200 (torch 2.11): 62,914,560 B
     ),
     DeviceSpec(
         "NVIDIA GH200 (144 GB HBM3e)",

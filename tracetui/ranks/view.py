@@ -28,7 +28,7 @@ from tracetui import formatting as fmt
 from tracetui.ranks.analysis import straggler_of
 from tracetui.ranks.collectives import pretty
 from tracetui.safetext import clean
-from tracetui.views import tables as table_views
+from tracetui.views import table_spec as table_views
 
 if TYPE_CHECKING:
     from tracetui.ranks.run import RunReport

@@ -72,10 +72,15 @@ _STYLES = Console(color_system=None, markup=False, highlight=False)  # resolves 
 
 def shown_text(text: Text) -> Text:
     """``text`` with each differently styled run as :func:`~tracetui.safetext.shown` says (the
-    styles kept); ``text`` itself when that changes nothing."""
-    if len(text.plain) <= MAX_SHOWN and shown(text.plain) == text.plain:
+    styles kept), its line breaks kept as line breaks (a cell of several lines, e.g. an
+    expectation and its note); ``text`` itself when that changes nothing."""
+    if len(text.plain) <= MAX_SHOWN and all(shown(line) == line for line in text.plain.split("\n")):
         return text
-    runs = [(shown(s.text), s.style or "") for s in text.render(_STYLES, end="") if s.text and not s.control]
+    runs = [
+        ("\n".join(shown(line) for line in s.text.split("\n")), s.style or "")
+        for s in text.render(_STYLES, end="")
+        if s.text and not s.control
+    ]
     out = Text.assemble(*runs, justify=text.justify, overflow=text.overflow, no_wrap=text.no_wrap)
     out.end = text.end
     return out

@@ -17,7 +17,8 @@ table on first use (:class:`EntryTables`), and results computed from the trace l
 computed after load, the summary, a rank's tables: :func:`derived`) are entries' parts too, keyed
 and verified the same way.
 
-Where: ``$TRACETUI_CACHE_DIR``, else ``$XDG_CACHE_HOME/tracetui``, else ``~/.cache/tracetui``;
+Where: ``$TRACETUI_CACHE_DIR``, else the user cache folder (platformdirs; on Linux
+``$XDG_CACHE_HOME/tracetui``, else ``~/.cache/tracetui``);
 ``TRACETUI_NO_CACHE=1`` turns it off. Only traces of at least ``MIN_BYTES`` of JSON are stored;
 the entries take at most ``TRACETUI_CACHE_MAX`` (default 4G) in all, the least recently used
 removed first. The cache is best effort: a read-only or full disk means a normal load, never an
@@ -60,13 +61,15 @@ _NOT_CODE = ("app",)  # the explorer's widgets compute nothing that is cached
 
 
 def directory() -> Path | None:
-    """Where entries live, or None when caching is off."""
+    """Where entries live (``$TRACETUI_CACHE_DIR``, else the platform's user cache folder), or
+    None when caching is off."""
     if os.environ.get("TRACETUI_NO_CACHE"):
         return None
     if root := os.environ.get("TRACETUI_CACHE_DIR"):
         return Path(root)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "tracetui"
+    import platformdirs  # imported only when no folder is named (a few ms)
+
+    return platformdirs.user_cache_path("tracetui", appauthor=False)
 
 
 def max_bytes() -> int:

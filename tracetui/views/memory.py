@@ -12,7 +12,7 @@ import polars as pl
 
 from tracetui import formatting as fmt
 from tracetui.insight.memory import NO_OP, Memory
-from tracetui.views.tables import Column, TableSpec
+from tracetui.views.table_spec import Column, TableSpec
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace

@@ -29,7 +29,8 @@ from tracetui.trace import Trace
 from tracetui.trace.stats import merged_intervals
 from tracetui.views.insight import Insight, load_insight
 from tracetui.views.memory import memory_lanes, peak_target
-from tracetui.views.tables import TableSpec, build_tables
+from tracetui.views.table_spec import TableSpec
+from tracetui.views.tables import build_tables
 from tracetui.views.timeline import Lane, Window, lanes, window_for
 from tracetui.views.tree import GPU_KINDS, NodeKey, TreeModel, TreeOptions
 
@@ -54,6 +55,8 @@ class ExplorerScreen(Screen[None]):
     The tree's model (its filters), the matches of a search and whether a rebuild is running are
     reactive: the status line is computed from them (:meth:`compute_status`), never set by hand.
     """
+
+    view_name = "tree"  # a saved picture's view (tracetui.app.saving)
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(

@@ -22,7 +22,7 @@ from tracetui.app.widgets.rank_table import RankTable
 from tracetui.app.widgets.table_view import TableState
 from tracetui.ranks.view import RUN_TABLE_TITLES, RUN_TABLES, TableView, display_columns
 from tracetui.safetext import shown
-from tracetui.views.tables import Column
+from tracetui.views.table_spec import Column
 
 HINT = "Enter: open the rank · space: mark · c: compare two · s: sort · Esc: back to the rank"
 

@@ -20,7 +20,7 @@ from textual.widgets import Footer, Input, Static
 from tracetui import formatting as fmt
 from tracetui.app.widgets.table_view import TableState, TableView
 from tracetui.safetext import shown
-from tracetui.views.tables import TableSpec
+from tracetui.views.table_spec import TableSpec
 
 ORDER = ("ops", "kernels", "annotations", "steps", "anomalies", "orphans", "memory")
 HINT = (
@@ -31,6 +31,11 @@ HINT = (
 
 class TablesScreen(Screen[tuple[str, dict[str, Any]] | None]):
     """Enter dismisses with ``(table, row)`` for the tree to jump to."""
+
+    @property
+    def view_name(self) -> str:
+        """The picture's view: the active table."""
+        return self.active
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,t", "close", "Back to tree", id="tables.close"),

@@ -22,7 +22,8 @@ from textual.strip import Strip
 from tracetui.app.widgets.cells import pad
 from tracetui.app.widgets.line_style import CachedStyles
 from tracetui.app.widgets.row_tree import cursor_bindings
-from tracetui.views.tables import Column, filter_rows
+from tracetui.views.table_spec import Column
+from tracetui.views.tables import filter_rows
 
 
 @dataclass(frozen=True)
