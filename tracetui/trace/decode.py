@@ -84,7 +84,7 @@ def _decode_with_msgspec(data: bytes, path: Path) -> Part:
         raise TraceError(path, "JSON that is not a trace: the top level is not an object or array") from None
     except NotAList:
         raise TraceError(path, "JSON that is not a trace: 'traceEvents' is not a list") from None
-    top = {key: decode_value(raw) for key, raw in top_raw.items() if key != "traceEvents"}
+    top = {key: decode_top_value(raw)[0] for key, raw in top_raw.items() if key != "traceEvents"}
     return Part(chunks, _args_of(events_json), repairs, form=form, top=top, top_keys=list(top_raw))
 
 
@@ -108,7 +108,9 @@ def _recover(data: bytes, form: str, error: str, path: Path) -> Part:
             return Part([_columns_of(events)], _args_of(events_json), [], True, form, header, list(header))
     expected = repair.count_events(data, start)
     broken_at = _BYTE.search(error)  # a strict decoder's first refusal: the events before are whole
-    skip = repair.whole_events_before(data, start, int(broken_at.group(1))) if broken_at else 0
+    at = int(broken_at.group(1)) if broken_at else -1
+    # Broken before the events (a top-level key): the whole document is patched, header included.
+    skip = repair.whole_events_before(data, start, at) if at > start else 0
     tail, fixes = repair.patch_known_defects(data[skip:] if skip else data)
     patched = data[:skip] + tail if fixes and skip else tail if fixes else data
     if fixes:
@@ -202,8 +204,20 @@ def _columns_of(events: list[Event]) -> Chunk:
     return chunk
 
 
-def decode_value(raw: msgspec.Raw | bytes) -> Any:
+def decode_top_value(raw: msgspec.Raw | bytes) -> tuple[Any, list[str]]:
+    """A top-level value the scanner kept as raw JSON, and the repairs it took: a value msgspec
+    refuses (a lone surrogate in a key of ``deviceProperties``, say) is patched as a whole
+    document's would be, so both readings give the same value and say the same; None when even
+    that fails."""
     try:
-        return clean_value(msgspec.json.decode(raw))
-    except (msgspec.DecodeError, RecursionError):
-        return None
+        return clean_value(msgspec.json.decode(raw)), []
+    except RecursionError:
+        return None, []
+    except msgspec.DecodeError:
+        patched, fixes = repair.patch_known_defects(bytes(raw))
+        if not fixes:
+            return None, []
+        try:
+            return clean_value(msgspec.json.decode(patched)), fixes
+        except (msgspec.DecodeError, RecursionError):
+            return None, []

@@ -289,7 +289,7 @@ def finish(streamed: Streamed) -> Decoded:
     import polars as pl
 
     from tracetui.trace.args import ArgsBlocks
-    from tracetui.trace.decode import decode_value
+    from tracetui.trace.decode import decode_top_value
     from tracetui.trace.fields import TABLE_NAMES
     from tracetui.trace.frames import chunk_tables
     from tracetui.trace.native import lanes_of, tables_of
@@ -312,7 +312,11 @@ def finish(streamed: Streamed) -> Decoded:
     if whole is not None:
         top, top_keys, decoder = whole.top, whole.top_keys, "msgspec"
     else:
-        top = {key: decode_value(raw) for key, raw in streamed.top if raw is not None}
+        top = {}
+        for key, raw in streamed.top:
+            if raw is not None:
+                top[key], fixes = decode_top_value(raw)
+                streamed.repairs = repair.merged_reports([*streamed.repairs, *fixes])
         top_keys, decoder = [key for key, _ in streamed.top], "native"
     events = streamed.args.events
     from tracetui.trace.decoded import Decoded
