@@ -132,7 +132,11 @@ L2_RESIDENT_US = 6.66  # … in 6.66 µs: 5.67 TB/s, 133% of the 4.26 TB/s measu
 
 
 def test_above_the_dram_roof_with_data_in_l2_says_why() -> None:
-    r = roofline(0, L2_RESIDENT_BYTES, L2_RESIDENT_US, "NVIDIA H200", "bf16", matrix=False)
+    """A device whose L2 bandwidth is not measured: the DRAM roof, and why the reading is above it."""
+    import dataclasses
+
+    without_l2 = dataclasses.replace(peaks_for("NVIDIA H200"), l2=None)
+    r = roofline(0, L2_RESIDENT_BYTES, L2_RESIDENT_US, without_l2, "bf16", matrix=False)
     by_hand = L2_RESIDENT_BYTES / (L2_RESIDENT_US * 1e-6) / 1e9  # 5,668 GB/s
     assert r.gbs == pytest.approx(by_hand)
     assert r.fraction == pytest.approx(by_hand / 4260)
@@ -140,6 +144,16 @@ def test_above_the_dram_roof_with_data_in_l2_says_why() -> None:
     assert r.verdict == (
         "memory-bound: 5.67 TB/s = 133% of 4.26 TB/s (measured device copy on H200 SXM); "
         "above the DRAM roof: data likely L2-resident (36.0 MiB fits in the 60.0 MiB L2)"
+    )
+
+
+def test_the_h200_reads_data_in_l2_against_its_measured_l2_roof() -> None:
+    r = roofline(0, L2_RESIDENT_BYTES, L2_RESIDENT_US, "NVIDIA H200", "bf16", matrix=False)
+    by_hand = L2_RESIDENT_BYTES / (L2_RESIDENT_US * 1e-6) / 1e9 / 8175.0  # measure_l2.py --triton
+    assert r.fraction == pytest.approx(by_hand)  # 69%
+    assert r.verdict == (
+        "memory-bound (L2): 5.67 TB/s = 69% of 8.18 TB/s (measured L2-resident read on H200 SXM); "
+        "above the 4.26 TB/s DRAM roof: 36.0 MiB fits in the 60.0 MiB L2"
     )
 
 

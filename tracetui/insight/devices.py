@@ -63,10 +63,10 @@ class DeviceSpec:
     l2_mib: float | None = None
     """L2 cache size (MiB: the architecture whitepaper's, ``cudaDeviceProp.l2CacheSize``)."""
     measured_l2_gbs: float | None = None
-    """Copy bandwidth of a working set that stays in L2 (GB/s, read + written), where measured:
-    vendors publish no L2 bandwidth (``benchmarks/measure_l2.py`` measures it). None for the H200
-    yet: back-to-back copies of 4–12 MiB measured 1.2–3.9 TB/s there, below the DRAM copy's 4.22
-    TB/s, i.e. bound by each copy kernel's launch and tail rather than by L2 (Dec 2026)."""
+    """L2 bandwidth (GB/s) where measured: vendors publish none. ``benchmarks/measure_l2.py
+    --triton`` reads an L2-resident buffer over and over in one kernel (back-to-back copies of a
+    few MiB measure each kernel's launch and tail instead: 1.2–3.9 TB/s on the H200, below its
+    DRAM)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +132,9 @@ _H200_MEASURED_SOURCE = (
     "torch.matmul on random data, mean of 10 after 3 warm-ups: bf16 793 and 796 TFLOP/s (earlier "
     "sessions: 788, and 769–798 on another machine), fp16 763, tf32 405, fp32 without TF32 50.6, fp8 "
     "torch._scaled_mm e4m3 → bf16 1444; a 2 GiB device-to-device copy moved 4.26 TB/s counting bytes "
-    "read and written (earlier sessions: ~4.2 and ~4.3)"
+    "read and written (earlier sessions: ~4.2 and ~4.3); L2: one Triton kernel reading a 4–24 MiB "
+    "buffer over and over with volatile loads, 5.4–8.9 TB/s, median 8.18 TB/s (the same kernel on 2 GiB: "
+    "4.29 TB/s; benchmarks/measure_l2.py --triton, Dec 2026)"
 )
 
 DEVICE_TABLE: tuple[DeviceSpec, ...] = (
@@ -155,6 +157,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         measured_memory_gbs=4260.0,
         measured_source=_H200_MEASURED_SOURCE,
         l2_mib=60,  # cudaDeviceProp.l2CacheSize on this project's H200 (torch 2.11): 62,914,560 B
+        measured_l2_gbs=8175.0,
     ),
     DeviceSpec(
         "NVIDIA GH200 (144 GB HBM3e)",
@@ -384,7 +387,7 @@ def peaks_for(
             spec.measured_l2_gbs,
             "GB/s",
             "measured",
-            f"measured L2-resident copy on {short}",
+            f"measured L2-resident read on {short}",
             spec.measured_source,
         )
     return DevicePeaks(
