@@ -15,7 +15,7 @@ import pytest
 
 import tracetui
 from tracetui.errors import TraceError
-from tracetui.trace import source
+from tracetui.trace import native, source
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 TRACE = FIXTURES / "mlp_eager.json.gz"
@@ -178,8 +178,12 @@ def test_binary_data_after_events_ends_the_read_at_its_first_byte(tmp_path: Path
     zeros = tmp_path / "then_zeros.json.gz"
     _gzip_stream(zeros, head, b"\x00", 1 << 30)
     code, wall, rss, message = measured("summary", str(zeros))
-    assert code == 2 and f"binary data at byte {len(head)}" in message, message
-    assert rss < 300 and wall < 20
+    if native.AVAILABLE:  # the streaming scanner stops at the first zero
+        assert code == 2 and f"binary data at byte {len(head)}" in message, message
+        assert rss < 300 and wall < 20
+    else:  # msgspec reads a document whole: the inflation cap refuses it, in bounded memory
+        assert code == 2 and "gzip bomb" in message and message.count("\n") <= 1, message
+        assert rss < 1500 and wall < 60
 
 
 def test_a_cut_gzip_stream_keeps_every_complete_event(tmp_path: Path) -> None:
