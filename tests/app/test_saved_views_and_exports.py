@@ -18,6 +18,7 @@ from tests.app.conftest import WIDE, fixture, goto, settle, tree_of
 from tracetui.app.app import TraceApp
 from tracetui.app.screens.export_dialog import ExportDialog
 from tracetui.app.screens.tables import TablesScreen
+from tracetui.sample_traces import default_trace
 from tracetui.views.subtree import subtree_frame
 from tracetui.views.table_spec import Column
 from tracetui.views.tables import filter_rows
@@ -152,7 +153,9 @@ def test_readme_pictures_are_current(tmp_path: Path, name: str) -> None:
     assert f"](docs/screenshots/{name})" in readme
     args = README_PICTURES[name]
     assert " ".join(args[-2:]) in readme  # the command line the README gives
-    done = render([str(REPO / "sample_traces" / "mlp_eager.json.gz"), *args, "-o", name], tmp_path)
+    sample = default_trace()  # the installed sample (tests also run against the built wheel)
+    assert sample.name == "mlp_eager.json.gz"
+    done = render([str(sample), *args, "-o", name], tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / name).read_bytes() == (REPO / "docs" / "screenshots" / name).read_bytes()
 

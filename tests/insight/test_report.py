@@ -80,7 +80,9 @@ def test_the_details_pane_of_the_samples_mlp_fwd_shows_its_gaps() -> None:
     from tracetui.views.insight import load_insight
     from tracetui.views.tree import TreeModel
 
-    path = Path(__file__).resolve().parents[2] / "sample_traces" / "mlp_eager.json.gz"
+    from tracetui.sample_traces import default_trace
+
+    path = default_trace()  # mlp_eager.json.gz, as installed
     first = min(replay(path).annotations.values(), key=lambda s: s.start)
     _, gaps, largest = first.busy_and_gaps()
     trace = tracetui.load(path)
