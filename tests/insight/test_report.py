@@ -77,10 +77,9 @@ def test_the_details_pane_of_the_samples_mlp_fwd_shows_its_gaps() -> None:
     (0.83 µs and 0.96 µs are below), the largest 9.95 µs; by hand from the raw JSON."""
     from tests.replay import replay
     from tracetui.app.widgets.details import describe
+    from tracetui.sample_traces import default_trace
     from tracetui.views.insight import load_insight
     from tracetui.views.tree import TreeModel
-
-    from tracetui.sample_traces import default_trace
 
     path = default_trace()  # mlp_eager.json.gz, as installed
     first = min(replay(path).annotations.values(), key=lambda s: s.start)
