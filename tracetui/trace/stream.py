@@ -309,14 +309,16 @@ def finish(streamed: Streamed) -> Decoded:
             if len(table) or not parts[name]:
                 parts[name].append(table)
     tables = {name: _concat(frames) for name, frames in parts.items()}
+    repairs = streamed.repairs
     if whole is not None:
         top, top_keys, decoder = whole.top, whole.top_keys, "msgspec"
     else:
-        top = {}
+        top, fixes = {}, []
         for key, raw in streamed.top:
             if raw is not None:
-                top[key], fixes = decode_top_value(raw)
-                streamed.repairs = repair.merged_reports([*streamed.repairs, *fixes])
+                top[key], fixed = decode_top_value(raw)
+                fixes += fixed
+        repairs = repair.merged_reports([*repairs, *fixes]) if fixes else repairs
         top_keys, decoder = [key for key, _ in streamed.top], "native"
     events = streamed.args.events
     from tracetui.trace.decoded import Decoded
@@ -329,7 +331,7 @@ def finish(streamed: Streamed) -> Decoded:
         lanes_of(streamed.lanes),
         top_keys,
         streamed.truncated,
-        streamed.repairs,
+        repairs,
         decoder,
         events,
     )
