@@ -89,3 +89,74 @@ def test_sum_at_adds_values_at_positions_on_both_paths(pairs: list[tuple[int, in
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(native, "_scan", None)
         assert native.sum_at(index, values, size).to_list() == expected
+
+
+def cpu_rows(rows: list[tuple[int, int, int, int]], ids: list[int] | None = None) -> pl.DataFrame:
+    """The input of :func:`nesting.preorder`: (track, start, duration, rank) per row."""
+    return pl.DataFrame(
+        {
+            "id": pl.Series(range(len(rows)) if ids is None else ids, dtype=pl.UInt32),
+            "track": pl.Series([r[0] for r in rows], dtype=pl.Int32),
+            "start_ns": pl.Series([r[1] for r in rows], dtype=pl.Int64),
+            "end_ns": pl.Series([r[1] + r[2] for r in rows], dtype=pl.Int64),
+            "rank": pl.Series([r[3] for r in rows], dtype=pl.Int8),
+        }
+    )
+
+
+def five_key_sort(cpu: pl.DataFrame) -> pl.DataFrame:
+    return cpu.sort(nesting.ORDER, descending=nesting.ORDER_DESCENDING)
+
+
+# small ranges: many equal starts, equal ends and equal ranks; negative timestamps
+tied = st.lists(
+    st.tuples(st.integers(0, 3), st.integers(-5, 5), st.integers(0, 4), st.integers(0, 4)), max_size=60
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tied)
+def test_packed_key_sort_is_the_five_key_sort(rows: list[tuple[int, int, int, int]]) -> None:
+    cpu = cpu_rows(rows)
+    if rows:
+        assert nesting._packed_keys(cpu) is not None  # the packed path ran
+    assert nesting.preorder(cpu).equals(five_key_sort(cpu))
+
+
+@given(tied, st.randoms())
+def test_rows_out_of_id_order_take_the_five_key_sort(rows: list[tuple[int, int, int, int]], rnd) -> None:  # type: ignore[no-untyped-def]
+    ids = list(range(len(rows)))
+    rnd.shuffle(ids)
+    cpu = cpu_rows(rows, ids)
+    if ids != sorted(ids):
+        assert nesting._packed_keys(cpu) is None
+    assert nesting.preorder(cpu).equals(five_key_sort(cpu))
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [(0, -(2**62), 5, 0), (0, 2**62, 5, 1), (0, 0, 0, 2)],  # starts span more than 62 bits
+        [(0, 0, 2**61, 0), (0, 0, 0, 1), (1, 3, 0, 0)],  # ends (with the rank's bits) too
+        [(2**30, 2**40, 1, 0), (0, 0, 1, 0)],  # track and start together
+        [(0, 4_000_000_000_000_000_000, 4_000_000_000_000_000_000, 0), (0, -(4 * 10**18), 0, 4)],
+    ],
+)
+def test_values_too_wide_to_pack_take_the_five_key_sort(rows: list[tuple[int, int, int, int]]) -> None:
+    cpu = cpu_rows(rows)
+    assert nesting._packed_keys(cpu) is None
+    assert nesting.preorder(cpu).equals(five_key_sort(cpu))
+
+
+def test_packed_keys_at_the_widest_that_fits() -> None:
+    top = 2**61 - 1  # starts span 61 bits (with 1 of track: 62), ends 59 (with 3 of rank: 62)
+    rows = [(1, 0, top, 4), (1, top, 0, 0), (0, top, 0, 3), (1, 0, top - 2**59 + 1, 2), (1, 0, top, 1)]
+    cpu = cpu_rows(rows)
+    assert nesting._packed_keys(cpu) is not None
+    assert nesting.preorder(cpu).equals(five_key_sort(cpu))
+
+
+def test_nulls_take_the_five_key_sort() -> None:
+    cpu = cpu_rows([(0, 0, 5, 0), (0, 1, 1, 0)]).with_columns(pl.lit(None, pl.Int32).alias("track"))
+    assert nesting._packed_keys(cpu) is None
+    assert nesting.preorder(cpu).equals(five_key_sort(cpu))

@@ -37,16 +37,14 @@ def nest(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     sorted by ``pos`` with columns id, track, pos, end_pos (one past the subtree), parent
     (event id), depth, parent_pos.
     """
-    cpu = (
+    cpu = preorder(
         events.lazy()
         .select("id", "track", "start_ns", "end_ns", rank_expr().alias("rank"), pl.col("cat").is_in(GPU_LANE))
         .filter(~pl.col("cat") & pl.col("start_ns").is_not_null())
         .drop("cat")
-        .sort(["track", "start_ns", "end_ns", "rank", "id"], descending=[False, False, True, False, False])
-        .with_row_index("pos")
-        .with_columns(pl.col("pos").cast(pl.Int64))
         .collect()
     )
+    cpu = cpu.with_columns(pos=pl.int_range(len(cpu), dtype=pl.Int64))
     found = native.nest(cpu["track"], cpu["end_ns"])
     cpu = _structure(cpu) if found is None else _structure_of(cpu, *found)
     # Sibling ends strictly increase (a later sibling ending no later would be contained),
@@ -58,6 +56,58 @@ def nest(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     )
     tree = cpu.select("id", "track", pl.col("pos", "end_pos").cast(pl.Int32), "parent", "depth", "parent_pos")
     return tree, anomalies
+
+
+ORDER = ["track", "start_ns", "end_ns", "rank", "id"]
+ORDER_DESCENDING = [False, False, True, False, False]
+KEY_BITS = 62  # packed keys are non-negative Int64 (and 1 << KEY_BITS fits one)
+RANK_BITS = max(CALL_RANK, OTHER_RANK, *NEST_RANK.values()).bit_length()
+
+
+def preorder(cpu: pl.DataFrame) -> pl.DataFrame:
+    """``cpu`` (id, track, start_ns, end_ns, rank; no null start) sorted by (track, start, end
+    descending, rank, id): the preorder of the trees.
+
+    A sort on five columns row-encodes them all; when the values fit, (track, start - min) is packed
+    into one Int64 key and (max end - end, rank) into a second, and a stable sort on the two keys
+    leaves the remaining ties in ``id`` order (~4x faster, and lighter). Otherwise, or if the rows
+    are not in id order, the five columns are sorted as they are.
+    """
+    keys = _packed_keys(cpu)
+    if keys is None:
+        return cpu.sort(ORDER, descending=ORDER_DESCENDING)
+    return cpu.with_columns(keys).sort("_at", "_end", maintain_order=True).drop("_at", "_end")
+
+
+def _packed_keys(cpu: pl.DataFrame) -> list[pl.Expr] | None:
+    """The two packed sort keys of :func:`preorder`, or None where they would not fit (or the rows
+    are not in id order, or a value is null)."""
+    if cpu.is_empty() or not cpu["id"].is_sorted() or cpu["id"].null_count():
+        return None
+    bounds = cpu.select(
+        pl.col("track").min().alias("track_min"),
+        pl.col("track").max().alias("track_max"),
+        pl.col("start_ns").min().alias("start_min"),
+        pl.col("start_ns").max().alias("start_max"),
+        pl.col("end_ns").min().alias("end_min"),
+        pl.col("end_ns").max().alias("end_max"),
+        pl.col("rank").min().alias("rank_min"),
+        pl.col("rank").max().alias("rank_max"),
+        pl.sum_horizontal(pl.col("track", "end_ns", "rank").null_count()).alias("nulls"),
+    ).row(0, named=True)
+    if bounds["nulls"] or bounds["track_min"] < 0 or bounds["rank_min"] < 0:
+        return None
+    start_bits = (bounds["start_max"] - bounds["start_min"]).bit_length()
+    end_bits = (bounds["end_max"] - bounds["end_min"]).bit_length()
+    if bounds["track_max"].bit_length() + start_bits > KEY_BITS or end_bits + RANK_BITS > KEY_BITS:
+        return None
+    if bounds["rank_max"] >= 1 << RANK_BITS:
+        return None
+    start, end_max = bounds["start_min"], bounds["end_max"]
+    return [
+        (pl.col("track").cast(pl.Int64) * (1 << start_bits) + (pl.col("start_ns") - start)).alias("_at"),
+        ((end_max - pl.col("end_ns")) * (1 << RANK_BITS) + pl.col("rank").cast(pl.Int64)).alias("_end"),
+    ]
 
 
 PROFILER_OVERLAP = "profiler_overlap"
