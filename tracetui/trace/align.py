@@ -44,11 +44,25 @@ class Rows:
             raise ValueError(f"attach: some {self.on} values are not in the frame")
         return rows
 
-    def attach(self, frame: pl.DataFrame, part: pl.DataFrame) -> pl.DataFrame:
+    def placement(self, ids: pl.Series) -> pl.Series:
+        """Per row of the frame, the position in ``ids`` (unique, all present) of its ``on`` value,
+        else null: what :meth:`attach` gathers a part's columns through (one scatter)."""
+        return self.placement_of_rows(self.of(ids))
+
+    def placement_of_rows(self, rows: pl.Series) -> pl.Series:
+        """:meth:`placement` of the ids at frame rows ``rows`` (:meth:`of` them)."""
+        return pl.repeat(None, len(self.keys), dtype=pl.UInt32, eager=True).scatter(
+            rows, pl.int_range(len(rows), dtype=pl.UInt32, eager=True)
+        )
+
+    def attach(
+        self, frame: pl.DataFrame, part: pl.DataFrame, placed: pl.Series | None = None
+    ) -> pl.DataFrame:
         """``frame`` with ``part``'s other columns placed on the rows whose ``on`` matches.
 
         Other rows get null, or keep their value when ``frame`` already has the column. Each
-        new column is made in one gather through the part row of every frame row.
+        new column is made in one gather through the part row of every frame row (``placed``:
+        :meth:`placement` of the part's ``on`` column, if the caller has it already).
         """
         on = self.on
         if part.is_empty():
@@ -56,9 +70,7 @@ class Rows:
                 c: pl.lit(None, part.schema[c]) for c in part.columns if c != on and c not in frame.columns
             }
             return frame.with_columns(**missing)
-        inverse = pl.repeat(None, len(frame), dtype=pl.UInt32, eager=True).scatter(
-            self.of(part[on]), pl.int_range(len(part), dtype=pl.UInt32, eager=True)
-        )
+        inverse = self.placement(part[on]) if placed is None else placed
         new: dict[str, pl.Series] = {}
         for name in part.columns:
             if name == on:

@@ -68,12 +68,10 @@ def cpu_ancestors(tree: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def steps_by_time(events: pl.DataFrame) -> pl.DataFrame:
-    """``(id, step_id)`` for CPU events that start inside a ``ProfilerStep#N`` of their process
-    (``process``: a number per pid, or else ``pid``)."""
-    by = "process" if "process" in events.columns else "pid"
-    cpu = events.lazy().filter(pl.col("pos").is_not_null()).select("id", by, "start_ns").collect()
-    return steps_at(events, cpu, by)
+def steps_by_time(events: pl.DataFrame, cpu: pl.DataFrame) -> pl.DataFrame:
+    """``(id, step_id)`` for the CPU events of ``cpu`` (``id``, ``process``: a number per pid,
+    ``start_ns``) that start inside a ``ProfilerStep#N`` of their process (``events`` with ``process``)."""
+    return steps_at(events, cpu, "process")
 
 
 def steps_at(events: pl.DataFrame, points: pl.DataFrame, by: str = "pid") -> pl.DataFrame:

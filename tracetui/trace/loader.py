@@ -19,7 +19,7 @@ from tracetui.errors import TraceError
 from tracetui.trace import cache, links, stats, stream
 from tracetui.trace.align import Rows
 from tracetui.trace.args import ArgsBlocks, Deferred, RawArgs
-from tracetui.trace.categories import GPU_LANE
+from tracetui.trace.categories import GPU_LANE, GPU_WORK
 from tracetui.trace.decoded import Decoded
 from tracetui.trace.frames import build_tables
 from tracetui.trace.layout import ARGS_TABLES
@@ -104,20 +104,27 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     rows = Rows(events)  # every column below goes on these rows
     say("nesting")
     tree, overlaps = nest(events.select("id", "cat", "start_ns", "end_ns", thread))
-    events = rows.attach(events, tree.drop("parent_pos"))
+    del thread
+    tree_rows = rows.of(tree["id"])  # the events row of each tree row
+    on_tree = rows.placement_of_rows(tree_rows)  # the tree row of each event (null: not nested)
     say("linking")
-    marks = events.select(links.is_op().alias("op"), _annotation_mark(events))
-    events = rows.attach(events, links.cpu_ancestors(tree.with_columns(marks[rows.of(tree["id"])])))
-    tree = tree.select("id", "end_pos", "parent_pos")
+    marks = events.select(links.is_op().alias("op"), _annotation_mark(events))[tree_rows]
+    tree = tree.hstack(marks).with_columns(process.gather(tree_rows))
     del marks
-    events = rows.attach(events, links.steps_by_time(events.with_columns(process)))
+    steps = links.steps_by_time(events.with_columns(process), tree.select("id", "process", "start_ns"))
+    cpu = links.cpu_ancestors(tree).with_columns(_in_tree_order(steps, "step_id", rows, on_tree, len(tree)))
+    events = rows.attach(events, tree.select(CPU_COLUMNS).hstack(cpu.drop("id")), on_tree)
     launch, duplicates = links.launches(events)
-    events = _with_launch_columns(events, launch, rows)
+    call_at = on_tree.gather(rows.of(launch["launch_id"].drop_nulls()))  # the calls' tree rows
+    events = _with_launch_columns(events, launch, cpu, call_at, rows)
+    del cpu
     flows = _flows_ns(tables.flows).with_columns(lanes["track"].gather(tables.flows["lane"]).alias("track"))
     events = rows.attach(events, links.forward_links(events, tables.args["op_args"], flows))
     say("counting")
-    events = rows.attach(events, stats.node_stats(events, tree)).drop("lane")
-    del tree
+    work = _launched_work(events, launch, call_at, rows)
+    del launch, call_at
+    events = rows.attach(events, stats.node_stats(tree, work), on_tree).drop("lane")
+    del tree, work, on_tree, tree_rows
     anomalies = [classify_overlaps(overlaps, events), duplicates]
     if "baseTimeNanoseconds" in decoded.top:
         anomalies.append(links.external_id_mismatches(events))
@@ -222,13 +229,49 @@ def _thread_names(meta: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _with_launch_columns(events: pl.DataFrame, launch: pl.DataFrame, rows: Rows) -> pl.DataFrame:
-    """GPU rows get launch_id and, from their call, the launching op, annotation and step."""
-    linked = launch.filter(pl.col("launch_id").is_not_null())
-    calls = events.select("op_id", "annotation_id", "step_id")[rows.of(linked["launch_id"])]
-    from_call = linked.with_columns(calls.rename({"op_id": "launch_op_id"}))
-    events = rows.attach(events, launch.select("id", "launch_id"))
-    return rows.attach(events, from_call.drop("launch_id"))
+# the tree's columns on the events table
+CPU_COLUMNS = ("id", "track", "pos", "end_pos", "parent", "depth")
+
+
+def _in_tree_order(part: pl.DataFrame, column: str, rows: Rows, on_tree: pl.Series, size: int) -> pl.Series:
+    """``part``'s ``column`` (for some of the ``size`` tree events, by ``id``) on the tree's rows
+    (null elsewhere)."""
+    at = on_tree.gather(rows.of(part["id"]))
+    return (
+        pl.repeat(None, size, dtype=part.schema[column], eager=True).scatter(at, part[column]).alias(column)
+    )
+
+
+def _with_launch_columns(
+    events: pl.DataFrame, launch: pl.DataFrame, cpu: pl.DataFrame, call_at: pl.Series, rows: Rows
+) -> pl.DataFrame:
+    """GPU rows get launch_id and, from their call (``cpu``'s row ``call_at``, for those with one),
+    the launching op, annotation and step."""
+    linked = launch["launch_id"].is_not_null()
+    calls = cpu.select(pl.col("op_id").alias("launch_op_id"), "annotation_id", "step_id")
+    from_call = calls.select(pl.all().gather(call_at))
+    placed = {name: _scatter_nulls(from_call[name], linked) for name in from_call.columns}
+    return rows.attach(events, launch.with_columns(**placed))
+
+
+def _scatter_nulls(values: pl.Series, mask: pl.Series) -> pl.Series:
+    """``values`` on the rows of ``mask`` that hold (as many), null on the others."""
+    if values.len() == mask.len():
+        return values
+    return (
+        pl.repeat(None, mask.len(), dtype=values.dtype, eager=True)
+        .scatter(mask.arg_true(), values)
+        .alias(values.name)
+    )
+
+
+def _launched_work(
+    events: pl.DataFrame, launch: pl.DataFrame, call_at: pl.Series, rows: Rows
+) -> pl.DataFrame:
+    """The GPU work with a launching call in the tree: its call's tree row ``at``, ``cat``, ``dur`` (ns)."""
+    linked = launch.filter(pl.col("launch_id").is_not_null()).with_columns(at=call_at)
+    work = events.select("cat", (pl.col("end_ns") - pl.col("start_ns")).alias("dur"))[rows.of(linked["id"])]
+    return work.with_columns(linked["at"]).filter(pl.col("cat").is_in(GPU_WORK) & pl.col("at").is_not_null())
 
 
 def _missing_times(events: pl.DataFrame) -> pl.DataFrame:

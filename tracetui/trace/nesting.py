@@ -35,7 +35,7 @@ def nest(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
 
     ``events`` needs id, cat, track (of its (pid, tid)), start_ns, end_ns. Returns a frame
     sorted by ``pos`` with columns id, track, pos, end_pos (one past the subtree), parent
-    (event id), depth, parent_pos.
+    (event id), depth, parent_pos, start_ns, end_ns.
     """
     cpu = preorder(
         events.lazy()
@@ -54,7 +54,16 @@ def nest(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         pl.col("id").alias("event_id"),
         pl.col("prev_sibling").alias("other_id"),
     )
-    tree = cpu.select("id", "track", pl.col("pos", "end_pos").cast(pl.Int32), "parent", "depth", "parent_pos")
+    tree = cpu.select(
+        "id",
+        "track",
+        pl.col("pos", "end_pos").cast(pl.Int32),
+        "parent",
+        "depth",
+        "parent_pos",
+        "start_ns",
+        "end_ns",
+    )
     return tree, anomalies
 
 

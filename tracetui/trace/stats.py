@@ -27,39 +27,29 @@ def mean_us(ns: pl.Expr = DUR_NS) -> pl.Expr:
     return ns.sum() / pl.len() / US
 
 
-def node_stats(events: pl.DataFrame, tree: pl.DataFrame) -> pl.DataFrame:
+def node_stats(tree: pl.DataFrame, work: pl.DataFrame) -> pl.DataFrame:
     """Per CPU event: self time and the GPU work launched by it and everything below it.
 
-    ``tree``: the CPU events in preorder (``pos`` = row), with ``id``, ``end_pos`` and
-    ``parent_pos`` (-1: a root), as :func:`tracetui.trace.nesting.nest` gives them. Returns the
-    columns in that order.
+    ``tree``: the CPU events in preorder (``pos`` = row), with ``id``, ``start_ns``, ``end_ns``,
+    ``end_pos`` and ``parent_pos`` (-1: a root), as :func:`tracetui.trace.nesting.nest` gives them.
+    ``work``: the GPU work launched from the tree, with ``at`` (the tree row of its call), ``cat``
+    and ``dur`` (ns). Returns the columns in the tree's order.
     """
-    rows = rows_of(events, tree["id"])
-    dur = (events["end_ns"].gather(rows) - events["start_ns"].gather(rows)).alias("dur")
+    dur = (tree["end_ns"] - tree["start_ns"]).alias("dur")
     count = len(tree)
     children = native.sum_at(tree["parent_pos"], dur, count)  # each node's children's total
-    work = (
-        events.lazy()
-        .filter(pl.col("cat").is_in(GPU_WORK) & pl.col("launch_id").is_not_null())
-        .select("launch_id", "cat", DUR_NS.alias("dur"))
-        .collect()
-    )
-    own = (
-        work.with_columns(at=lookup(events, work["launch_id"], "pos")["pos"])
-        .drop_nulls("at")
-        .group_by("at")
-        .agg(
-            pl.col("dur").sum().alias("gpu_ns"),
-            pl.len().alias("gpu_events"),
-            (pl.col("cat") == "kernel").sum().alias("kernels"),
-            (pl.col("cat") == "gpu_memcpy").sum().alias("memcpys"),
-            (pl.col("cat") == "gpu_memset").sum().alias("memsets"),
-        )
+    at = work["at"]
+    own = work.select(
+        pl.col("dur").alias("gpu_ns"),
+        pl.lit(1, pl.Int64).alias("gpu_events"),
+        (pl.col("cat") == "kernel").alias("kernels"),
+        (pl.col("cat") == "gpu_memcpy").alias("memcpys"),
+        (pl.col("cat") == "gpu_memset").alias("memsets"),
     )
     end = tree["end_pos"]
     inclusive = {}
-    for name in ("gpu_events", "kernels", "memcpys", "memsets", "gpu_ns"):
-        spread = native.sum_at(own["at"], own[name], count + 1)
+    for name in own.columns:
+        spread = native.sum_at(at, own[name], count + 1)
         before = spread.cum_sum() - spread  # exclusive prefix sums; the extra row is the total
         inclusive[name] = before.gather(end) - before.slice(0, count)
     return pl.DataFrame(
