@@ -6,6 +6,8 @@ the new ones are built: the rows found once (:class:`Rows`), one gather per colu
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import polars as pl
 
 
@@ -80,6 +82,12 @@ class Rows:
                 column = frame[name].cast(column.dtype).zip_with(inverse.is_null(), column)
             new[name] = column
         return frame.with_columns(**new)
+
+    def place(self, frame: pl.DataFrame, columns: Iterable[pl.Series], placed: pl.Series) -> pl.DataFrame:
+        """``frame`` with new ``columns`` (in the order of a part whose :meth:`placement` is ``placed``)
+        on its rows, null on the others; each column is placed as soon as it comes, so a caller that
+        makes them one at a time never holds them all twice."""
+        return frame.with_columns([column.gather(placed) for column in columns])
 
 
 def rows_of(frame: pl.DataFrame, ids: pl.Series, on: str = "id") -> pl.Series:

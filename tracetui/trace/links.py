@@ -171,10 +171,12 @@ def external_id_mismatches(events: pl.DataFrame) -> pl.DataFrame:
 def forward_links(events: pl.DataFrame, op_args: pl.DataFrame, flows: pl.DataFrame) -> pl.DataFrame:
     """``(id, fwd_id)`` for backward ops: from ``fwdbwd`` flows, else sequence numbers (of
     ``op_args``: ``id``, ``seq``, ``fwd_tid``). ``track``: each event's and flow's thread."""
-    ops = events.lazy().filter(is_op()).select("id", "track", "start_ns", "depth").collect()
     fwdbwd = flows.filter(pl.col("cat") == "fwdbwd")
     if not fwdbwd.is_empty():
-        # A flow binds to the deepest op starting at its timestamp on its thread.
+        # A flow binds to the deepest op starting at its timestamp on its thread (only the ops
+        # starting at a flow's timestamp are read: a join on all of them costs their size again).
+        at_flow = pl.col("start_ns").is_in(fwdbwd["ts_ns"].drop_nulls().unique().implode())
+        ops = events.lazy().filter(is_op() & at_flow).select("id", "track", "start_ns", "depth").collect()
         bound = (
             fwdbwd.join(
                 ops.select("id", "track", "start_ns", "depth"),
@@ -188,6 +190,7 @@ def forward_links(events: pl.DataFrame, op_args: pl.DataFrame, flows: pl.DataFra
         starts = bound.filter(pl.col("ph") == "s").select("flow_id", pl.col("id_op").alias("fwd_id"))
         ends = bound.filter(pl.col("ph") == "f").select("flow_id", pl.col("id_op").alias("id"))
         return ends.join(starts, on="flow_id").select("id", "fwd_id").unique("id", keep="first").sort("id")
+    ops = events.lazy().filter(is_op()).select("id", "track", "start_ns", "depth").collect()
     ops = ops.join(op_args.select("id", "seq", "fwd_tid"), on="id", how="left", maintain_order="left")
     forward = (
         ops.filter((pl.col("fwd_tid") == 0) & pl.col("seq").is_not_null())

@@ -110,10 +110,13 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     say("linking")
     marks = events.select(links.is_op().alias("op"), _annotation_mark(events))[tree_rows]
     tree = tree.hstack(marks).with_columns(process.gather(tree_rows))
-    del marks
+    del marks, tree_rows
     steps = links.steps_by_time(events.with_columns(process), tree.select("id", "process", "start_ns"))
+    del process
     cpu = links.cpu_ancestors(tree).with_columns(_in_tree_order(steps, "step_id", rows, on_tree, len(tree)))
     events = rows.attach(events, tree.select(CPU_COLUMNS).hstack(cpu.drop("id")), on_tree)
+    tree = tree.select("start_ns", "end_ns", "end_pos", "parent_pos")  # what counting reads
+    del steps
     launch, duplicates = links.launches(events)
     call_at = on_tree.gather(rows.of(launch["launch_id"].drop_nulls()))  # the calls' tree rows
     events = _with_launch_columns(events, launch, cpu, call_at, rows)
@@ -121,10 +124,10 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     flows = _flows_ns(tables.flows).with_columns(lanes["track"].gather(tables.flows["lane"]).alias("track"))
     events = rows.attach(events, links.forward_links(events, tables.args["op_args"], flows))
     say("counting")
-    work = _launched_work(events, launch, call_at, rows)
-    del launch, call_at
-    events = rows.attach(events, stats.node_stats(tree, work), on_tree).drop("lane")
-    del tree, work, on_tree, tree_rows
+    node_columns = stats.node_stats(tree, _launched_work(events, launch, call_at, rows))
+    del launch, call_at, tree  # the generator holds the tree no longer than it needs it
+    events = rows.place(events, node_columns, on_tree).drop("lane")
+    del node_columns, on_tree
     anomalies = [classify_overlaps(overlaps, events), duplicates]
     if "baseTimeNanoseconds" in decoded.top:
         anomalies.append(links.external_id_mismatches(events))

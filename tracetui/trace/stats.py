@@ -7,6 +7,8 @@ of positions), so the counts in the tree, the per-node columns and the tables ag
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import polars as pl
 
 from tracetui.trace import native
@@ -27,42 +29,41 @@ def mean_us(ns: pl.Expr = DUR_NS) -> pl.Expr:
     return ns.sum() / pl.len() / US
 
 
-def node_stats(tree: pl.DataFrame, work: pl.DataFrame) -> pl.DataFrame:
+def node_stats(tree: pl.DataFrame, work: pl.DataFrame) -> Iterator[pl.Series]:
     """Per CPU event: self time and the GPU work launched by it and everything below it.
 
-    ``tree``: the CPU events in preorder (``pos`` = row), with ``id``, ``start_ns``, ``end_ns``,
-    ``end_pos`` and ``parent_pos`` (-1: a root), as :func:`tracetui.trace.nesting.nest` gives them.
-    ``work``: the GPU work launched from the tree, with ``at`` (the tree row of its call), ``cat``
-    and ``dur`` (ns). Returns the columns in the tree's order.
+    ``tree``: the CPU events in preorder (``pos`` = row), with ``start_ns``, ``end_ns``, ``end_pos``
+    and ``parent_pos`` (-1: a root), as :func:`tracetui.trace.nesting.nest` gives them. ``work``: the
+    GPU work launched from the tree, with ``at`` (the tree row of its call), ``cat`` and ``dur``
+    (ns). Yields the columns (cpu_self_us, gpu_events, kernels, memcpys, memsets, gpu_us) in the
+    tree's order, one at a time, so that the caller can place each before the next is made (and
+    it holds ``tree`` no longer than it needs it, if the caller does not keep it).
     """
-    dur = (tree["end_ns"] - tree["start_ns"]).alias("dur")
+    dur = tree["end_ns"] - tree["start_ns"]
     count = len(tree)
     children = native.sum_at(tree["parent_pos"], dur, count)  # each node's children's total
+    self_us = ((dur - children).clip(0) / US).alias("cpu_self_us")
+    del dur, children
+    yield self_us
+    del self_us
+    end = tree["end_pos"]
+    del tree  # the caller's last reference (it passes it on): the times and parents can go
     at = work["at"]
     own = work.select(
-        pl.col("dur").alias("gpu_ns"),
         pl.lit(1, pl.Int64).alias("gpu_events"),
         (pl.col("cat") == "kernel").alias("kernels"),
         (pl.col("cat") == "gpu_memcpy").alias("memcpys"),
         (pl.col("cat") == "gpu_memset").alias("memsets"),
+        pl.col("dur").alias("gpu_us"),
     )
-    end = tree["end_pos"]
-    inclusive = {}
     for name in own.columns:
         spread = native.sum_at(at, own[name], count + 1)
         before = spread.cum_sum() - spread  # exclusive prefix sums; the extra row is the total
-        inclusive[name] = before.gather(end) - before.slice(0, count)
-    return pl.DataFrame(
-        {
-            "id": tree["id"],
-            "cpu_self_us": (dur - children).clip(0) / US,
-            **{
-                name: inclusive[name].cast(pl.UInt32)
-                for name in ("gpu_events", "kernels", "memcpys", "memsets")
-            },
-            "gpu_us": inclusive["gpu_ns"] / US,
-        }
-    )
+        del spread
+        inclusive = before.gather(end) - before.slice(0, count)
+        del before
+        yield (inclusive / US if name == "gpu_us" else inclusive.cast(pl.UInt32)).alias(name)
+        del inclusive
 
 
 def op_table(events: pl.DataFrame) -> pl.DataFrame:
