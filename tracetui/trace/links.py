@@ -171,7 +171,12 @@ def external_id_mismatches(events: pl.DataFrame) -> pl.DataFrame:
 def forward_links(events: pl.DataFrame, op_args: pl.DataFrame, flows: pl.DataFrame) -> pl.DataFrame:
     """``(id, fwd_id)`` for backward ops: from ``fwdbwd`` flows, else sequence numbers (of
     ``op_args``: ``id``, ``seq``, ``fwd_tid``). ``track``: each event's and flow's thread."""
-    fwdbwd = flows.filter(pl.col("cat") == "fwdbwd")
+    fwdbwd = (  # only the columns read below: the flows are as many as the ops
+        flows.lazy()
+        .filter(pl.col("cat") == "fwdbwd")
+        .select("id", "ph", "flow_id", "track", "ts_ns")
+        .collect()
+    )
     if not fwdbwd.is_empty():
         # A flow binds to the deepest op starting at its timestamp on its thread (only the ops
         # starting at a flow's timestamp are read: a join on all of them costs their size again).

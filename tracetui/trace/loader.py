@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -102,30 +103,41 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     thread = lanes["track"].gather(lane_rows).alias("track")  # every row's (pid, tid) track
     process = lanes["process"].gather(lane_rows).alias("process")
     rows = Rows(events)  # every column below goes on these rows
-    say("nesting")
-    tree, overlaps = nest(events.select("id", "cat", "start_ns", "end_ns", thread))
-    del thread
-    tree_rows = rows.of(tree["id"])  # the events row of each tree row
-    on_tree = rows.placement_of_rows(tree_rows)  # the tree row of each event (null: not nested)
-    say("linking")
-    marks = events.select(links.is_op().alias("op"), _annotation_mark(events))[tree_rows]
-    tree = tree.hstack(marks).with_columns(process.gather(tree_rows))
-    del marks, tree_rows
-    steps = links.steps_by_time(events.with_columns(process), tree.select("id", "process", "start_ns"))
-    del process
-    cpu = links.cpu_ancestors(tree).with_columns(_in_tree_order(steps, "step_id", rows, on_tree, len(tree)))
-    events = rows.attach(events, tree.select(CPU_COLUMNS).hstack(cpu.drop("id")), on_tree)
-    tree = tree.select("start_ns", "end_ns", "end_pos", "parent_pos")  # what counting reads
-    del steps
-    launch, duplicates = links.launches(events)
-    call_at = on_tree.gather(rows.of(launch["launch_id"].drop_nulls()))  # the calls' tree rows
-    events = _with_launch_columns(events, launch, cpu, call_at, rows)
-    del cpu
-    flows = _flows_ns(tables.flows).with_columns(lanes["track"].gather(tables.flows["lane"]).alias("track"))
-    events = rows.attach(events, links.forward_links(events, tables.args["op_args"], flows))
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="tracetui-build") as aside:
+        # the other core (polars and the C passes release the GIL): the launches need only the
+        # scanned columns, so they are found while the trees are built
+        launched = aside.submit(links.launches, events)
+        say("nesting")
+        tree, overlaps = nest(events.select("id", "cat", "start_ns", "end_ns", thread))
+        del thread
+        tree_rows = rows.of(tree["id"])  # the events row of each tree row
+        on_tree = rows.placement_of_rows(tree_rows)  # the tree row of each event (null: not nested)
+        say("linking")
+        marks = events.select(links.is_op().alias("op"), _annotation_mark(events))[tree_rows]
+        tree = tree.hstack(marks).with_columns(process.gather(tree_rows))
+        del marks, tree_rows
+        steps = links.steps_by_time(events.with_columns(process), tree.select("id", "process", "start_ns"))
+        del process
+        cpu = links.cpu_ancestors(tree).with_columns(
+            _in_tree_order(steps, "step_id", rows, on_tree, len(tree))
+        )
+        events = rows.attach(events, tree.select(CPU_COLUMNS).hstack(cpu.drop("id")), on_tree)
+        tree = tree.select("start_ns", "end_ns", "end_pos", "parent_pos")  # what counting reads
+        del steps
+        flows = _flows_ns(tables.flows).with_columns(
+            lanes["track"].gather(tables.flows["lane"]).alias("track")
+        )
+        forward = aside.submit(links.forward_links, events, tables.args["op_args"], flows)  # (needs depth)
+        launch, duplicates = launched.result()
+        call_at = on_tree.gather(rows.of(launch["launch_id"].drop_nulls()))  # the calls' tree rows
+        events = _with_launch_columns(events, launch, cpu, call_at, rows)
+        del cpu
+        work = _launched_work(events, launch, call_at, rows)
+        del launch, call_at
+        events = rows.attach(events, forward.result())
     say("counting")
-    node_columns = stats.node_stats(tree, _launched_work(events, launch, call_at, rows))
-    del launch, call_at, tree  # the generator holds the tree no longer than it needs it
+    node_columns = stats.node_stats(tree, work)
+    del tree, work  # the generator holds the tree no longer than it needs it
     events = rows.place(events, node_columns, on_tree).drop("lane")
     del node_columns, on_tree
     anomalies = [classify_overlaps(overlaps, events), duplicates]
