@@ -105,7 +105,8 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     rows = Rows(events)  # every column below goes on these rows
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="tracetui-build") as aside:
         # the other core (polars and the C passes release the GIL): the launches need only the
-        # scanned columns, so they are found while the trees are built
+        # scanned columns, so they are found while the trees are built (the rest, in turn, would
+        # hold the transients of both at once)
         launched = aside.submit(links.launches, events)
         say("nesting")
         tree, overlaps = nest(events.select("id", "cat", "start_ns", "end_ns", thread))
@@ -124,22 +125,18 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
         events = rows.attach(events, tree.select(CPU_COLUMNS).hstack(cpu.drop("id")), on_tree)
         tree = tree.select("start_ns", "end_ns", "end_pos", "parent_pos")  # what counting reads
         del steps
-        flows = _flows_ns(tables.flows).with_columns(
-            lanes["track"].gather(tables.flows["lane"]).alias("track")
-        )
-        forward = aside.submit(links.forward_links, events, tables.args["op_args"], flows)  # (needs depth)
         launch, duplicates = launched.result()
-        call_at = on_tree.gather(rows.of(launch["launch_id"].drop_nulls()))  # the calls' tree rows
-        events = _with_launch_columns(events, launch, cpu, call_at, rows)
-        del cpu
-        work = _launched_work(events, launch, call_at, rows)
-        del launch, call_at
-        events = rows.attach(events, forward.result())
+    call_at = on_tree.gather(rows.of(launch["launch_id"].drop_nulls()))  # the calls' tree rows
+    events = _with_launch_columns(events, launch, cpu, call_at, rows)
+    del cpu
+    counts = stats.node_stats(tree, _launched_work(events, launch, call_at, rows))
+    del tree, launch, call_at  # the counts keep only the subtree ends once they have the self
+    self_time = next(counts).gather(on_tree)  # times: the tree's times and parents go now
+    flows = _flows_ns(tables.flows).with_columns(lanes["track"].gather(tables.flows["lane"]).alias("track"))
+    events = rows.attach(events, links.forward_links(events, tables.args["op_args"], flows))
     say("counting")
-    node_columns = stats.node_stats(tree, work)
-    del tree, work  # the generator holds the tree no longer than it needs it
-    events = rows.place(events, node_columns, on_tree).drop("lane")
-    del node_columns, on_tree
+    events = rows.place(events.with_columns(self_time), counts, on_tree).drop("lane")
+    del counts, self_time, on_tree
     anomalies = [classify_overlaps(overlaps, events), duplicates]
     if "baseTimeNanoseconds" in decoded.top:
         anomalies.append(links.external_id_mismatches(events))

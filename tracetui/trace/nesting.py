@@ -44,12 +44,15 @@ def nest(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         .drop("cat")
         .collect()
     )
-    cpu = cpu.with_columns(pos=pl.int_range(len(cpu), dtype=pl.Int64))
     found = native.nest(cpu["track"], cpu["end_ns"])
-    cpu = _structure(cpu) if found is None else _structure_of(cpu, *found)
-    # Sibling ends strictly increase (a later sibling ending no later would be contained),
-    # so an event overlaps an earlier sibling exactly when it starts before the previous one ends.
-    anomalies = cpu.filter(pl.col("prev_sibling_end") > pl.col("start_ns")).select(
+    if found is None:
+        cpu = _structure(cpu.with_columns(pos=pl.int_range(len(cpu), dtype=pl.Int64)))
+        # Sibling ends strictly increase (a later sibling ending no later would be contained), so an
+        # event overlaps an earlier sibling exactly when it starts before the previous one ends.
+        overlaps = cpu.filter(pl.col("prev_sibling_end") > pl.col("start_ns")).select("id", "prev_sibling")
+    else:
+        cpu, overlaps = _structure_of(cpu, *found)
+    anomalies = overlaps.select(
         pl.lit("partial_overlap").alias("kind"),
         pl.col("id").alias("event_id"),
         pl.col("prev_sibling").alias("other_id"),
@@ -85,7 +88,7 @@ def preorder(cpu: pl.DataFrame) -> pl.DataFrame:
     keys = _packed_keys(cpu)
     if keys is None:
         return cpu.sort(ORDER, descending=ORDER_DESCENDING)
-    return cpu.with_columns(keys).sort("_at", "_end", maintain_order=True).drop("_at", "_end")
+    return cpu.sort(keys, maintain_order=True)  # the keys are made for the sort, not kept
 
 
 def _packed_keys(cpu: pl.DataFrame) -> list[pl.Expr] | None:
@@ -154,16 +157,24 @@ def classify_overlaps(overlaps: pl.DataFrame, events: pl.DataFrame) -> pl.DataFr
 
 def _structure_of(
     cpu: pl.DataFrame, parent_pos: pl.Series, depth: pl.Series, end_pos: pl.Series, previous: pl.Series
-) -> pl.DataFrame:
-    """The tree columns from the native stack pass's positions (-1: none)."""
-    prev = pl.lit(previous)
-    return cpu.with_columns(
-        parent_pos.alias("parent_pos"), depth.cast(pl.Int32).alias("depth"), end_pos.alias("end_pos")
-    ).with_columns(
-        parent=pl.when(pl.col("parent_pos") >= 0).then(pl.col("id").gather(pl.col("parent_pos").clip(0))),
-        prev_sibling=pl.when(prev >= 0).then(pl.col("id").gather(prev.clip(0))),
-        prev_sibling_end=pl.when(prev >= 0).then(pl.col("end_ns").gather(prev.clip(0))),
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The tree columns from the native stack pass's positions (-1: none), and the events that
+    start before their previous sibling ends (``id``, ``prev_sibling``), as :func:`nest` reads them."""
+    earlier_end = cpu["end_ns"].gather(previous.clip(0))
+    overlapping = ((previous >= 0) & (earlier_end > cpu["start_ns"])).arg_true()
+    del earlier_end
+    ids = cpu["id"]
+    overlaps = pl.DataFrame(
+        {"id": ids.gather(overlapping), "prev_sibling": ids.gather(previous.gather(overlapping))}
     )
+    tree = cpu.with_columns(
+        pos=pl.int_range(len(cpu), dtype=pl.Int32),
+        parent_pos=parent_pos,
+        depth=depth.cast(pl.Int32),
+        end_pos=end_pos.cast(pl.Int32),
+        parent=pl.when(parent_pos >= 0).then(ids.gather(parent_pos.clip(0))),
+    )
+    return tree, overlaps
 
 
 def _structure(cpu: pl.DataFrame) -> pl.DataFrame:

@@ -43,11 +43,10 @@ def node_stats(tree: pl.DataFrame, work: pl.DataFrame) -> Iterator[pl.Series]:
     count = len(tree)
     children = native.sum_at(tree["parent_pos"], dur, count)  # each node's children's total
     self_us = ((dur - children).clip(0) / US).alias("cpu_self_us")
-    del dur, children
+    end = tree["end_pos"]
+    del dur, children, tree  # the caller's last reference (it passes it on): the times can go
     yield self_us
     del self_us
-    end = tree["end_pos"]
-    del tree  # the caller's last reference (it passes it on): the times and parents can go
     at = work["at"]
     own = work.select(
         pl.lit(1, pl.Int64).alias("gpu_events"),
@@ -58,11 +57,13 @@ def node_stats(tree: pl.DataFrame, work: pl.DataFrame) -> Iterator[pl.Series]:
     )
     for name in own.columns:
         spread = native.sum_at(at, own[name], count + 1)
+        if name != "gpu_us":
+            spread = spread.cast(pl.UInt32)  # counts of events, as narrow as their ids (memory)
         before = spread.cum_sum() - spread  # exclusive prefix sums; the extra row is the total
         del spread
-        inclusive = before.gather(end) - before.slice(0, count)
+        inclusive = before.gather(end) - before.slice(0, count)  # prefix sums never decrease
         del before
-        yield (inclusive / US if name == "gpu_us" else inclusive.cast(pl.UInt32)).alias(name)
+        yield (inclusive / US if name == "gpu_us" else inclusive).alias(name)
         del inclusive
 
 
