@@ -35,8 +35,9 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
     counted twice. Memcpys carry their ``bytes`` arg; memsets nothing.
     """
     gpu = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)).select(
-        "id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes", grid_blocks()
+        "id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes", "grid"
     )
+    gpu = gpu.join(_grid_blocks(gpu), on="grid", how="left", maintain_order="left").drop("grid")
     names = kernel_name_columns(gpu["name"]).select("name", *KERNEL_FIELDS, "notes")
     shapes = trace.launch_shapes
     ops = shapes.select(
@@ -53,7 +54,7 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
     is_kernel = pl.col("cat") == "kernel"
     return rows.with_columns(
         op_kernel_us=pl.when(is_kernel & pl.col("launch_op_id").is_not_null())
-        .then(sum_us(DUR_NS).over("launch_op_id", is_kernel))
+        .then(sum_us(DUR_NS).over(pl.when(is_kernel).then(pl.col("launch_op_id"))))
         .otherwise(pl.col("dur")),
         flops=pl.when(is_kernel).then(pl.col("flops")),
         bytes=pl.when(is_kernel)
@@ -65,6 +66,11 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
         .then(pl.col("cost_kind"))
         .otherwise(pl.col("kind")),
     ).drop("bytes_right")
+
+
+def _grid_blocks(gpu: pl.DataFrame) -> pl.DataFrame:
+    """``(grid, blocks)`` per distinct ``grid`` of ``gpu``: a trace has few, its kernels many."""
+    return gpu.select(pl.col("grid").unique()).drop_nulls().with_columns(grid_blocks())
 
 
 def grid_blocks() -> pl.Expr:
