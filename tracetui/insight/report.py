@@ -16,6 +16,7 @@ from tracetui.insight.compile_names import COMPILED_REGION, compile_wrapper
 from tracetui.insight.flops import op_cost_columns
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.roofline import MATRIX_KINDS, roofline_columns
+from tracetui.trace.align import lookup
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.stats import DUR_NS, mean_us, merged_intervals, sum_us
 
@@ -34,23 +35,20 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
     cost and the op's total kernel time (``op_kernel_us``), so a split-K GEMM (two kernels) is not
     counted twice. Memcpys carry their ``bytes`` arg; memsets nothing.
     """
-    gpu = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)).select(
-        "id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes", "grid"
+    gpu = (
+        trace.gpu.lazy()
+        .filter(pl.col("cat").is_in(GPU_WORK))
+        .select("id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes", "grid")
+        .collect()
     )
     gpu = gpu.join(_grid_blocks(gpu), on="grid", how="left", maintain_order="left").drop("grid")
     names = kernel_name_columns(gpu["name"]).select("name", *KERNEL_FIELDS, "notes")
-    shapes = trace.launch_shapes
-    ops = shapes.select(
-        pl.col("id").alias("launch_op_id"),
-        trace.lookup(shapes["id"], "name")["name"].alias("op"),
-        "input_dims",
-        "input_type",
-        "concrete_inputs",
+    rows = gpu.join(names, on="name", how="left", maintain_order="left")
+    ops = launch_op_costs(trace)
+    costs = lookup(ops, rows["launch_op_id"], *ops.columns[1:], on="launch_op_id").rename(
+        {"bytes": "bytes_right"}
     )
-    rows = gpu.join(names, on="name", how="left").join(ops, on="launch_op_id", how="left")
-    costs = op_cost_columns(rows, name="op")
-    keys = ["op", "input_dims", "input_type", "concrete_inputs"]
-    rows = rows.join(costs, on=keys, how="left", nulls_equal=True)
+    rows = pl.concat([rows, costs], how="horizontal")
     is_kernel = pl.col("cat") == "kernel"
     return rows.with_columns(
         op_kernel_us=pl.when(is_kernel & pl.col("launch_op_id").is_not_null())
@@ -66,6 +64,23 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
         .then(pl.col("cost_kind"))
         .otherwise(pl.col("kind")),
     ).drop("bytes_right")
+
+
+def launch_op_costs(trace: Trace) -> pl.DataFrame:
+    """Per op that launched GPU work (``launch_op_id``, sorted): its name (``op``), recorded shapes
+    and cost (:func:`~tracetui.insight.flops.op_cost_columns`, once per distinct name and shapes)."""
+    shapes = trace.launch_shapes
+    ops = shapes.select(
+        pl.col("id").alias("launch_op_id"),
+        trace.lookup(shapes["id"], "name")["name"].alias("op"),
+        "input_dims",
+        "input_type",
+        "concrete_inputs",
+    )
+    keys = ["op", "input_dims", "input_type", "concrete_inputs"]
+    return ops.join(
+        op_cost_columns(ops, name="op"), on=keys, how="left", nulls_equal=True, maintain_order="left"
+    )
 
 
 def _grid_blocks(gpu: pl.DataFrame) -> pl.DataFrame:
@@ -160,7 +175,7 @@ def kernels_table(trace: Trace) -> pl.DataFrame:
 def kernel_rooflines(trace: Trace) -> pl.DataFrame:
     """Per kernel name (and device) with a known cost: total time, FLOPs and bytes, and the
     roofline reading of the aggregate. An op's cost is shared among its kernels by time."""
-    kernels = kernel_costs(trace).filter(pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
+    kernels = kernel_costs(trace).lazy().filter(pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
     share = pl.when(pl.col("op_kernel_us") > 0).then(DUR_NS / 1000 / pl.col("op_kernel_us"))
     totals = kernels.group_by("name", "device").agg(
         pl.len().alias("calls"),
@@ -173,7 +188,7 @@ def kernel_rooflines(trace: Trace) -> pl.DataFrame:
         pl.col("short").first(),
         pl.col("blocks").median(),
     )
-    totals = totals.with_columns(call_us=pl.col("time_us") / pl.col("calls"))
+    totals = totals.with_columns(call_us=pl.col("time_us") / pl.col("calls")).collect()
     return _with_roofline(trace, totals, "time_us", call_dur="call_us", blocks="blocks").sort(
         ["time_us", "name"], descending=[True, False]
     )

@@ -468,9 +468,12 @@ class Trace:
             if self._launch_shapes is None and (kept := self.parts.get(LAUNCH_SHAPES)) is not None:
                 self._launch_shapes = pl.read_ipc(io.BytesIO(kept["table.arrow"]))
             if self._launch_shapes is None:
-                ops = self.events["launch_op_id"].drop_nulls().unique().sort()
-                self._launch_shapes = self.shapes(ops.to_list())
-                self.parts.put(LAUNCH_SHAPES, {"table.arrow": _ipc(self._launch_shapes)})
+                ops = self.column("events", "launch_op_id").drop_nulls().unique().sort().alias("id")
+                found = lookup(self.recorded_shapes, ops, *self.recorded_shapes.columns[1:])  # no hash join
+                text = [pl.col(name).cast(pl.String) for name in SHAPE_KEYS]
+                self._launch_shapes = pl.concat([ops.to_frame(), found], how="horizontal").with_columns(text)
+                if self.parts is not NO_PARTS:  # nowhere to keep it: not serialised
+                    self.parts.put(LAUNCH_SHAPES, {"table.arrow": _ipc(self._launch_shapes)})
             return self._launch_shapes
 
     def args_json(self) -> pl.Series:
