@@ -177,7 +177,7 @@ def kernel_rooflines(trace: Trace) -> pl.DataFrame:
     roofline reading of the aggregate. An op's cost is shared among its kernels by time."""
     kernels = kernel_costs(trace).lazy().filter(pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
     share = pl.when(pl.col("op_kernel_us") > 0).then(DUR_NS / 1000 / pl.col("op_kernel_us"))
-    totals = kernels.group_by("name", "device").agg(
+    lazy_totals = kernels.group_by("name", "device").agg(
         pl.len().alias("calls"),
         sum_us().alias("time_us"),
         (pl.col("flops") * share).sum().alias("flops"),
@@ -188,7 +188,7 @@ def kernel_rooflines(trace: Trace) -> pl.DataFrame:
         pl.col("short").first(),
         pl.col("blocks").median(),
     )
-    totals = totals.with_columns(call_us=pl.col("time_us") / pl.col("calls")).collect()
+    totals = lazy_totals.with_columns(call_us=pl.col("time_us") / pl.col("calls")).collect()
     return _with_roofline(trace, totals, "time_us", call_dur="call_us", blocks="blocks").sort(
         ["time_us", "name"], descending=[True, False]
     )
