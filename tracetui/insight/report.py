@@ -16,9 +16,9 @@ from tracetui.insight.compile_names import COMPILED_REGION, compile_wrapper
 from tracetui.insight.flops import op_cost_columns
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.roofline import MATRIX_KINDS, roofline_columns
-from tracetui.trace.align import lookup
+from tracetui.trace import native
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
-from tracetui.trace.stats import DUR_NS, mean_us, merged_intervals, sum_us
+from tracetui.trace.stats import DUR_NS, US, mean_us, merged_intervals, sum_us
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -44,15 +44,12 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
     gpu = gpu.join(_grid_blocks(gpu), on="grid", how="left", maintain_order="left").drop("grid")
     names = kernel_name_columns(gpu["name"]).select("name", *KERNEL_FIELDS, "notes")
     rows = gpu.join(names, on="name", how="left", maintain_order="left")
-    ops = launch_op_costs(trace)
-    costs = lookup(ops, rows["launch_op_id"], *ops.columns[1:], on="launch_op_id").rename(
-        {"bytes": "bytes_right"}
-    )
+    costs = launch_op_costs(trace, rows["launch_op_id"]).rename({"bytes": "bytes_right"})
     rows = pl.concat([rows, costs], how="horizontal")
     is_kernel = pl.col("cat") == "kernel"
     return rows.with_columns(
         op_kernel_us=pl.when(is_kernel & pl.col("launch_op_id").is_not_null())
-        .then(sum_us(DUR_NS).over(pl.when(is_kernel).then(pl.col("launch_op_id"))))
+        .then(_op_kernel_ns(rows) / US)
         .otherwise(pl.col("dur")),
         flops=pl.when(is_kernel).then(pl.col("flops")),
         bytes=pl.when(is_kernel)
@@ -66,21 +63,43 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
     ).drop("bytes_right")
 
 
-def launch_op_costs(trace: Trace) -> pl.DataFrame:
-    """Per op that launched GPU work (``launch_op_id``, sorted): its name (``op``), recorded shapes
-    and cost (:func:`~tracetui.insight.flops.op_cost_columns`, once per distinct name and shapes)."""
+def _op_kernel_ns(rows: pl.DataFrame) -> pl.Series:
+    """Per row of GPU work: the kernel time (ns) of its launching op, all its kernels together."""
+    kernels = (
+        rows.lazy()
+        .filter((pl.col("cat") == "kernel") & pl.col("launch_op_id").is_not_null())
+        .select("launch_op_id", DUR_NS.fill_null(0).alias("ns"))
+        .collect()
+    )
+    size = int(kernels["launch_op_id"].max() or 0) + 1  # type: ignore[arg-type]
+    per_op = native.sum_at(kernels["launch_op_id"], kernels["ns"], size)
+    return per_op.gather(rows["launch_op_id"].clip(0, size - 1)).alias("op_kernel_ns")
+
+
+def launch_op_costs(trace: Trace, launch_op_id: pl.Series) -> pl.DataFrame:
+    """Per id of ``launch_op_id`` (the ops that launched GPU work): the op's name (``op``), recorded
+    shapes and cost (:func:`~tracetui.insight.flops.op_cost_columns`); nulls for a null id.
+
+    Ops are costed once per distinct name and shapes (a trace has few), then handed out by id."""
     shapes = trace.launch_shapes
+    keys = ["op", "input_dims", "input_type", "concrete_inputs"]
     ops = shapes.select(
-        pl.col("id").alias("launch_op_id"),
+        "id",
         trace.lookup(shapes["id"], "name")["name"].alias("op"),
         "input_dims",
         "input_type",
         "concrete_inputs",
     )
-    keys = ["op", "input_dims", "input_type", "concrete_inputs"]
-    return ops.join(
-        op_cost_columns(ops, name="op"), on=keys, how="left", nulls_equal=True, maintain_order="left"
+    distinct = ops.group_by(keys, maintain_order=True).agg("id")
+    costed = pl.concat(
+        [distinct.drop("id"), op_cost_columns(distinct, name="op").drop(keys)], how="horizontal"
     )
+    ids = distinct["id"].explode()
+    which = pl.int_range(len(distinct), dtype=pl.UInt32, eager=True).repeat_by(distinct["id"].list.len())
+    size = int(ids.max() or 0) + 1  # type: ignore[arg-type]
+    of_id = pl.repeat(None, size, dtype=pl.UInt32, eager=True).scatter(ids, which.explode())
+    row = of_id.gather(launch_op_id.clip(0, size - 1))
+    return pl.DataFrame([column.gather(row) for column in costed.get_columns()])
 
 
 def _grid_blocks(gpu: pl.DataFrame) -> pl.DataFrame:
@@ -175,7 +194,12 @@ def kernels_table(trace: Trace) -> pl.DataFrame:
 def kernel_rooflines(trace: Trace) -> pl.DataFrame:
     """Per kernel name (and device) with a known cost: total time, FLOPs and bytes, and the
     roofline reading of the aggregate. An op's cost is shared among its kernels by time."""
-    kernels = kernel_costs(trace).lazy().filter(pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
+    kernels = (
+        kernel_costs(trace)
+        .lazy()
+        .filter(pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
+        .with_columns(pl.col("name").cast(pl.Categorical))  # a key of codes, not text, beside the device
+    )
     share = pl.when(pl.col("op_kernel_us") > 0).then(DUR_NS / 1000 / pl.col("op_kernel_us"))
     lazy_totals = kernels.group_by("name", "device").agg(
         pl.len().alias("calls"),
@@ -188,7 +212,8 @@ def kernel_rooflines(trace: Trace) -> pl.DataFrame:
         pl.col("short").first(),
         pl.col("blocks").median(),
     )
-    totals = lazy_totals.with_columns(call_us=pl.col("time_us") / pl.col("calls")).collect()
+    call_us = pl.col("time_us") / pl.col("calls")
+    totals = lazy_totals.with_columns(pl.col("name").cast(pl.String), call_us=call_us).collect()
     return _with_roofline(trace, totals, "time_us", call_dur="call_us", blocks="blocks").sort(
         ["time_us", "name"], descending=[True, False]
     )
@@ -283,16 +308,17 @@ def split_text(threads: pl.DataFrame, key: str, value: str) -> pl.DataFrame:
 
 def _sync_time(trace: Trace, by: str) -> pl.DataFrame:
     """CPU time spent waiting in synchronize calls, per step or annotation."""
-    syncs = trace.events.filter(pl.col("cat").is_in(LAUNCH_CALLS) & pl.col("name").is_in(SYNC_CALLS))
-    return syncs.group_by(by).agg(sum_us().alias("sync_us")).rename({by: "span"})
+    syncs = trace.events.lazy().filter(pl.col("cat").is_in(LAUNCH_CALLS) & pl.col("name").is_in(SYNC_CALLS))
+    return syncs.group_by(by).agg(sum_us().alias("sync_us")).rename({by: "span"}).collect()
 
 
 def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl.DataFrame:
     """The reading of each span (steps or annotation instances, with their work and idle gaps from
     :func:`tracetui.trace.stats.span_instances`)."""
-    gpu_end = work.group_by("span").agg(pl.col("end_ns").max().alias("gpu_end"))
+    gpu_end = work.lazy().group_by("span").agg(pl.col("end_ns").max().alias("gpu_end"))
     table = (
-        spans.select(
+        spans.lazy()
+        .select(
             "id",
             "name",
             "start_ns",
@@ -304,8 +330,8 @@ def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl
             "idle_gaps",
             "largest_gap_us",
         )
-        .join(gpu_end, left_on="id", right_on="span", how="left")
-        .join(sync, left_on="id", right_on="span", how="left")
+        .join(gpu_end, left_on="id", right_on="span", how="left", maintain_order="left")
+        .join(sync.lazy(), left_on="id", right_on="span", how="left", maintain_order="left")
         .with_columns(pl.col("sync_us").fill_null(0))
         .with_columns(window_us=(pl.max_horizontal("end_ns", "gpu_end") - pl.col("start_ns")) / 1000.0)
         .with_columns(
@@ -322,15 +348,6 @@ def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl
         percent_expr(pl.col("gpu_busy_pct")),
         duration_expr(pl.col("window_us")),
     )
-    verdict = (
-        pl.when(pl.col("gpu_events").fill_null(0) == 0)
-        .then(pl.lit("no GPU work"))
-        .when(pl.col("cpu_launch_us") > pl.col("gpu_busy_us"))
-        .then(pl.format("launch/overhead-bound: {}", numbers))
-        .when(pl.col("gpu_busy_pct") >= 100 * BUSY_GPU_BOUND)
-        .then(pl.format("GPU-bound: {}", numbers))
-        .otherwise(pl.format("GPU waits outside launches (sync, data, Python): {}", numbers))
-    )
     bound = (
         pl.when(pl.col("gpu_events").fill_null(0) == 0)
         .then(pl.lit("idle"))
@@ -340,7 +357,23 @@ def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl
         .then(pl.lit("gpu-bound"))
         .otherwise(pl.lit("gpu-waits"))
     )
-    return table.with_columns(bound=bound, verdict=verdict).drop("end_ns", "gpu_end").sort("start_ns")
+    numbers_col = pl.col("numbers")
+    verdict = (
+        pl.when(pl.col("bound") == "idle")
+        .then(pl.lit("no GPU work"))
+        .when(pl.col("bound") == "launch-bound")
+        .then(pl.format("launch/overhead-bound: {}", numbers_col))
+        .when(pl.col("bound") == "gpu-bound")
+        .then(pl.format("GPU-bound: {}", numbers_col))
+        .otherwise(pl.format("GPU waits outside launches (sync, data, Python): {}", numbers_col))
+    )
+    return (
+        table.with_columns(bound=bound, numbers=numbers)  # the numbers written once, read by each verdict
+        .with_columns(verdict=verdict)
+        .drop("end_ns", "gpu_end", "numbers")
+        .sort("start_ns")
+        .collect()
+    )
 
 
 def compile_overheads(trace: Trace) -> pl.DataFrame:
