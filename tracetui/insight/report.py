@@ -35,6 +35,12 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
     cost and the op's total kernel time (``op_kernel_us``), so a split-K GEMM (two kernels) is not
     counted twice. Memcpys carry their ``bytes`` arg; memsets nothing.
     """
+    return _kernel_costs(trace).collect()
+
+
+def _kernel_costs(trace: Trace) -> pl.LazyFrame:
+    """:func:`kernel_costs` as a query: a reader of a few of its columns builds only those (the
+    names' fields and the ops' costs are joined from their small tables of distinct rows)."""
     gpu = (
         trace.gpu.lazy()
         .filter(pl.col("cat").is_in(GPU_WORK))
@@ -43,44 +49,54 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
     )
     gpu = gpu.join(_grid_blocks(gpu), on="grid", how="left", maintain_order="left").drop("grid")
     names = kernel_name_columns(gpu["name"]).select("name", *KERNEL_FIELDS, "notes")
-    rows = gpu.join(names, on="name", how="left", maintain_order="left")
-    costs = launch_op_costs(trace, rows["launch_op_id"]).rename({"bytes": "bytes_right"})
-    rows = pl.concat([rows, costs], how="horizontal")
+    costs, of_op = launch_op_costs(trace)
     is_kernel = pl.col("cat") == "kernel"
-    return rows.with_columns(
-        op_kernel_us=pl.when(is_kernel & pl.col("launch_op_id").is_not_null())
-        .then(_op_kernel_ns(rows) / US)
-        .otherwise(pl.col("dur")),
-        flops=pl.when(is_kernel).then(pl.col("flops")),
-        bytes=pl.when(is_kernel)
-        .then(pl.col("bytes_right"))
-        .when(pl.col("cat") == "gpu_memcpy")
-        .then(pl.col("bytes")),
-        # an op's cost is read against its own kind's roof: the attention op's seed kernel too
-        roof_kind=pl.when(pl.col("cost_kind").is_in(list(MATRIX_KINDS)))
-        .then(pl.col("cost_kind"))
-        .otherwise(pl.col("kind")),
-    ).drop("bytes_right")
+    if len(of_op):
+        cost_row = of_op.gather(gpu["launch_op_id"].clip(0, len(of_op) - 1))
+    else:  # no op launched anything
+        cost_row = pl.repeat(None, len(gpu), dtype=pl.UInt32, eager=True).alias("cost_row")
+    keys = [cost_row, _op_kernel_ns(gpu)]
+    return (
+        gpu.with_columns(keys)
+        .lazy()
+        .join(names.lazy(), on="name", how="left", maintain_order="left")
+        .join(costs.rename({"bytes": "bytes_right"}).lazy(), on="cost_row", how="left", maintain_order="left")
+        .with_columns(
+            op_kernel_us=pl.when(is_kernel & pl.col("launch_op_id").is_not_null())
+            .then(pl.col("op_kernel_ns") / US)
+            .otherwise(pl.col("dur")),
+            flops=pl.when(is_kernel).then(pl.col("flops")),
+            bytes=pl.when(is_kernel)
+            .then(pl.col("bytes_right"))
+            .when(pl.col("cat") == "gpu_memcpy")
+            .then(pl.col("bytes")),
+            # an op's cost is read against its own kind's roof: the attention op's seed kernel too
+            roof_kind=pl.when(pl.col("cost_kind").is_in(list(MATRIX_KINDS)))
+            .then(pl.col("cost_kind"))
+            .otherwise(pl.col("kind")),
+        )
+        .drop("bytes_right", "cost_row", "op_kernel_ns")
+    )
 
 
-def _op_kernel_ns(rows: pl.DataFrame) -> pl.Series:
+def _op_kernel_ns(gpu: pl.DataFrame) -> pl.Series:
     """Per row of GPU work: the kernel time (ns) of its launching op, all its kernels together."""
     kernels = (
-        rows.lazy()
+        gpu.lazy()
         .filter((pl.col("cat") == "kernel") & pl.col("launch_op_id").is_not_null())
         .select("launch_op_id", DUR_NS.fill_null(0).alias("ns"))
         .collect()
     )
     size = int(kernels["launch_op_id"].max() or 0) + 1  # type: ignore[arg-type]
     per_op = native.sum_at(kernels["launch_op_id"], kernels["ns"], size)
-    return per_op.gather(rows["launch_op_id"].clip(0, size - 1)).alias("op_kernel_ns")
+    return per_op.gather(gpu["launch_op_id"].clip(0, size - 1)).alias("op_kernel_ns")
 
 
-def launch_op_costs(trace: Trace, launch_op_id: pl.Series) -> pl.DataFrame:
-    """Per id of ``launch_op_id`` (the ops that launched GPU work): the op's name (``op``), recorded
-    shapes and cost (:func:`~tracetui.insight.flops.op_cost_columns`); nulls for a null id.
-
-    Ops are costed once per distinct name and shapes (a trace has few), then handed out by id."""
+def launch_op_costs(trace: Trace) -> tuple[pl.DataFrame, pl.Series]:
+    """The cost of the ops that launched GPU work, once per distinct op name and recorded shapes
+    (a trace has few): ``(costs, cost_row)``. ``costs``: ``cost_row`` (its row), ``op``, the shapes
+    and :func:`~tracetui.insight.flops.op_cost_columns`; ``cost_row``: per op id (the Series'
+    index) its row of ``costs``, null for an id that launched nothing."""
     shapes = trace.launch_shapes
     keys = ["op", "input_dims", "input_type", "concrete_inputs"]
     ops = shapes.select(
@@ -91,15 +107,14 @@ def launch_op_costs(trace: Trace, launch_op_id: pl.Series) -> pl.DataFrame:
         "concrete_inputs",
     )
     distinct = ops.group_by(keys, maintain_order=True).agg("id")
-    costed = pl.concat(
+    costs = pl.concat(
         [distinct.drop("id"), op_cost_columns(distinct, name="op").drop(keys)], how="horizontal"
     )
     ids = distinct["id"].explode()
-    which = pl.int_range(len(distinct), dtype=pl.UInt32, eager=True).repeat_by(distinct["id"].list.len())
-    size = int(ids.max() or 0) + 1  # type: ignore[arg-type]
-    of_id = pl.repeat(None, size, dtype=pl.UInt32, eager=True).scatter(ids, which.explode())
-    row = of_id.gather(launch_op_id.clip(0, size - 1))
-    return pl.DataFrame([column.gather(row) for column in costed.get_columns()])
+    rows = pl.int_range(len(distinct), dtype=pl.UInt32, eager=True).repeat_by(distinct["id"].list.len())
+    size = int(ids.max() or 0) + 1 if len(ids) else 0  # type: ignore[arg-type]
+    of_op = pl.repeat(None, size, dtype=pl.UInt32, eager=True).scatter(ids, rows.explode())
+    return costs.with_row_index("cost_row"), of_op.alias("cost_row")
 
 
 def _grid_blocks(gpu: pl.DataFrame) -> pl.DataFrame:
@@ -195,8 +210,7 @@ def kernel_rooflines(trace: Trace) -> pl.DataFrame:
     """Per kernel name (and device) with a known cost: total time, FLOPs and bytes, and the
     roofline reading of the aggregate. An op's cost is shared among its kernels by time."""
     kernels = (
-        kernel_costs(trace)
-        .lazy()
+        _kernel_costs(trace)
         .filter(pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
         .with_columns(pl.col("name").cast(pl.Categorical))  # a key of codes, not text, beside the device
     )

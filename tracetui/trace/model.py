@@ -312,7 +312,8 @@ class Trace:
     def gpu(self) -> pl.DataFrame:
         """GPU events (kernels, memcpys, memsets, syncs) with their launch links and args."""
         rows = self.events.filter(pl.col("cat").is_in(list(GPU_KIND)))
-        return rows.join(self.gpu_args, on="id", how="left", maintain_order="left")
+        args = self.gpu_args  # sorted by id, as every args table: found by a sorted lookup, not a hash join
+        return pl.concat([rows, lookup(args, rows["id"], *args.columns[1:])], how="horizontal")
 
     @cached_property
     def orphans(self) -> pl.DataFrame:

@@ -149,7 +149,8 @@ def _most_frequent(work: pl.DataFrame, column: str, alias: str) -> pl.DataFrame:
 def runtime_table(events: pl.DataFrame) -> pl.DataFrame:
     """Runtime/driver calls by name: calls, CPU time, and the GPU work they launched."""
     return (
-        events.filter(pl.col("cat").is_in(LAUNCH_CALLS))
+        events.lazy()  # lazy: only the aggregated columns are read
+        .filter(pl.col("cat").is_in(LAUNCH_CALLS))
         .group_by("name")
         .agg(
             pl.len().alias("calls"),
@@ -161,6 +162,7 @@ def runtime_table(events: pl.DataFrame) -> pl.DataFrame:
             sum_us(_ns("gpu_us")).alias("gpu_us"),
         )
         .sort(["cpu_us", "name"], descending=[True, False])
+        .collect()
     )
 
 
