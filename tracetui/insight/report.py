@@ -18,6 +18,7 @@ from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.roofline import MATRIX_KINDS, roofline_columns
 from tracetui.trace import native
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
+from tracetui.trace.memo import kept
 from tracetui.trace.stats import DUR_NS, US, mean_us, merged_intervals, sum_us
 
 if TYPE_CHECKING:
@@ -322,8 +323,14 @@ def split_text(threads: pl.DataFrame, key: str, value: str) -> pl.DataFrame:
 
 def _sync_time(trace: Trace, by: str) -> pl.DataFrame:
     """CPU time spent waiting in synchronize calls, per step or annotation."""
-    syncs = trace.events.lazy().filter(pl.col("cat").is_in(LAUNCH_CALLS) & pl.col("name").is_in(SYNC_CALLS))
-    return syncs.group_by(by).agg(sum_us().alias("sync_us")).rename({by: "span"}).collect()
+    syncs = kept(trace, "sync_calls", lambda: _sync_calls(trace))
+    return syncs.group_by(by).agg(sum_us().alias("sync_us")).rename({by: "span"})
+
+
+def _sync_calls(trace: Trace) -> pl.DataFrame:
+    """The synchronize calls (few): their steps, annotations and times."""
+    calls = trace.events.lazy().filter(pl.col("cat").is_in(LAUNCH_CALLS) & pl.col("name").is_in(SYNC_CALLS))
+    return calls.select("step_id", "annotation_id", "start_ns", "end_ns").collect()
 
 
 def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl.DataFrame:
@@ -396,12 +403,19 @@ def compile_overheads(trace: Trace) -> pl.DataFrame:
     The wrapper overhead of a ``Torch-Compiled Region`` is its CPU time minus the time inside
     the Inductor graph call (``## Call CompiledFxGraph … ##``) below it.
     """
-    events = trace.events
+    name = pl.col("name")
+    graph_call = name.str.starts_with("## Call CompiledFxGraph")
+    events = (  # one pass over the names: the few events of torch.compile's
+        trace.events.lazy()
+        .filter(compile_wrapper() | graph_call)
+        .select("id", "cat", "name", "track", "pos", "end_pos", "start_ns", "end_ns")
+        .collect()
+    )
     preops = events.filter((pl.col("cat") == "cpu_op") & compile_wrapper())
-    regions = events.filter(pl.col("name").str.starts_with(COMPILED_REGION)).select(
+    regions = events.filter(name.str.starts_with(COMPILED_REGION)).select(
         "id", "track", "pos", "end_pos", DUR_NS.alias("dur_ns")
     )
-    graphs = events.filter(pl.col("name").str.contains(r"^## Call CompiledFxGraph")).select(
+    graphs = events.filter(graph_call).select(
         "track", pl.col("pos").alias("graph_pos"), DUR_NS.alias("graph_ns")
     )
     wrapper = pl.DataFrame(schema={"name": pl.String, "dur_ns": pl.Int64})

@@ -13,6 +13,7 @@ from tracetui.trace import native
 from tracetui.trace.align import lookup, rows_of
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.links import is_annotation, is_step
+from tracetui.trace.memo import kept
 
 US = 1000.0  # ns per µs
 DUR_NS = pl.col("end_ns") - pl.col("start_ns")
@@ -453,7 +454,12 @@ def per_call_table(instances: pl.DataFrame) -> pl.DataFrame:
 
 
 def _annotations(events: pl.DataFrame) -> pl.DataFrame:
-    """The user annotations (few rows): name patterns are tested on these, not on every event."""
+    """The user annotations (few rows): name patterns are tested on these, not on every event.
+    Found once per events frame (the span functions all read them)."""
+    return kept(events, "annotations", lambda: _user_annotations(events))
+
+
+def _user_annotations(events: pl.DataFrame) -> pl.DataFrame:
     found = events.lazy().filter(pl.col("cat") == "user_annotation").collect()
     return found.with_columns(pl.col("name").cast(pl.String))  # a cached trace's may be dictionary-encoded
 
