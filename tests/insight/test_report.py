@@ -149,3 +149,15 @@ def test_an_ops_kernel_time_is_the_sum_of_its_kernels() -> None:
             assert row["op_kernel_us"] == pytest.approx(per_op[row["launch_op_id"]] / 1000, rel=1e-12)
         else:
             assert row["op_kernel_us"] == row["dur"]
+
+
+def test_gpu_work_is_the_gpu_tables_work_rows() -> None:
+    """``gpu_work`` (kept per trace, built without ``Trace.gpu``): the GPU table's work rows and columns."""
+    from tracetui.insight.report import WORK_ARGS, WORK_COLUMNS, gpu_work
+
+    for name in ("mlp_eager.json.gz", "synthetic_mtia.json.gz", "cuda_graph_replay.json.gz"):
+        trace = tracetui.load(FIXTURES / name)
+        work = gpu_work(trace)
+        assert work is gpu_work(trace)  # found once
+        expected = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)).select(*WORK_COLUMNS, *WORK_ARGS)
+        assert work.equals(expected) and work.schema == expected.schema and len(work) > 0

@@ -17,6 +17,7 @@ from tracetui.insight.flops import op_cost_columns
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.roofline import MATRIX_KINDS, roofline_columns
 from tracetui.trace import native
+from tracetui.trace.align import lookup
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.memo import kept
 from tracetui.trace.stats import DUR_NS, US, mean_us, merged_intervals, sum_us
@@ -27,6 +28,22 @@ if TYPE_CHECKING:
 KERNEL_FIELDS = ("family", "kind", "arch", "tile", "stages", "layout", "fused_ops", "short")
 SYNC_CALLS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent")
 BUSY_GPU_BOUND = 0.8  # GPU busy over the step's window at or above which a step is GPU-bound
+
+
+WORK_COLUMNS = ("id", "name", "cat", "dur", "start_ns", "end_ns", "launch_id", "launch_op_id")
+WORK_ARGS = ("device", "bytes", "grid")
+
+
+def gpu_work(trace: Trace) -> pl.DataFrame:
+    """The GPU work (kernels, memcpys, memsets) in event order, with the columns the insight
+    aggregates read (:data:`WORK_COLUMNS`, and :data:`WORK_ARGS` of its args): found once per
+    trace, without building :attr:`Trace.gpu` (every column of every GPU event)."""
+    return kept(trace, "gpu_work", lambda: _gpu_work(trace))
+
+
+def _gpu_work(trace: Trace) -> pl.DataFrame:
+    rows = trace.events.lazy().filter(pl.col("cat").is_in(GPU_WORK)).select(WORK_COLUMNS).collect()
+    return pl.concat([rows, lookup(trace.gpu_args, rows["id"], *WORK_ARGS)], how="horizontal")
 
 
 def kernel_costs(trace: Trace) -> pl.DataFrame:
@@ -42,11 +59,8 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
 def _kernel_costs(trace: Trace) -> pl.LazyFrame:
     """:func:`kernel_costs` as a query: a reader of a few of its columns builds only those (the
     names' fields and the ops' costs are joined from their small tables of distinct rows)."""
-    gpu = (
-        trace.gpu.lazy()
-        .filter(pl.col("cat").is_in(GPU_WORK))
-        .select("id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes", "grid")
-        .collect()
+    gpu = gpu_work(trace).select(
+        "id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes", "grid"
     )
     gpu = gpu.join(_grid_blocks(gpu), on="grid", how="left", maintain_order="left").drop("grid")
     names = kernel_name_columns(gpu["name"]).select("name", *KERNEL_FIELDS, "notes")
@@ -454,5 +468,5 @@ def span_us(trace: Trace) -> float:
 
 def gpu_work_union_us(trace: Trace) -> float:
     """GPU busy time over the whole trace (µs): the union of all GPU work intervals."""
-    busy = merged_intervals(trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)))
+    busy = merged_intervals(gpu_work(trace))
     return float((busy["end_ns"] - busy["start_ns"]).sum()) / 1000.0

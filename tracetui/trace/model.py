@@ -311,14 +311,21 @@ class Trace:
     @cached_property
     def gpu(self) -> pl.DataFrame:
         """GPU events (kernels, memcpys, memsets, syncs) with their launch links and args."""
-        rows = self.events.filter(pl.col("cat").is_in(list(GPU_KIND)))
-        args = self.gpu_args  # sorted by id, as every args table: found by a sorted lookup, not a hash join
+        return self._with_gpu_args(self.events.filter(pl.col("cat").is_in(list(GPU_KIND))))
+
+    def _with_gpu_args(self, rows: pl.DataFrame) -> pl.DataFrame:
+        """GPU event rows with their args (``gpu_args``, sorted by id as every args table: found by a
+        sorted lookup, not a hash join)."""
+        args = self.gpu_args
         return pl.concat([rows, lookup(args, rows["id"], *args.columns[1:])], how="horizontal")
 
     @cached_property
     def orphans(self) -> pl.DataFrame:
-        """GPU work with no runtime call in the trace."""
-        return self.gpu.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("launch_id").is_null())
+        """GPU work with no runtime call in the trace (read from :attr:`gpu` once that is built)."""
+        orphan = pl.col("cat").is_in(GPU_WORK) & pl.col("launch_id").is_null()
+        if "gpu" in self.__dict__:
+            return self.gpu.filter(orphan)
+        return self._with_gpu_args(self.events.filter(orphan))
 
     # ---- aggregates (computed on first use) ------------------------------------------
     @cached_property
