@@ -262,10 +262,11 @@ class TreeModel:
         head = list(dict.fromkeys([*self._tops, *path]))  # always kept
         keys = list(dict.fromkeys([*head, *(kid for row in kids.values() for kid in row)]))
         keys = keys[: max(tree_frame.MAX_ROWS, len(head))]
+        self._cache_nodes(keys)
         return tree_frame.Rows(
             path=list(path),
             nodes={key: self.node(key) for key in keys},
-            has_children={key: self.has_children(key) for key in keys},
+            has_children=self._has_children_of(keys),
             children=kids,
             steps={key: self.step_of(key) for key in keys},
         )
@@ -439,10 +440,37 @@ class TreeModel:
             self._node_cache[key] = cached
         return cached
 
-    def _event_node(self, event_id: int, values: dict[str, Any]) -> Node:
+    def _has_children_of(self, keys: list[NodeKey]) -> dict[NodeKey, bool]:
+        """:meth:`has_children` of many keys: the events with no CPU event below them and no GPU
+        work in one pass, the others one by one."""
+        ids = pl.Series([key for key in keys if isinstance(key, int)], dtype=pl.UInt32)
+        events = self.trace.columns_of("events", "id", "pos", "end_pos")
+        spans = lookup(events, ids, "pos", "end_pos")
+        leaf = (spans["end_pos"] - spans["pos"]).fill_null(0) <= 1
+        launched = ids.is_in(self._launched.keys.implode())
+        bare = set(ids.filter(leaf & ~launched).to_list()) - set(self._step_threads)
+        return {key: key not in bare and self.has_children(key) for key in keys}
+
+    def _cache_nodes(self, keys: list[NodeKey]) -> None:
+        """Compute the nodes of many event keys at once (one gather, not a row read each)."""
+        ids = [key for key in keys if isinstance(key, int) and key not in self._node_cache]
+        if len(ids) <= 8:
+            return
+        shown = self.trace.columns_of("events", *_EVENT_COLUMNS)
+        rows = shown[rows_of(shown, pl.Series(ids, dtype=pl.UInt32))]
+        gpu = rows.filter(pl.col("cat").cast(pl.String).is_in(list(GPU_KIND)))["id"]
+        places = lookup(self.trace.columns_of("gpu_args", "id", "device", "stream"), gpu, "device", "stream")
+        place = dict(zip(gpu.to_list(), places.iter_rows(named=True), strict=True))
+        for values in rows.iter_rows(named=True):
+            key = values["id"]
+            kind = self._kind(key, values["cat"])
+            self._node_cache[key] = self._event_node(key, values | {"kind": kind}, place.get(key))
+
+    def _event_node(self, event_id: int, values: dict[str, Any], place: dict[str, Any] | None = None) -> Node:
         name, kind = values["name"], values["kind"]
         if kind in GPU_KINDS:
-            place = self.trace.group_values("gpu_args", event_id, "device", "stream")
+            if place is None:
+                place = self.trace.group_values("gpu_args", event_id, "device", "stream")
             return Node(
                 key=event_id,
                 kind=kind,
@@ -952,6 +980,11 @@ class _Index:
 
     def __init__(self, keys: pl.Series, values: pl.Series) -> None:
         self._keys, self._values = keys, values
+
+    @property
+    def keys(self) -> pl.Series:
+        """The keys, sorted."""
+        return self._keys
 
     def _span(self, key: int) -> tuple[int, int]:
         keys = self._keys
