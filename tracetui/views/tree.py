@@ -53,11 +53,6 @@ EVENT_KINDS = {
 }
 KIND = pl.Enum(sorted({*EVENT_KINDS.values(), "step", "cpu"}))
 
-# What the default tree's structure is computed from (read at once)
-_BUILD_COLUMNS = (
-    *("id", "cat", "name", "pos", "end_pos", "parent", "start_ns", "end_ns", "track", "step_id"),
-    *("launch_id", "dur", "gpu_us", "kernels", "gpu_events", "memcpys", "memsets"),
-)
 _EVENT_COLUMNS = (
     "id",
     "cat",
@@ -193,8 +188,7 @@ class TreeModel:
 
     def _build(self, trace: Trace) -> tree_frame.Frame:
         """The tree's structure, computed from the events."""
-        # only the columns the tree needs (a trace from the cache reads no others, all in one read)
-        trace.columns_of("events", *_BUILD_COLUMNS)
+        # only the columns the tree needs (a trace from the cache reads no others)
         events = trace.columns_of("events", "id", "cat", "pos", "start_ns", "track", "step_id", "launch_id")
         has_gpu = bool(events["cat"].is_in(GPU_WORK).any())
         annotations = (events["cat"] == "user_annotation").arg_true()  # few rows for the name test
@@ -241,7 +235,7 @@ class TreeModel:
         if shape is None:
             with self._lock:
                 if self._shape is None:
-                    self._shape = _Preorder(self.trace, self._step_set)
+                    self._shape = _Preorder(self.trace, self._step_set, with_roots=False)
                 shape = self._shape
         return shape
 
@@ -886,20 +880,21 @@ class _Preorder(_Shape):
     of the preorder (``pos`` to ``end_pos``): its children are the rows of that range whose
     parent it is. Up front: the preorder's ids and parents (8 bytes per event), no sort."""
 
-    def __init__(self, trace: Trace, steps: frozenset[int]) -> None:
+    def __init__(self, trace: Trace, steps: frozenset[int], with_roots: bool = True) -> None:
+        """``with_roots``: also :attr:`roots` (the tree's build; a tree from its kept first frame
+        has them)."""
         self.trace, self.steps = trace, steps
-        events = trace.columns_of("events", "id", "pos", "parent")
+        events = trace.columns_of(
+            "events", "id", "pos", "parent", *(("track", "step_id") if with_roots else ())
+        )
         at = events["pos"].is_not_null().arg_true()
         order = pl.zeros(len(at), pl.UInt32, eager=True).scatter(events["pos"].gather(at), at)
         self.ids, self.parents = events["id"].gather(order), events["parent"].gather(order)
-
-    @cached_property
-    def roots(self) -> pl.DataFrame:  # type: ignore[override]
-        step_ids = pl.Series(list(self.steps), dtype=pl.UInt32).implode()
-        roots = self.parents.is_null() & ~self.ids.is_in(step_ids)
-        ids = self.ids.filter(roots)
-        events = self.trace.columns_of("events", "id", "track", "step_id")
-        return events[rows_of(events, ids)]
+        self.roots = pl.DataFrame(schema={"id": pl.UInt32, "track": pl.Int32, "step_id": pl.UInt32})
+        if with_roots:
+            step_ids = pl.Series(list(steps), dtype=pl.UInt32).implode()
+            roots = self.parents.is_null() & ~self.ids.is_in(step_ids)
+            self.roots = events.select("id", "track", "step_id")[order.filter(roots)]
 
     def _range(self, event_id: int) -> tuple[int, int] | None:
         try:
