@@ -159,3 +159,13 @@ def test_a_kept_node_is_served_as_kept() -> None:
     rows.nodes[top] = replace(rows.nodes[top], name="renamed")
     tree_frame.write(parts, frame, rows)
     assert TreeModel(with_parts(fixture("mlp_eager"), parts)).label(top) == "renamed"
+
+
+def test_warming_a_tree_from_its_kept_first_frame_changes_no_answer() -> None:
+    parts = Parts()
+    TreeModel(with_parts(fixture("mlp_eager"), parts)).first_frame()
+    model = TreeModel(with_parts(fixture("mlp_eager"), parts))
+    assert model._first is not None and model._shape is None
+    model.warm()
+    assert model._shape is not None
+    assert_same_tree(model, TreeModel(tracetui.load(fixture("mlp_eager"))))

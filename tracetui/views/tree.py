@@ -239,6 +239,13 @@ class TreeModel:
                 shape = self._shape
         return shape
 
+    def warm(self) -> None:
+        """Build now what a first frame drawn from the kept one did not need (the CPU structure,
+        the rows' columns): called off the UI thread once it is drawn, so keys do not wait."""
+        if self._first is not None:
+            self.trace.columns_of("events", *_EVENT_COLUMNS, "pos", "end_pos")
+            self._cpu  # noqa: B018 (built)
+
     def first_frame(self) -> list[NodeKey]:
         """:meth:`hottest_path`, the chain the explorer opens on. The default tree keeps its first
         frame in the trace's parts (the structure, and the rows shown with that chain expanded),
