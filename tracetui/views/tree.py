@@ -14,6 +14,10 @@ thread node per thread. GPU work hangs under the runtime/driver call that launch
 
 Node keys are event ids (``int``) or tuples for the synthetic nodes:
 ``("thread", step_id | None, track)``, ``("outside",)``, ``("orphans",)``.
+
+The default tree keeps its first frame in the trace's parts (:meth:`TreeModel.first_frame`,
+:mod:`tracetui.views.tree_frame`): a reopen from the cache answers the first frame's questions from
+it and reads the events only for the others.
 """
 
 from __future__ import annotations
@@ -888,8 +892,8 @@ class _Preorder(_Shape):
     parent it is. Up front: the preorder's ids and parents (8 bytes per event), no sort."""
 
     def __init__(self, trace: Trace, steps: frozenset[int], with_roots: bool = True) -> None:
-        """``with_roots``: also :attr:`roots` (the tree's build; a tree from its kept first frame
-        has them)."""
+        """``with_roots``: also :attr:`roots` (for the tree's build; a tree from its kept first
+        frame has its roots already)."""
         self.trace, self.steps = trace, steps
         events = trace.columns_of(
             "events", "id", "pos", "parent", *(("track", "step_id") if with_roots else ())
