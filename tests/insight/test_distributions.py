@@ -163,3 +163,43 @@ def test_one_number_everywhere() -> None:
         assert row["histogram"] == details["histogram"]
     steps = insight.step_distribution()
     assert steps is not None and summary_data(trace)["step_times"]["p90_us"] == steps["p90_us"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 10**9), st.integers(0, 10**6)),
+        min_size=1,
+        max_size=120,
+    )
+)
+def test_distributions_per_group_are_each_groups_own(rows: list[tuple[str, int, int]]) -> None:
+    """The grouped query (codes, each row's bin by a window) gives each group what the one-group
+    expressions give its durations alone: percentiles, histogram, min/max, the slowest (ties by id)."""
+    from tracetui.insight.distributions import distributions
+
+    frame = pl.DataFrame(
+        {
+            "name": [r[0] for r in rows],
+            "id": list(range(len(rows))),
+            "start_ns": [r[1] for r in rows],
+            "end_ns": [r[1] + r[2] for r in rows],
+        },
+        schema={"name": pl.String, "id": pl.UInt32, "start_ns": pl.Int64, "end_ns": pl.Int64},
+    )
+    got = distributions(frame, "name")
+    assert got["name"].to_list() == sorted({r[0] for r in rows})
+    for row in got.iter_rows(named=True):
+        mine = [(i, r[2]) for i, r in enumerate(rows) if r[0] == row["name"]]
+        alone = pl.DataFrame({"ns": [ns for _, ns in mine]}, schema={"ns": pl.Int64})
+        expected = alone.select(*percentile_columns(pl.col("ns")), histogram_column(pl.col("ns"))).row(
+            0, named=True
+        )
+        assert row["histogram"] == expected.pop("histogram")
+        assert {k: row[k] for k in expected} == pytest.approx(expected, rel=1e-12)
+        assert row["calls"] == len(mine)
+        durations = [ns for _, ns in mine]
+        assert (row["min_us"], row["max_us"]) == pytest.approx((min(durations) / 1000, max(durations) / 1000))
+        slowest = sorted(mine, key=lambda m: (-m[1], m[0]))[:SLOWEST]
+        assert row["slowest_ids"] == [i for i, _ in slowest]
+        assert row["slowest_us"] == pytest.approx([n / 1000 for _, n in slowest], rel=1e-12)

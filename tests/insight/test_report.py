@@ -9,10 +9,12 @@ import re
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 import tracetui
 from tracetui import formatting as fmt
 from tracetui.insight.report import annotation_verdicts, kernel_insight, kernel_rooflines, step_verdicts
+from tracetui.trace.categories import GPU_WORK
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 GEMM = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"
@@ -89,3 +91,73 @@ def test_the_details_pane_of_the_samples_mlp_fwd_shows_its_gaps() -> None:
     assert re.search(rf"idle gaps ≥ 1 µs\s+{gaps}\n", text), text
     assert re.search(rf"largest gap\s+{re.escape(fmt.duration(largest))}\n", text), text
     assert (gaps, fmt.duration(largest)) == (4, "9.95 µs")
+
+
+def test_launch_op_costs_are_each_ops_own_cost() -> None:
+    """The costs computed once per distinct (op name, shapes) and handed out by op id are what
+    ``op_cost`` says of each launching op's own name and shapes; every GPU row carries its op's."""
+    from tracetui.insight.flops import op_cost
+    from tracetui.insight.report import kernel_costs, launch_op_costs
+
+    for name in ("mlp_eager.json.gz", "capture_mlp_compiled_train.json.gz", "synthetic_cudnn_conv.json.gz"):
+        trace = tracetui.load(FIXTURES / name)
+        costs, cost_row = launch_op_costs(trace)
+        shapes = trace.launch_shapes
+        assert len(costs) < len(shapes) or len(shapes) <= 2  # distinct ops: fewer rows than ops
+        ops = trace.lookup(shapes["id"], "name")["name"]
+        for op_id, op, dims, types, concrete in zip(
+            shapes["id"],
+            ops,
+            shapes["input_dims"],
+            shapes["input_type"],
+            shapes["concrete_inputs"],
+            strict=True,
+        ):
+            row = costs.row(cost_row[op_id], named=True)
+            assert (row["op"], row["input_dims"], row["input_type"], row["concrete_inputs"]) == (
+                op,
+                dims,
+                types,
+                concrete,
+            )
+            cost = op_cost(op, dims, types, concrete)
+            assert row["flops"] == (cost.flops if cost else None), op
+            assert row["bytes"] == (cost.bytes if cost else None), op
+        rows = kernel_costs(trace)
+        assert rows["id"].to_list() == trace.gpu.filter(pl.col("cat").is_in(GPU_WORK))["id"].to_list()
+        for row in rows.filter(pl.col("cat") == "kernel").iter_rows(named=True):
+            if row["launch_op_id"] is None:
+                assert row["op"] is None and row["flops"] is None
+                continue
+            cost = op_cost(row["op"], row["input_dims"], row["input_type"], row["concrete_inputs"])
+            assert row["flops"] == (cost.flops if cost else None)
+
+
+def test_an_ops_kernel_time_is_the_sum_of_its_kernels() -> None:
+    """``op_kernel_us``: a kernel's launching op's kernel time, all its kernels together (by hand)."""
+    from tracetui.insight.report import kernel_costs
+
+    trace = tracetui.load(FIXTURES / "capture_mlp_compiled_train.json.gz")
+    rows = kernel_costs(trace)
+    per_op: dict[int, int] = {}
+    for row in rows.filter(pl.col("cat") == "kernel").iter_rows(named=True):
+        if row["launch_op_id"] is not None:
+            per_op[row["launch_op_id"]] = per_op.get(row["launch_op_id"], 0) + row["end_ns"] - row["start_ns"]
+    assert len(per_op) > 1
+    for row in rows.iter_rows(named=True):
+        if row["cat"] == "kernel" and row["launch_op_id"] is not None:
+            assert row["op_kernel_us"] == pytest.approx(per_op[row["launch_op_id"]] / 1000, rel=1e-12)
+        else:
+            assert row["op_kernel_us"] == row["dur"]
+
+
+def test_gpu_work_is_the_gpu_tables_work_rows() -> None:
+    """``gpu_work`` (kept per trace, built without ``Trace.gpu``): the GPU table's work rows and columns."""
+    from tracetui.insight.report import WORK_ARGS, WORK_COLUMNS, gpu_work
+
+    for name in ("mlp_eager.json.gz", "synthetic_mtia.json.gz", "cuda_graph_replay.json.gz"):
+        trace = tracetui.load(FIXTURES / name)
+        work = gpu_work(trace)
+        assert work is gpu_work(trace)  # found once
+        expected = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)).select(*WORK_COLUMNS, *WORK_ARGS)
+        assert work.equals(expected) and work.schema == expected.schema and len(work) > 0

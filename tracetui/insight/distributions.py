@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
-from tracetui.trace.categories import GPU_WORK
 from tracetui.trace.stats import DUR_NS, US
 
 if TYPE_CHECKING:
@@ -49,36 +48,59 @@ def percentile_columns(ns: pl.Expr = DUR_NS) -> list[pl.Expr]:
     return [(ns.quantile(p / 100, interpolation=INTERPOLATION) / US).alias(f"p{p}_us") for p in PERCENTILES]
 
 
+def bin_index(ns: pl.Expr = DUR_NS, bins: int = BINS) -> pl.Expr:
+    """The histogram bin (0 … ``bins`` − 1) of each duration in integer ns, over a group's range."""
+    low = ns.min()
+    return (ns - low) * bins // (ns.max() - low + 1)
+
+
 def histogram_column(ns: pl.Expr = DUR_NS, bins: int = BINS) -> pl.Expr:
     """The counts of ``bins`` equal-width bins from the minimum to the maximum (an aggregation)."""
-    low = ns.min()
-    index = (ns - low) * bins // (ns.max() - low + 1)
+    return bin_counts(bin_index(ns, bins), bins)
+
+
+def bin_counts(index: pl.Expr, bins: int = BINS) -> pl.Expr:
+    """The counts of each bin of :func:`bin_index` values ``index`` (an aggregation): the histogram."""
     return pl.concat_list([(index == k).sum().cast(pl.UInt32) for k in range(bins)]).alias("histogram")
 
 
-def distribution_columns(ns: pl.Expr = DUR_NS, ids: pl.Expr | None = None) -> list[pl.Expr]:
-    """Every column of a distribution (an aggregation over a group's durations and event ids)."""
-    ids = pl.col("id") if ids is None else ids
-    slowest = ids.sort_by([ns, ids], descending=[True, False]).head(SLOWEST)
-    slowest_ns = ns.sort_by([ns, ids], descending=[True, False]).head(SLOWEST)
-    return [
-        pl.len().alias("calls"),
-        (ns.min() / US).alias("min_us"),
-        *percentile_columns(ns),
-        (ns.max() / US).alias("max_us"),
-        histogram_column(ns),
-        slowest.cast(pl.UInt32).alias("slowest_ids"),
-        (slowest_ns / US).alias("slowest_us"),
-    ]
+def distributions(rows: pl.DataFrame, by: str) -> pl.DataFrame:
+    """Per value of ``by`` (text) over ``rows`` (``id``, ``start_ns``, ``end_ns``): calls, min, p50,
+    p90, p99, max (µs), the histogram and the slowest calls (:data:`SCHEMA`, sorted by ``by``).
+
+    Grouped on dictionary codes of ``by``, with each row's bin found once (a window per group) rather
+    than once per bin."""
+    ns, ids = pl.col("ns"), pl.col("id")
+    slowest = [ns, ids]
+    coded = rows.lazy().select(pl.col(by).cast(pl.Categorical), "id", DUR_NS.alias("ns"))
+    return (
+        coded.with_columns(bin=bin_index(ns).over(by))
+        .group_by(by)
+        .agg(
+            pl.len().alias("calls"),
+            (ns.min() / US).alias("min_us"),
+            *percentile_columns(ns),
+            (ns.max() / US).alias("max_us"),
+            bin_counts(pl.col("bin")),
+            ids.sort_by(slowest, descending=[True, False]).head(SLOWEST).cast(pl.UInt32).alias("slowest_ids"),
+            (ns.sort_by(slowest, descending=[True, False]).head(SLOWEST) / US).alias("slowest_us"),
+        )
+        .with_columns(pl.col(by).cast(pl.String))
+        .sort(by)
+        .collect()
+        .cast(SCHEMA)  # type: ignore[arg-type]
+    )
 
 
 def gpu_distributions(trace: Trace) -> pl.DataFrame:
     """Per name of GPU work (kernels, memcpys, memsets; the rows of the kernels table): calls,
     min, p50, p90, p99, max (µs), the histogram and the slowest calls (event ids and µs)."""
-    work = trace.events.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("start_ns").is_not_null())
+    from tracetui.insight.report import gpu_work
+
+    work = gpu_work(trace).filter(pl.col("start_ns").is_not_null()).select("name", "id", "start_ns", "end_ns")
     if work.is_empty():
         return pl.DataFrame(schema=SCHEMA)
-    return work.group_by("name").agg(distribution_columns()).sort("name").cast(SCHEMA)  # type: ignore[arg-type]
+    return distributions(work, "name")
 
 
 def step_distribution(steps: pl.DataFrame) -> pl.DataFrame:
@@ -86,8 +108,7 @@ def step_distribution(steps: pl.DataFrame) -> pl.DataFrame:
     spans = steps.filter(pl.col("start_ns").is_not_null() & pl.col("end_ns").is_not_null())
     if spans.is_empty():
         return pl.DataFrame(schema=SCHEMA)
-    grouped = spans.with_columns(pl.lit("steps").alias("name")).group_by("name")
-    return grouped.agg(distribution_columns()).cast(SCHEMA)  # type: ignore[arg-type]
+    return distributions(spans.select(pl.lit("steps").alias("name"), "id", "start_ns", "end_ns"), "name")
 
 
 def distribution_record(frame: pl.DataFrame, trace: Trace) -> dict[str, Any] | None:

@@ -16,8 +16,11 @@ from tracetui.insight.compile_names import COMPILED_REGION, compile_wrapper
 from tracetui.insight.flops import op_cost_columns
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.roofline import MATRIX_KINDS, roofline_columns
+from tracetui.trace import native
+from tracetui.trace.align import lookup
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
-from tracetui.trace.stats import DUR_NS, mean_us, merged_intervals, sum_us
+from tracetui.trace.memo import kept
+from tracetui.trace.stats import DUR_NS, US, mean_us, merged_intervals, sum_us
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -27,6 +30,22 @@ SYNC_CALLS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchr
 BUSY_GPU_BOUND = 0.8  # GPU busy over the step's window at or above which a step is GPU-bound
 
 
+WORK_COLUMNS = ("id", "name", "cat", "dur", "start_ns", "end_ns", "launch_id", "launch_op_id")
+WORK_ARGS = ("device", "bytes", "grid")
+
+
+def gpu_work(trace: Trace) -> pl.DataFrame:
+    """The GPU work (kernels, memcpys, memsets) in event order, with the columns the insight
+    aggregates read (:data:`WORK_COLUMNS`, and :data:`WORK_ARGS` of its args): found once per
+    trace, without building :attr:`Trace.gpu` (every column of every GPU event)."""
+    return kept(trace, "gpu_work", lambda: _gpu_work(trace))
+
+
+def _gpu_work(trace: Trace) -> pl.DataFrame:
+    rows = trace.events.lazy().filter(pl.col("cat").is_in(GPU_WORK)).select(WORK_COLUMNS).collect()
+    return pl.concat([rows, lookup(trace.gpu_args, rows["id"], *WORK_ARGS)], how="horizontal")
+
+
 def kernel_costs(trace: Trace) -> pl.DataFrame:
     """One row per GPU work event: its decoded name and the cost of its launching op.
 
@@ -34,37 +53,88 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
     cost and the op's total kernel time (``op_kernel_us``), so a split-K GEMM (two kernels) is not
     counted twice. Memcpys carry their ``bytes`` arg; memsets nothing.
     """
-    gpu = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)).select(
-        "id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes", grid_blocks()
+    return _kernel_costs(trace).collect()
+
+
+def _kernel_costs(trace: Trace) -> pl.LazyFrame:
+    """:func:`kernel_costs` as a query: a reader of a few of its columns builds only those (the
+    names' fields and the ops' costs are joined from their small tables of distinct rows)."""
+    gpu = gpu_work(trace).select(
+        "id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes", "grid"
     )
+    gpu = gpu.join(_grid_blocks(gpu), on="grid", how="left", maintain_order="left").drop("grid")
     names = kernel_name_columns(gpu["name"]).select("name", *KERNEL_FIELDS, "notes")
+    costs, of_op = launch_op_costs(trace)
+    is_kernel = pl.col("cat") == "kernel"
+    if len(of_op):
+        cost_row = of_op.gather(gpu["launch_op_id"].clip(0, len(of_op) - 1))
+    else:  # no op launched anything
+        cost_row = pl.repeat(None, len(gpu), dtype=pl.UInt32, eager=True).alias("cost_row")
+    keys = [cost_row, _op_kernel_ns(gpu)]
+    return (
+        gpu.with_columns(keys)
+        .lazy()
+        .join(names.lazy(), on="name", how="left", maintain_order="left")
+        .join(costs.rename({"bytes": "bytes_right"}).lazy(), on="cost_row", how="left", maintain_order="left")
+        .with_columns(
+            op_kernel_us=pl.when(is_kernel & pl.col("launch_op_id").is_not_null())
+            .then(pl.col("op_kernel_ns") / US)
+            .otherwise(pl.col("dur")),
+            flops=pl.when(is_kernel).then(pl.col("flops")),
+            bytes=pl.when(is_kernel)
+            .then(pl.col("bytes_right"))
+            .when(pl.col("cat") == "gpu_memcpy")
+            .then(pl.col("bytes")),
+            # an op's cost is read against its own kind's roof: the attention op's seed kernel too
+            roof_kind=pl.when(pl.col("cost_kind").is_in(list(MATRIX_KINDS)))
+            .then(pl.col("cost_kind"))
+            .otherwise(pl.col("kind")),
+        )
+        .drop("bytes_right", "cost_row", "op_kernel_ns")
+    )
+
+
+def _op_kernel_ns(gpu: pl.DataFrame) -> pl.Series:
+    """Per row of GPU work: the kernel time (ns) of its launching op, all its kernels together."""
+    kernels = (
+        gpu.lazy()
+        .filter((pl.col("cat") == "kernel") & pl.col("launch_op_id").is_not_null())
+        .select("launch_op_id", DUR_NS.fill_null(0).alias("ns"))
+        .collect()
+    )
+    size = int(kernels["launch_op_id"].max() or 0) + 1  # type: ignore[arg-type]
+    per_op = native.sum_at(kernels["launch_op_id"], kernels["ns"], size)
+    return per_op.gather(gpu["launch_op_id"].clip(0, size - 1)).alias("op_kernel_ns")
+
+
+def launch_op_costs(trace: Trace) -> tuple[pl.DataFrame, pl.Series]:
+    """The cost of the ops that launched GPU work, once per distinct op name and recorded shapes
+    (a trace has few): ``(costs, cost_row)``. ``costs``: ``cost_row`` (its row), ``op``, the shapes
+    and :func:`~tracetui.insight.flops.op_cost_columns`; ``cost_row``: per op id (the Series'
+    index) its row of ``costs``, null for an id that launched nothing."""
     shapes = trace.launch_shapes
+    keys = ["op", "input_dims", "input_type", "concrete_inputs"]
     ops = shapes.select(
-        pl.col("id").alias("launch_op_id"),
+        "id",
         trace.lookup(shapes["id"], "name")["name"].alias("op"),
         "input_dims",
         "input_type",
         "concrete_inputs",
     )
-    rows = gpu.join(names, on="name", how="left").join(ops, on="launch_op_id", how="left")
-    costs = op_cost_columns(rows, name="op")
-    keys = ["op", "input_dims", "input_type", "concrete_inputs"]
-    rows = rows.join(costs, on=keys, how="left", nulls_equal=True)
-    is_kernel = pl.col("cat") == "kernel"
-    return rows.with_columns(
-        op_kernel_us=pl.when(is_kernel & pl.col("launch_op_id").is_not_null())
-        .then(sum_us(DUR_NS).over("launch_op_id", is_kernel))
-        .otherwise(pl.col("dur")),
-        flops=pl.when(is_kernel).then(pl.col("flops")),
-        bytes=pl.when(is_kernel)
-        .then(pl.col("bytes_right"))
-        .when(pl.col("cat") == "gpu_memcpy")
-        .then(pl.col("bytes")),
-        # an op's cost is read against its own kind's roof: the attention op's seed kernel too
-        roof_kind=pl.when(pl.col("cost_kind").is_in(list(MATRIX_KINDS)))
-        .then(pl.col("cost_kind"))
-        .otherwise(pl.col("kind")),
-    ).drop("bytes_right")
+    distinct = ops.group_by(keys, maintain_order=True).agg("id")
+    costs = pl.concat(
+        [distinct.drop("id"), op_cost_columns(distinct, name="op").drop(keys)], how="horizontal"
+    )
+    ids = distinct["id"].explode()
+    rows = pl.int_range(len(distinct), dtype=pl.UInt32, eager=True).repeat_by(distinct["id"].list.len())
+    size = int(ids.max() or 0) + 1 if len(ids) else 0  # type: ignore[arg-type]
+    of_op = pl.repeat(None, size, dtype=pl.UInt32, eager=True).scatter(ids, rows.explode())
+    return costs.with_row_index("cost_row"), of_op.alias("cost_row")
+
+
+def _grid_blocks(gpu: pl.DataFrame) -> pl.DataFrame:
+    """``(grid, blocks)`` per distinct ``grid`` of ``gpu``: a trace has few, its kernels many."""
+    return gpu.select(pl.col("grid").unique()).drop_nulls().with_columns(grid_blocks())
 
 
 def grid_blocks() -> pl.Expr:
@@ -154,9 +224,13 @@ def kernels_table(trace: Trace) -> pl.DataFrame:
 def kernel_rooflines(trace: Trace) -> pl.DataFrame:
     """Per kernel name (and device) with a known cost: total time, FLOPs and bytes, and the
     roofline reading of the aggregate. An op's cost is shared among its kernels by time."""
-    kernels = kernel_costs(trace).filter(pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
+    kernels = (
+        _kernel_costs(trace)
+        .filter(pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
+        .with_columns(pl.col("name").cast(pl.Categorical))  # a key of codes, not text, beside the device
+    )
     share = pl.when(pl.col("op_kernel_us") > 0).then(DUR_NS / 1000 / pl.col("op_kernel_us"))
-    totals = kernels.group_by("name", "device").agg(
+    lazy_totals = kernels.group_by("name", "device").agg(
         pl.len().alias("calls"),
         sum_us().alias("time_us"),
         (pl.col("flops") * share).sum().alias("flops"),
@@ -167,7 +241,8 @@ def kernel_rooflines(trace: Trace) -> pl.DataFrame:
         pl.col("short").first(),
         pl.col("blocks").median(),
     )
-    totals = totals.with_columns(call_us=pl.col("time_us") / pl.col("calls"))
+    call_us = pl.col("time_us") / pl.col("calls")
+    totals = lazy_totals.with_columns(pl.col("name").cast(pl.String), call_us=call_us).collect()
     return _with_roofline(trace, totals, "time_us", call_dur="call_us", blocks="blocks").sort(
         ["time_us", "name"], descending=[True, False]
     )
@@ -262,16 +337,23 @@ def split_text(threads: pl.DataFrame, key: str, value: str) -> pl.DataFrame:
 
 def _sync_time(trace: Trace, by: str) -> pl.DataFrame:
     """CPU time spent waiting in synchronize calls, per step or annotation."""
-    syncs = trace.events.filter(pl.col("cat").is_in(LAUNCH_CALLS) & pl.col("name").is_in(SYNC_CALLS))
+    syncs = kept(trace, "sync_calls", lambda: _sync_calls(trace))
     return syncs.group_by(by).agg(sum_us().alias("sync_us")).rename({by: "span"})
+
+
+def _sync_calls(trace: Trace) -> pl.DataFrame:
+    """The synchronize calls (few): their steps, annotations and times."""
+    calls = trace.events.lazy().filter(pl.col("cat").is_in(LAUNCH_CALLS) & pl.col("name").is_in(SYNC_CALLS))
+    return calls.select("step_id", "annotation_id", "start_ns", "end_ns").collect()
 
 
 def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl.DataFrame:
     """The reading of each span (steps or annotation instances, with their work and idle gaps from
     :func:`tracetui.trace.stats.span_instances`)."""
-    gpu_end = work.group_by("span").agg(pl.col("end_ns").max().alias("gpu_end"))
+    gpu_end = work.lazy().group_by("span").agg(pl.col("end_ns").max().alias("gpu_end"))
     table = (
-        spans.select(
+        spans.lazy()
+        .select(
             "id",
             "name",
             "start_ns",
@@ -283,8 +365,8 @@ def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl
             "idle_gaps",
             "largest_gap_us",
         )
-        .join(gpu_end, left_on="id", right_on="span", how="left")
-        .join(sync, left_on="id", right_on="span", how="left")
+        .join(gpu_end, left_on="id", right_on="span", how="left", maintain_order="left")
+        .join(sync.lazy(), left_on="id", right_on="span", how="left", maintain_order="left")
         .with_columns(pl.col("sync_us").fill_null(0))
         .with_columns(window_us=(pl.max_horizontal("end_ns", "gpu_end") - pl.col("start_ns")) / 1000.0)
         .with_columns(
@@ -301,15 +383,6 @@ def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl
         percent_expr(pl.col("gpu_busy_pct")),
         duration_expr(pl.col("window_us")),
     )
-    verdict = (
-        pl.when(pl.col("gpu_events").fill_null(0) == 0)
-        .then(pl.lit("no GPU work"))
-        .when(pl.col("cpu_launch_us") > pl.col("gpu_busy_us"))
-        .then(pl.format("launch/overhead-bound: {}", numbers))
-        .when(pl.col("gpu_busy_pct") >= 100 * BUSY_GPU_BOUND)
-        .then(pl.format("GPU-bound: {}", numbers))
-        .otherwise(pl.format("GPU waits outside launches (sync, data, Python): {}", numbers))
-    )
     bound = (
         pl.when(pl.col("gpu_events").fill_null(0) == 0)
         .then(pl.lit("idle"))
@@ -319,7 +392,23 @@ def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl
         .then(pl.lit("gpu-bound"))
         .otherwise(pl.lit("gpu-waits"))
     )
-    return table.with_columns(bound=bound, verdict=verdict).drop("end_ns", "gpu_end").sort("start_ns")
+    numbers_col = pl.col("numbers")
+    verdict = (
+        pl.when(pl.col("bound") == "idle")
+        .then(pl.lit("no GPU work"))
+        .when(pl.col("bound") == "launch-bound")
+        .then(pl.format("launch/overhead-bound: {}", numbers_col))
+        .when(pl.col("bound") == "gpu-bound")
+        .then(pl.format("GPU-bound: {}", numbers_col))
+        .otherwise(pl.format("GPU waits outside launches (sync, data, Python): {}", numbers_col))
+    )
+    return (
+        table.with_columns(bound=bound, numbers=numbers)  # the numbers written once, read by each verdict
+        .with_columns(verdict=verdict)
+        .drop("end_ns", "gpu_end", "numbers")
+        .sort("start_ns")
+        .collect()
+    )
 
 
 def compile_overheads(trace: Trace) -> pl.DataFrame:
@@ -328,12 +417,19 @@ def compile_overheads(trace: Trace) -> pl.DataFrame:
     The wrapper overhead of a ``Torch-Compiled Region`` is its CPU time minus the time inside
     the Inductor graph call (``## Call CompiledFxGraph … ##``) below it.
     """
-    events = trace.events
+    name = pl.col("name")
+    graph_call = name.str.starts_with("## Call CompiledFxGraph")
+    events = (  # one pass over the names: the few events of torch.compile's
+        trace.events.lazy()
+        .filter(compile_wrapper() | graph_call)
+        .select("id", "cat", "name", "track", "pos", "end_pos", "start_ns", "end_ns")
+        .collect()
+    )
     preops = events.filter((pl.col("cat") == "cpu_op") & compile_wrapper())
-    regions = events.filter(pl.col("name").str.starts_with(COMPILED_REGION)).select(
+    regions = events.filter(name.str.starts_with(COMPILED_REGION)).select(
         "id", "track", "pos", "end_pos", DUR_NS.alias("dur_ns")
     )
-    graphs = events.filter(pl.col("name").str.contains(r"^## Call CompiledFxGraph")).select(
+    graphs = events.filter(graph_call).select(
         "track", pl.col("pos").alias("graph_pos"), DUR_NS.alias("graph_ns")
     )
     wrapper = pl.DataFrame(schema={"name": pl.String, "dur_ns": pl.Int64})
@@ -372,5 +468,5 @@ def span_us(trace: Trace) -> float:
 
 def gpu_work_union_us(trace: Trace) -> float:
     """GPU busy time over the whole trace (µs): the union of all GPU work intervals."""
-    busy = merged_intervals(trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)))
+    busy = merged_intervals(gpu_work(trace))
     return float((busy["end_ns"] - busy["start_ns"]).sum()) / 1000.0

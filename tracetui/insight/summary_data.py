@@ -248,16 +248,16 @@ def _decoded_kernels(trace: Trace) -> pl.DataFrame:
 
 
 def _counts(trace: Trace) -> dict[str, Any]:
-    gpu = trace.gpu
+    by_category = _value_counts(trace.events, "cat")
     return {
-        "by_category": _value_counts(trace.events, "cat"),
+        "by_category": by_category,
         "instants": len(trace.instants),
         "flows": _value_counts(trace.flows, "cat"),
         "metadata_events": len(trace.meta_events),
         "other_phases": trace.other_phases,
-        "kernels": int((gpu["cat"] == "kernel").sum()),
-        "memcpys": int((gpu["cat"] == "gpu_memcpy").sum()),
-        "memsets": int((gpu["cat"] == "gpu_memset").sum()),
+        "kernels": by_category.get("kernel", 0),
+        "memcpys": by_category.get("gpu_memcpy", 0),
+        "memsets": by_category.get("gpu_memset", 0),
         "orphans": len(trace.orphans),
         "anomalies": len(_real_anomalies(trace)),
         "benign_anomalies": len(trace.anomalies) - len(_real_anomalies(trace)),

@@ -327,13 +327,21 @@ class Trace:
     @cached_property
     def gpu(self) -> pl.DataFrame:
         """GPU events (kernels, memcpys, memsets, syncs) with their launch links and args."""
-        rows = self.events.filter(pl.col("cat").is_in(list(GPU_KIND)))
-        return rows.join(self.gpu_args, on="id", how="left", maintain_order="left")
+        return self._with_gpu_args(self.events.filter(pl.col("cat").is_in(list(GPU_KIND))))
+
+    def _with_gpu_args(self, rows: pl.DataFrame) -> pl.DataFrame:
+        """GPU event rows with their args (``gpu_args``, sorted by id as every args table: found by a
+        sorted lookup, not a hash join)."""
+        args = self.gpu_args
+        return pl.concat([rows, lookup(args, rows["id"], *args.columns[1:])], how="horizontal")
 
     @cached_property
     def orphans(self) -> pl.DataFrame:
-        """GPU work with no runtime call in the trace."""
-        return self.gpu.filter(pl.col("cat").is_in(GPU_WORK) & pl.col("launch_id").is_null())
+        """GPU work with no runtime call in the trace (read from :attr:`gpu` once that is built)."""
+        orphan = pl.col("cat").is_in(GPU_WORK) & pl.col("launch_id").is_null()
+        if "gpu" in self.__dict__:
+            return self.gpu.filter(orphan)
+        return self._with_gpu_args(self.events.filter(orphan))
 
     # ---- aggregates (computed on first use) ------------------------------------------
     @cached_property
@@ -484,9 +492,12 @@ class Trace:
             if self._launch_shapes is None and (kept := self.parts.get(LAUNCH_SHAPES)) is not None:
                 self._launch_shapes = pl.read_ipc(io.BytesIO(kept["table.arrow"]))
             if self._launch_shapes is None:
-                ops = self.events["launch_op_id"].drop_nulls().unique().sort()
-                self._launch_shapes = self.shapes(ops.to_list())
-                self.parts.put(LAUNCH_SHAPES, {"table.arrow": _ipc(self._launch_shapes)})
+                ops = self.column("events", "launch_op_id").drop_nulls().unique().sort().alias("id")
+                found = lookup(self.recorded_shapes, ops, *self.recorded_shapes.columns[1:])  # no hash join
+                text = [pl.col(name).cast(pl.String) for name in SHAPE_KEYS]
+                self._launch_shapes = pl.concat([ops.to_frame(), found], how="horizontal").with_columns(text)
+                if self.parts is not NO_PARTS:  # nowhere to keep it: not serialised
+                    self.parts.put(LAUNCH_SHAPES, {"table.arrow": _ipc(self._launch_shapes)})
             return self._launch_shapes
 
     def args_json(self) -> pl.Series:

@@ -13,6 +13,7 @@ from tracetui.trace import native
 from tracetui.trace.align import lookup, rows_of
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.links import is_annotation, is_step
+from tracetui.trace.memo import kept
 
 US = 1000.0  # ns per µs
 DUR_NS = pl.col("end_ns") - pl.col("start_ns")
@@ -136,8 +137,10 @@ def kernel_table(events: pl.DataFrame) -> pl.DataFrame:
 def _most_frequent(work: pl.DataFrame, column: str, alias: str) -> pl.DataFrame:
     """Per name, the distinct values of ``column``, most frequent first."""
     return (
-        work.group_by("name", column)
-        .agg(pl.len().alias("n"))
+        work.group_by("name")  # counted per name: a key of two text columns costs more
+        .agg(pl.col(column).value_counts(name="n"))
+        .explode(column)
+        .unnest(column)
         .sort(["n", column], descending=[True, False], nulls_last=True)
         .group_by("name", maintain_order=True)
         .agg(pl.col(column).drop_nulls().alias(alias))
@@ -147,7 +150,8 @@ def _most_frequent(work: pl.DataFrame, column: str, alias: str) -> pl.DataFrame:
 def runtime_table(events: pl.DataFrame) -> pl.DataFrame:
     """Runtime/driver calls by name: calls, CPU time, and the GPU work they launched."""
     return (
-        events.filter(pl.col("cat").is_in(LAUNCH_CALLS))
+        events.lazy()  # lazy: only the aggregated columns are read
+        .filter(pl.col("cat").is_in(LAUNCH_CALLS))
         .group_by("name")
         .agg(
             pl.len().alias("calls"),
@@ -159,6 +163,7 @@ def runtime_table(events: pl.DataFrame) -> pl.DataFrame:
             sum_us(_ns("gpu_us")).alias("gpu_us"),
         )
         .sort(["cpu_us", "name"], descending=[True, False])
+        .collect()
     )
 
 
@@ -376,7 +381,7 @@ def idle_gaps(work: pl.DataFrame, by: str = "span") -> pl.DataFrame:
     """Per group ``by`` of GPU work rows: busy time (the union of their intervals, µs), the number
     of idle gaps of at least :data:`MIN_GAP_NS` between them and the largest gap (µs)."""
     busy = merged_intervals(work, by)
-    gap = pl.col("start_ns") - pl.col("end_ns").shift(1).over(by)
+    gap = pl.when(pl.col(by) == pl.col(by).shift(1)).then(pl.col("start_ns") - pl.col("end_ns").shift(1))
     return (
         busy.with_columns(gap=gap)
         .group_by(by)
@@ -390,20 +395,23 @@ def idle_gaps(work: pl.DataFrame, by: str = "span") -> pl.DataFrame:
 
 def merged_intervals(intervals: pl.DataFrame, by: str | None = None) -> pl.DataFrame:
     """The union of ``[start_ns, end_ns)`` intervals (per group ``by``) as disjoint intervals, sorted
-    (by group, then start). Overlapping and touching intervals merge; intervals without an end drop."""
+    (by group, then start). Overlapping and touching intervals merge; intervals without an end drop.
+
+    One pass over the rows sorted by (group, start): an interval opens a new one where it starts
+    after the furthest end before it (``reach``, the running maximum of the ends), and a merged
+    interval ends at the reach of its last row (ends are never before starts: ``times.py`` clips).
+    """
     keys = [by] if by is not None else []
     ordered = intervals.select(*keys, "start_ns", "end_ns").drop_nulls().sort(*keys, "start_ns")
-    reach = pl.col("end_ns").cum_max().shift(1)
-    starts = reach.is_null() | (pl.col("start_ns") > reach)
+    reach = pl.col("end_ns").cum_max()
+    ordered = ordered.with_columns(reach=reach.over(by) if by is not None else reach)
+    before = pl.col("reach").shift(1)
+    opens = before.is_null() | (pl.col("start_ns") > before)
     if by is not None:
-        starts = starts.over(by)
-    return (
-        ordered.with_columns(segment=starts.cum_sum())
-        .group_by(*keys, "segment")
-        .agg(pl.col("start_ns").min(), pl.col("end_ns").max())
-        .sort(*keys, "start_ns")
-        .drop("segment")
-    )
+        opens = opens | pl.col(by).ne_missing(pl.col(by).shift(1))
+    first = ordered.select(opens.alias("first"))["first"]
+    ends = ordered["reach"].filter(first.shift(-1, fill_value=True)).alias("end_ns")
+    return ordered.select(*keys, "start_ns").filter(first).with_columns(ends)
 
 
 def union_length(intervals: pl.DataFrame, by: str) -> pl.DataFrame:
@@ -446,7 +454,12 @@ def per_call_table(instances: pl.DataFrame) -> pl.DataFrame:
 
 
 def _annotations(events: pl.DataFrame) -> pl.DataFrame:
-    """The user annotations (few rows): name patterns are tested on these, not on every event."""
+    """The user annotations (few rows): name patterns are tested on these, not on every event.
+    Found once per events frame (the span functions all read them)."""
+    return kept(events, "annotations", lambda: _user_annotations(events))
+
+
+def _user_annotations(events: pl.DataFrame) -> pl.DataFrame:
     found = events.lazy().filter(pl.col("cat") == "user_annotation").collect()
     return found.with_columns(pl.col("name").cast(pl.String))  # a cached trace's may be dictionary-encoded
 
