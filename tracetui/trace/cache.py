@@ -10,7 +10,9 @@ a file that grew, was rewritten or renamed over meanwhile is not cached.
 Verified on every read: each file of an entry carries its CRC-32 in its name
 (:mod:`tracetui.trace.cache_files`); opening an entry checks every table file (a streamed CRC, no
 big allocation) and its schema against the manifest, and a table is checked again when it is
-read. A damaged, partial, foreign or stale entry is removed and the trace loaded from its file.
+read (its CRC, schema and rows: the manifest lists each table's rows, so a trace counts its events
+without reading them). A damaged, partial, foreign or stale entry is removed and the trace loaded
+from its file.
 
 Lazy: an entry holds the model's tables (Arrow IPC, zstd) and facts; the trace it gives reads each
 table on first use (:class:`EntryTables`), and results computed from the trace later (a table
