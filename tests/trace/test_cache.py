@@ -156,6 +156,90 @@ def test_the_tree_of_a_cached_trace_reads_only_its_columns_and_matches(
     assert again.column("events", "name").cast(pl.String).equals(first.events["name"])
 
 
+def test_the_first_frame_kept_with_the_entry_is_drawn_without_the_events(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reopen draws the tree's first frame (and the header's devices and event count) from the
+    entry's parts, reading none of the events; the tree is the one computed from the file."""
+    from tracetui.views.tree import TreeModel
+
+    path = copy_fixture(tmp_path)
+    first = stored(path)
+    fresh = TreeModel(first)
+    path_first = fresh.first_frame()  # kept with the entry
+    devices = first.devices
+    read: list[tuple[str, Any]] = []
+    table = cache.EntryTables.table
+
+    def spy(self: cache.EntryTables, name: str, columns: Any = None) -> pl.DataFrame:
+        read.append((name, columns))
+        return table(self, name, columns)
+
+    monkeypatch.setattr(cache.EntryTables, "table", spy)
+    again = tracetui.load(path)
+    model = TreeModel(again)
+    assert model.first_frame() == path_first
+    shown = [*model.tops(), *(kid for key in path_first[:-1] for kid in model.children(key))]
+    for key in shown:
+        assert model.node(key) == fresh.node(key)
+        assert model.has_children(key) == fresh.has_children(key)
+        assert model.step_of(key) == fresh.step_of(key)
+    assert again.devices == devices and again.event_count == first.event_count
+    assert [name for name, _ in read if name == "events"] == []
+    # past the first frame, the rest of the tree is read on demand and is the same
+    for top in fresh.tops():
+        assert list(model.walk(top)) == list(fresh.walk(top))
+    assert [name for name, _ in read if name == "events"]
+
+
+def test_a_damaged_first_frame_part_is_computed_again(private_cache: Path, tmp_path: Path) -> None:
+    from tracetui.views import tree_frame
+    from tracetui.views.tree import TreeModel
+
+    path = copy_fixture(tmp_path)
+    first = stored(path)
+    TreeModel(first).first_frame()
+    (part,) = files.parts(cache.entry_for(path), files.kind_stem(tree_frame.KIND), "parts")  # type: ignore[arg-type]
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2] ^= 0x04
+    part.write_bytes(bytes(data))
+    again = tracetui.load(path)
+    assert again.from_cache
+    model = TreeModel(again)
+    assert model._first is None and not part.exists()  # not served, removed
+    fresh = TreeModel(first)
+    assert model.hottest_path() == fresh.hottest_path()
+    for top in fresh.tops():
+        assert [model.node(k) for k in model.walk(top)] == [fresh.node(k) for k in fresh.walk(top)]
+    model.first_frame()  # kept again
+    assert TreeModel(tracetui.load(path))._first is not None
+
+
+def test_an_entry_whose_manifest_misstates_a_table_is_a_miss(private_cache: Path, tmp_path: Path) -> None:
+    """The manifest gives each table's rows (a reopen counts events without reading them, the
+    manifest being checked by its CRC): rows that do not match the table are found when it is read
+    (the entry is removed), and a manifest without them is a miss."""
+    path = copy_fixture(tmp_path, SMALL)
+    stored(path)
+    manifest = entry_files(path)["manifest"]
+    body = json.loads(manifest.read_bytes())
+    body["tables"]["events"]["rows"] += 1
+    manifest.unlink()
+    files.write_part(manifest.parent, "manifest", files.manifest_bytes(body), "json")
+    again = tracetui.load(path)
+    assert again.from_cache
+    with pytest.raises(TraceError, match="cache entry was damaged"):
+        again.events  # noqa: B018 (the table read does not match: checked)
+    assert not cache.has_entry(path)
+    stored(path)
+    manifest = entry_files(path)["manifest"]
+    body = json.loads(manifest.read_bytes())
+    del body["tables"]["events"]["rows"]
+    manifest.unlink()
+    files.write_part(manifest.parent, "manifest", files.manifest_bytes(body), "json")
+    assert not tracetui.load(path).from_cache  # a manifest without rows: a miss
+
+
 def test_summary_from_the_cache_renders_like_a_fresh_one(private_cache: Path, tmp_path: Path) -> None:
     from rich.console import Console
 

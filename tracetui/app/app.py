@@ -158,7 +158,7 @@ class TraceApp(TracetuiApp):
             trace = load(self.path, progress=progress, fraction=self._reading)
             progress("building the tree")
             model = TreeModel(trace)
-            model.hottest_path()  # decodes the hot chain's kernel names off the UI thread
+            model.first_frame()  # decodes the hot chain's kernel names off the UI thread, keeps the rows
             checks = None
             if self.expect is not None:
                 progress("checking expectations")

@@ -216,7 +216,7 @@ class RunApp(TracetuiApp):
             trace = rank_trace(self.target, choice.rank, progress)
             progress("building the tree")
             model = TreeModel(trace)
-            model.hottest_path()  # decodes the hot chain's kernel names off the UI thread
+            model.first_frame()  # decodes the hot chain's kernel names off the UI thread, keeps the rows
             from tracetui.app.screens import rank_explorer  # noqa: F401 - imported here, off the UI thread
         except Exception as exc:
             self.post_message(RankFailed(choice, load_failed(exc).line, ticket))

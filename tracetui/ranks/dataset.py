@@ -188,5 +188,8 @@ class _Partitions:
     def columns(self, name: str) -> list[str]:
         return list(pl.read_parquet_schema(self._file(name)))
 
+    def height(self, name: str) -> int:
+        return int(pl.scan_parquet(self._file(name)).select(pl.len()).collect().item())
+
     def _file(self, name: str) -> Path:
         return self.root / name / f"rank={self.rank}" / PART

@@ -10,7 +10,9 @@ a file that grew, was rewritten or renamed over meanwhile is not cached.
 Verified on every read: each file of an entry carries its CRC-32 in its name
 (:mod:`tracetui.trace.cache_files`); opening an entry checks every table file (a streamed CRC, no
 big allocation) and its schema against the manifest, and a table is checked again when it is
-read. A damaged, partial, foreign or stale entry is removed and the trace loaded from its file.
+read (its CRC, schema and rows: the manifest lists each table's rows, so a trace counts its events
+without reading them). A damaged, partial, foreign or stale entry is removed and the trace loaded
+from its file.
 
 Lazy: an entry holds the model's tables (Arrow IPC, zstd) and facts; the trace it gives reads each
 table on first use (:class:`EntryTables`), and results computed from the trace later (a table
@@ -53,7 +55,7 @@ if TYPE_CHECKING:
 
 MIN_BYTES = int(os.environ.get("TRACETUI_CACHE_MIN_BYTES", 8 << 20))
 DEFAULT_MAX = 4 << 30
-FORMAT = 3  # the layout of an entry (this module's and cache_files'); the code version covers the rest
+FORMAT = 4  # the layout of an entry (this module's and cache_files'); the code version covers the rest
 SETTLE_S = 120.0  # how long a process that exits waits for its entry to be written
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _CODE_SUFFIXES = (".py", ".c", ".so", ".pyd")
@@ -187,12 +189,13 @@ class EntryTables:
         self.names = tuple(listed)
         self._files: dict[str, str] = {}
         self._schemas: dict[str, list[list[str]]] = {}
+        self._heights: dict[str, int] = {}
         self._handles: dict[str, BufferedReader] = {}
         self._lock = threading.Lock()
         try:
             for name, table in listed.items():
-                file, schema = str(table["file"]), table["schema"]
-                if "/" in file or not file.startswith(f"{name}."):
+                file, schema, rows = str(table["file"]), table["schema"], table["rows"]
+                if "/" in file or not file.startswith(f"{name}.") or type(rows) is not int:
                     raise files.Damaged(file)
                 handle = (entry / file).open("rb")
                 self._handles[name] = handle
@@ -200,7 +203,7 @@ class EntryTables:
                 handle.seek(0)
                 if _schema(pl.read_ipc_schema(handle)) != schema:
                     raise files.Damaged(f"{file}: not the table the manifest lists")
-                self._files[name], self._schemas[name] = file, schema
+                self._files[name], self._schemas[name], self._heights[name] = file, schema, rows
         except BaseException:
             self.close()
             raise
@@ -223,7 +226,7 @@ class EntryTables:
                     frame = pl.read_ipc(data, columns=list(columns))
                     listed = {column: dtype for column, dtype in self._schemas[name]}
                     wanted = [[column, listed.get(column, "")] for column in columns]
-                if _schema(frame.schema) != wanted:
+                if _schema(frame.schema) != wanted or frame.height != self._heights[name]:
                     raise files.Damaged(name)
             except Exception:
                 files.remove(self.entry)
@@ -238,6 +241,10 @@ class EntryTables:
     def columns(self, name: str) -> list[str]:
         """The columns of table ``name``, in order (as the manifest lists them)."""
         return [column for column, _ in self._schemas[name]]
+
+    def height(self, name: str) -> int:
+        """The rows of table ``name`` (as the manifest lists them; checked when it is read)."""
+        return self._heights[name]
 
     def __del__(self) -> None:
         self.close()
@@ -389,7 +396,7 @@ def _write(trace: Trace, ident: str, entry: Path) -> None:
             buffer = io.BytesIO()
             frame.write_ipc(buffer, compression="zstd")
             written = files.write_part(staging, name, buffer.getvalue(), "arrow")
-            tables[name] = {"file": written.name, "schema": _schema(frame.schema)}
+            tables[name] = {"file": written.name, "schema": _schema(frame.schema), "rows": frame.height}
             del buffer
         if identity(trace.path) != ident:
             raise _Stop  # the file changed since the load began: what was read may be neither

@@ -11,6 +11,7 @@ stores: :meth:`Trace.stored_tables`, :meth:`Trace.stored_facts`, :meth:`Trace.re
 
 from __future__ import annotations
 
+import contextlib
 import io
 import threading
 from collections.abc import Mapping, Sequence
@@ -38,6 +39,7 @@ TABLES = MODEL_TABLES
 # bytes per row for them (``Trace.columns_of`` hands them out so); the whole table has text again.
 STORED_AS_DICTIONARY = {"events": ("name",)}
 LAUNCH_SHAPES = "table:launch_shapes"  # the part that keeps :attr:`Trace.launch_shapes`
+DEVICES = "facts:devices"  # the part that keeps :attr:`Trace.devices`
 
 
 class TableSource(Protocol):
@@ -51,6 +53,10 @@ class TableSource(Protocol):
 
     def columns(self, name: str) -> list[str]:
         """The columns of table ``name``, in order."""
+        ...
+
+    def height(self, name: str) -> int:
+        """The rows of table ``name`` (none of it read)."""
         ...
 
 
@@ -243,11 +249,11 @@ class Trace:
         return self._columns_of(table, (name,))[0]
 
     def height(self, table: str) -> int:
-        """Rows of ``table`` (a trace from the cache reads one column for it)."""
+        """Rows of ``table`` (a trace from the cache reads none of it)."""
         value = self.__dict__[table]
         if not isinstance(value, Unread):
             return len(value)  # type: ignore[arg-type]
-        return len(self.column(table, value.source.columns(table)[0]))
+        return value.source.height(table)
 
     def _columns_of(self, table: str, names: Sequence[str]) -> list[pl.Series]:
         with self._lock:
@@ -274,7 +280,17 @@ class Trace:
 
     @cached_property
     def devices(self) -> list[dict[str, Any]]:
-        """GPUs: ``deviceProperties`` entries, plus devices seen only in GPU events."""
+        """GPUs: ``deviceProperties`` entries, plus devices seen only in GPU events (kept in the
+        parts: the explorer's header on a reopen reads no events for them)."""
+        kept = self.parts.get(DEVICES)
+        if kept is not None:
+            with contextlib.suppress(msgspec.MsgspecError, KeyError):
+                return msgspec.msgpack.decode(kept["devices.msgpack"], type=list[dict[str, Any]])
+        devices = self._devices()
+        self.parts.put(DEVICES, {"devices.msgpack": msgspec.msgpack.encode(devices)})
+        return devices
+
+    def _devices(self) -> list[dict[str, Any]]:
         props = self.metadata.get("deviceProperties")
         devices = [dict(d) for d in (props if isinstance(props, list) else []) if isinstance(d, dict)]
         for device in devices:  # a name is text, an id a number or text; anything else is dropped

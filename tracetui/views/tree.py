@@ -14,10 +14,15 @@ thread node per thread. GPU work hangs under the runtime/driver call that launch
 
 Node keys are event ids (``int``) or tuples for the synthetic nodes:
 ``("thread", step_id | None, track)``, ``("outside",)``, ``("orphans",)``.
+
+The default tree keeps its first frame in the trace's parts (:meth:`TreeModel.first_frame`,
+:mod:`tracetui.views.tree_frame`): a reopen from the cache answers the first frame's questions from
+it and reads the events only for the others.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -28,6 +33,8 @@ import polars as pl
 from tracetui.trace.align import lookup, rows_of
 from tracetui.trace.categories import GPU_KIND, GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.links import is_step
+from tracetui.trace.model import NoParts
+from tracetui.views import tree_frame
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -137,38 +144,33 @@ class TreeModel:
     def __init__(self, trace: Trace, options: TreeOptions | None = None) -> None:
         self.trace = trace
         self.options = options or TreeOptions()
-        # only the columns the tree needs (a trace from the cache reads no others)
-        events = trace.columns_of("events", "id", "cat", "pos", "start_ns", "track", "step_id", "launch_id")
-        self.has_gpu = bool(events["cat"].is_in(GPU_WORK).any())
-        annotations = (events["cat"] == "user_annotation").arg_true()  # few rows for the name test
-        steps = events[annotations].with_columns(trace.column("events", "name")[annotations].cast(pl.String))
-        steps = steps.filter(is_step() & pl.col("pos").is_not_null()).sort("start_ns")
-        self.step_ids: list[int] = steps["id"].to_list()
+        self._lock = threading.RLock()
+        self._shape: _Shape | None = None
+        self._node_cache: dict[NodeKey, Node] = {}
+        self._splits: dict[int, str] | None = None
+        self._shorts: dict[str, str] | None = None
+        # The default tree of a trace that kept its first frame (a reopen from the cache): the
+        # structure and the first frame's rows from that part; the events are read on demand.
+        kept = tree_frame.read(trace.parts, Node) if self.options == TreeOptions() else None
+        self._first: tree_frame.Rows | None = None
+        if kept is None:
+            frame = self._build(trace)
+        else:
+            frame, self._first = kept
+        self._frame = frame
+        self.has_gpu = frame.has_gpu
+        self.step_ids = frame.step_ids
         self._step_set = frozenset(self.step_ids)
-        kept_cpu, kept_gpu = self._kept(trace, self.options)
-        # The CPU structure: with every CPU event shown as nested, read from the events' preorder
-        # (nothing sorted or copied per event up front); under filters, sorted indexes
-        self._cpu: _Shape = (
-            _Preorder(trace, self._step_set)
-            if kept_cpu is None
-            else _Filtered(trace, kept_cpu, self.options.hide_python, self._step_set)
-        )
-        roots = self._cpu.roots
-        gpu = kept_gpu.filter(pl.col("launch_id").is_not_null()).sort("launch_id", "start_ns", "id")
-        self._launched = _Index(gpu["launch_id"], gpu["id"])
-        self._gpu_ids = gpu["id"]
-        orphans = kept_gpu.filter(pl.col("launch_id").is_null())
-        orphans = orphans.join(events.select("id", "cat"), on="id").filter(pl.col("cat").is_in(GPU_WORK))
-        orphans = orphans.sort("start_ns", "id")
-        self._orphans: list[int] = orphans["id"].to_list()
+        self._launched = _Index(frame.launched["launch_id"], frame.launched["id"])
+        self._gpu_ids = frame.launched["id"]
+        self._orphans = frame.orphans
         self._orphan_set = frozenset(self._orphans)
-        self._track_names = _track_names(trace)
-        self._thread_roots: dict[SyntheticKey, list[int]] = {}
-        for (step_id, track), ids in _grouped_roots(roots, bool(self.step_ids)):
-            self._thread_roots[("thread", step_id, track)] = ids
-        self._thread_stats = _sum_stats(roots, trace, bool(self.step_ids))
-        self._spans = _span_totals(trace)
-        self._thread_stats.update(_step_threads(trace, self._thread_stats, self.step_ids))
+        self._track_names = frame.track_names
+        self._thread_roots = frame.thread_roots
+        self._thread_stats = frame.thread_stats
+        self._spans = frame.spans
+        self._visible_steps = frame.visible_steps
+        self._profiler_tracks = frame.profiler_tracks
         self._step_threads: dict[int, list[SyntheticKey]] = {}
         outside: list[SyntheticKey] = []
         for key in self._thread_roots:
@@ -176,8 +178,6 @@ class TreeModel:
                 outside.append(key)
             else:
                 self._step_threads.setdefault(key[1], []).append(key)
-        self._visible_steps = frozenset(s for s in self.step_ids if self._cpu.visible(s))
-        del roots, gpu
         tops: list[NodeKey] = []
         if self.step_ids:
             tops += [s for s in self.step_ids if self._step_shown(s)]
@@ -189,10 +189,92 @@ class TreeModel:
             tops.append(ORPHANS)
         self._outside = outside
         self._tops = tops
-        self._profiler_tracks = _profiler_tracks(events)
-        self._node_cache: dict[NodeKey, Node] = {}
-        self._splits: dict[int, str] | None = None
-        self._shorts: dict[str, str] | None = None
+
+    def _build(self, trace: Trace) -> tree_frame.Frame:
+        """The tree's structure, computed from the events."""
+        # only the columns the tree needs (a trace from the cache reads no others)
+        events = trace.columns_of("events", "id", "cat", "pos", "start_ns", "track", "step_id", "launch_id")
+        has_gpu = bool(events["cat"].is_in(GPU_WORK).any())
+        annotations = (events["cat"] == "user_annotation").arg_true()  # few rows for the name test
+        steps = events[annotations].with_columns(trace.column("events", "name")[annotations].cast(pl.String))
+        steps = steps.filter(is_step() & pl.col("pos").is_not_null()).sort("start_ns")
+        step_ids: list[int] = steps["id"].to_list()
+        step_set = frozenset(step_ids)
+        kept_cpu, kept_gpu = self._kept(trace, self.options)
+        # The CPU structure: with every CPU event shown as nested, read from the events' preorder
+        # (nothing sorted or copied per event up front); under filters, sorted indexes
+        shape: _Shape = (
+            _Preorder(trace, step_set)
+            if kept_cpu is None
+            else _Filtered(trace, kept_cpu, self.options.hide_python, step_set)
+        )
+        self._shape = shape
+        roots = shape.roots
+        gpu = kept_gpu.filter(pl.col("launch_id").is_not_null()).sort("launch_id", "start_ns", "id")
+        orphans = kept_gpu.filter(pl.col("launch_id").is_null())
+        orphans = orphans.join(events.select("id", "cat"), on="id").filter(pl.col("cat").is_in(GPU_WORK))
+        orphans = orphans.sort("start_ns", "id")
+        thread_roots: dict[SyntheticKey, list[int]] = {}
+        for (step_id, track), ids in _grouped_roots(roots, bool(step_ids)):
+            thread_roots[("thread", step_id, track)] = ids
+        thread_stats = _sum_stats(roots, trace, bool(step_ids))
+        thread_stats.update(_step_threads(trace, thread_stats, step_ids))
+        return tree_frame.Frame(
+            has_gpu=has_gpu,
+            step_ids=step_ids,
+            launched=gpu.select("launch_id", "id"),
+            orphans=orphans["id"].to_list(),
+            track_names=_track_names(trace),
+            thread_roots=thread_roots,
+            thread_stats=thread_stats,
+            spans=_span_totals(trace),
+            visible_steps=shape.visible_among(step_ids),
+            profiler_tracks=_profiler_tracks(events),
+        )
+
+    @property
+    def _cpu(self) -> _Shape:
+        """The CPU events shown and how they nest (a tree from a kept first frame: built on first use)."""
+        shape = self._shape
+        if shape is None:
+            with self._lock:
+                if self._shape is None:
+                    self._shape = _Preorder(self.trace, self._step_set, with_roots=False)
+                shape = self._shape
+        return shape
+
+    def warm(self) -> None:
+        """Build now what a first frame drawn from the kept one did not need (the CPU structure,
+        the rows' columns): called off the UI thread once it is drawn, so keys do not wait."""
+        if self._first is not None:
+            self.trace.columns_of("events", *_EVENT_COLUMNS, "pos", "end_pos")
+            self._cpu  # noqa: B018 (built)
+
+    def first_frame(self) -> list[NodeKey]:
+        """:meth:`hottest_path`, the chain the explorer opens on. The default tree keeps its first
+        frame in the trace's parts (the structure, and the rows shown with that chain expanded),
+        so that a reopen from the cache draws it without reading the events."""
+        path = self.hottest_path()
+        keeps = not isinstance(self.trace.parts, NoParts)
+        if self._first is None and self.options == TreeOptions() and keeps:
+            tree_frame.write(self.trace.parts, self._frame, self._first_rows(path))
+        return path
+
+    def _first_rows(self, path: list[NodeKey]) -> tree_frame.Rows:
+        """What the first frame shows: the top nodes and the children of the chain's nodes but its
+        last (the nodes of the first :data:`tree_frame.MAX_ROWS` rows: the rest are read on demand)."""
+        kids = {key: self.children(key) for key in path[:-1]}
+        head = list(dict.fromkeys([*self._tops, *path]))  # always kept
+        keys = list(dict.fromkeys([*head, *(kid for row in kids.values() for kid in row)]))
+        keys = keys[: max(tree_frame.MAX_ROWS, len(head))]
+        self._cache_nodes(keys)
+        return tree_frame.Rows(
+            path=list(path),
+            nodes={key: self.node(key) for key in keys},
+            has_children=self._has_children_of(keys),
+            children=kids,
+            steps={key: self.step_of(key) for key in keys},
+        )
 
     # ---- filters -------------------------------------------------------------------------
     @staticmethod
@@ -245,6 +327,8 @@ class TreeModel:
 
     def children(self, key: NodeKey) -> list[NodeKey]:
         """Children in display order: CPU children (time order), then launched GPU work, then threads."""
+        if self._first is not None and (kept := self._first.children.get(key)) is not None:
+            return list(kept)
         if isinstance(key, int):
             kids: list[NodeKey] = []
             kids += self._cpu.children(key)
@@ -259,6 +343,8 @@ class TreeModel:
 
     def has_children(self, key: NodeKey) -> bool:
         """Whether ``key`` has children (cheap: no list is built)."""
+        if self._first is not None and (kept := self._first.has_children.get(key)) is not None:
+            return kept
         if isinstance(key, int):
             return self._cpu.has_children(key) or self._launched.has(key) or bool(self._step_threads.get(key))
         return True
@@ -344,6 +430,8 @@ class TreeModel:
     def node(self, key: NodeKey) -> Node:
         """The row for ``key`` (cached)."""
         cached = self._node_cache.get(key)
+        if cached is None and self._first is not None:
+            cached = self._first.nodes.get(key)
         if cached is None:
             if isinstance(key, int):
                 row = self.row(key)
@@ -357,10 +445,37 @@ class TreeModel:
             self._node_cache[key] = cached
         return cached
 
-    def _event_node(self, event_id: int, values: dict[str, Any]) -> Node:
+    def _has_children_of(self, keys: list[NodeKey]) -> dict[NodeKey, bool]:
+        """:meth:`has_children` of many keys: the events with no CPU event below them and no GPU
+        work in one pass, the others one by one."""
+        ids = pl.Series([key for key in keys if isinstance(key, int)], dtype=pl.UInt32)
+        events = self.trace.columns_of("events", "id", "pos", "end_pos")
+        spans = lookup(events, ids, "pos", "end_pos")
+        leaf = (spans["end_pos"] - spans["pos"]).fill_null(0) <= 1
+        launched = ids.is_in(self._launched.keys.implode())
+        bare = set(ids.filter(leaf & ~launched).to_list()) - set(self._step_threads)
+        return {key: key not in bare and self.has_children(key) for key in keys}
+
+    def _cache_nodes(self, keys: list[NodeKey]) -> None:
+        """Compute the nodes of many event keys at once (one gather, not a row read each)."""
+        ids = [key for key in keys if isinstance(key, int) and key not in self._node_cache]
+        if len(ids) <= 8:
+            return
+        shown = self.trace.columns_of("events", *_EVENT_COLUMNS)
+        rows = shown[rows_of(shown, pl.Series(ids, dtype=pl.UInt32))]
+        gpu = rows.filter(pl.col("cat").cast(pl.String).is_in(list(GPU_KIND)))["id"]
+        places = lookup(self.trace.columns_of("gpu_args", "id", "device", "stream"), gpu, "device", "stream")
+        place = dict(zip(gpu.to_list(), places.iter_rows(named=True), strict=True))
+        for values in rows.iter_rows(named=True):
+            key = values["id"]
+            kind = self._kind(key, values["cat"])
+            self._node_cache[key] = self._event_node(key, values | {"kind": kind}, place.get(key))
+
+    def _event_node(self, event_id: int, values: dict[str, Any], place: dict[str, Any] | None = None) -> Node:
         name, kind = values["name"], values["kind"]
         if kind in GPU_KINDS:
-            place = self.trace.group_values("gpu_args", event_id, "device", "stream")
+            if place is None:
+                place = self.trace.group_values("gpu_args", event_id, "device", "stream")
             return Node(
                 key=event_id,
                 kind=kind,
@@ -470,6 +585,8 @@ class TreeModel:
             return key[1] if key[0] == "thread" else None
         if key in self._step_set:
             return key
+        if self._first is not None and key in self._first.steps:
+            return self._first.steps[key]
         row = self.row(key)
         events = self.trace.columns_of("events", "step_id", "launch_id")
         step = events["step_id"][row]
@@ -570,6 +687,8 @@ class TreeModel:
 
     def hottest_path(self) -> list[NodeKey]:
         """The hottest chain from the top: the hottest step (else top node), then hottest children."""
+        if self._first is not None:
+            return list(self._first.path)
         tops: list[NodeKey] = (
             [k for k in self._tops if isinstance(k, int)]
             or [
@@ -759,6 +878,10 @@ class _Shape:
     def visible(self, event_id: int) -> bool:
         raise NotImplementedError
 
+    def visible_among(self, event_ids: list[int]) -> frozenset[int]:
+        """Those of ``event_ids`` that are shown."""
+        return frozenset(event_id for event_id in event_ids if self.visible(event_id))
+
     def visible_ids(self) -> pl.Series:
         raise NotImplementedError
 
@@ -768,15 +891,21 @@ class _Preorder(_Shape):
     of the preorder (``pos`` to ``end_pos``): its children are the rows of that range whose
     parent it is. Up front: the preorder's ids and parents (8 bytes per event), no sort."""
 
-    def __init__(self, trace: Trace, steps: frozenset[int]) -> None:
+    def __init__(self, trace: Trace, steps: frozenset[int], with_roots: bool = True) -> None:
+        """``with_roots``: also :attr:`roots` (for the tree's build; a tree from its kept first
+        frame has its roots already)."""
         self.trace, self.steps = trace, steps
-        events = trace.columns_of("events", "id", "pos", "parent", "track", "step_id")
+        events = trace.columns_of(
+            "events", "id", "pos", "parent", *(("track", "step_id") if with_roots else ())
+        )
         at = events["pos"].is_not_null().arg_true()
         order = pl.zeros(len(at), pl.UInt32, eager=True).scatter(events["pos"].gather(at), at)
         self.ids, self.parents = events["id"].gather(order), events["parent"].gather(order)
-        step_ids = pl.Series(list(steps), dtype=pl.UInt32).implode()
-        roots = self.parents.is_null() & ~self.ids.is_in(step_ids)
-        self.roots = events.select("id", "track", "step_id")[order.filter(roots)]
+        self.roots = pl.DataFrame(schema={"id": pl.UInt32, "track": pl.Int32, "step_id": pl.UInt32})
+        if with_roots:
+            step_ids = pl.Series(list(steps), dtype=pl.UInt32).implode()
+            roots = self.parents.is_null() & ~self.ids.is_in(step_ids)
+            self.roots = events.select("id", "track", "step_id")[order.filter(roots)]
 
     def _range(self, event_id: int) -> tuple[int, int] | None:
         try:
@@ -808,6 +937,11 @@ class _Preorder(_Shape):
 
     def visible(self, event_id: int) -> bool:
         return self._range(event_id) is not None
+
+    def visible_among(self, event_ids: list[int]) -> frozenset[int]:
+        events = self.trace.columns_of("events", "id", "pos")
+        found = lookup(events, pl.Series(event_ids, dtype=pl.UInt32), "id", "pos")  # one search
+        return frozenset(found.filter(pl.col("pos").is_not_null())["id"].to_list())
 
     def visible_ids(self) -> pl.Series:
         return self.ids
@@ -852,6 +986,11 @@ class _Index:
 
     def __init__(self, keys: pl.Series, values: pl.Series) -> None:
         self._keys, self._values = keys, values
+
+    @property
+    def keys(self) -> pl.Series:
+        """The keys, sorted."""
+        return self._keys
 
     def _span(self, key: int) -> tuple[int, int]:
         keys = self._keys

@@ -483,6 +483,7 @@ class ExplorerScreen(Screen[None]):
     # ---- tables -----------------------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="tables")
     def compute_tables(self) -> None:
+        self.model.warm()  # a tree drawn from its kept first frame: the rest before the first keys
         insight = load_insight(self.trace)
         memory = memory_of(self.trace)
         tables = build_tables(self.trace, insight, memory)
