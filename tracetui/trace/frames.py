@@ -30,6 +30,7 @@ from tracetui.trace.fields import (
     STR,
     group_of,
 )
+from tracetui.trace.layout import schema
 from tracetui.trace.schema import Event
 from tracetui.trace.text import clean_series, raw_json_series
 
@@ -215,6 +216,11 @@ class Tables:
     legacy_categories: bool = False
 
 
+def _model_columns(table: str) -> list[str]:
+    """The columns of the model's table ``table`` in its order (:func:`layout.schema`)."""
+    return list(schema(table))
+
+
 TEXT_TABLES = ("x", "flows", "instants")  # the scan tables whose categories are renamed
 
 
@@ -234,27 +240,12 @@ def build_tables(scanned: dict[str, pl.DataFrame]) -> Tables:
     events = base("x").select(
         "cat", "name", "pid", "tid", "ts", "dur", "id", "external_id", "correlation", "lane"
     )
-    instants = base("instants").select(
-        "cat",
-        "name",
-        "pid",
-        "tid",
-        "ts",
-        "id",
-        "total_reserved",
-        "total_allocated",
-        "alloc_bytes",
-        "device_id",
-        "device_type",
-        "addr",
-        "scope",
-        "lane",
-    )
-    flows = base("flows").select("ph", "cat", "name", "pid", "tid", "ts", "id", "flow_id", "bp", "lane")
+    instants = base("instants").select(*_model_columns("instants"), "lane")
+    flows = base("flows").select(*_model_columns("flows"), "lane")
     meta = (
         scanned["meta"]
         .with_columns(pl.col("name").fill_null(""))
-        .select("id", "name", "pid", "tid", "meta_name", "labels", "sort_index", "lane")
+        .select(*_model_columns("meta_events"), "lane")
     )
     other = scanned["other"]["ph"].value_counts()
     return Tables(
