@@ -195,9 +195,8 @@ def _launched_inside_c10d(trace: Trace) -> pl.DataFrame:
 
 def host_collective_spans(trace: Trace) -> pl.DataFrame:
     """CPU spans of collectives (``gloo:*`` annotations and ``c10d::*`` ops)."""
-    named = pl.col("name").cast(pl.String).str.contains(HOST_COLLECTIVE) | pl.col("name").cast(
-        pl.String
-    ).str.contains(FALLBACK_COLLECTIVE)
+    name = pl.col("name").cast(pl.String)
+    named = name.str.contains(HOST_COLLECTIVE) | name.str.contains(FALLBACK_COLLECTIVE)
     return trace.events.filter(
         pl.col("cat").is_in(["user_annotation", "cpu_op"]) & named & pl.col("start_ns").is_not_null()
     ).select("start_ns", "end_ns")
