@@ -27,6 +27,7 @@ from tracetui.trace.layout import ARGS_TABLES
 from tracetui.trace.links import ANOMALY_SCHEMA
 from tracetui.trace.model import NO_PARTS, PartStore, TableSource, Trace
 from tracetui.trace.nesting import classify_overlaps, nest
+from tracetui.trace.release import hand_back
 from tracetui.trace.source import Source, open_source, read_fraction
 from tracetui.trace.times import exact_times as _exact_times
 
@@ -42,7 +43,7 @@ def load_now(
 ) -> Trace:
     """:func:`tracetui.trace.load`, here and now; ``read``: the file already read and scanned (by
     :mod:`prefetch`), with its :func:`cache.identity` taken before it was read."""
-    say = progress or (lambda stage: None)
+    say = _handing_back(progress or (lambda stage: None))
     with _gc_paused():
         if read is None:
             say("reading")
@@ -56,9 +57,21 @@ def load_now(
         del streamed, read
         parts = cache.parts_for(source.path, ident, source.json_bytes) if source.regular else NO_PARTS
         trace = build(decoded, source, parts, say)
+    hand_back()
     if source.regular:
         cache.store(trace, source.json_bytes, ident)
     return trace
+
+
+def _handing_back(say: Progress) -> Progress:
+    """``say``, which also gives the C heap's free pages back as each stage begins (what the one
+    before freed would otherwise stay resident under the next one's peak)."""
+
+    def stage(name: str) -> None:
+        hand_back()
+        say(name)
+
+    return stage
 
 
 def read_trace(path: str | Path, fraction: Callable[[float], None] | None = None) -> Read | Trace:
