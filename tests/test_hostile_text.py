@@ -91,7 +91,9 @@ def test_csv_shows_the_marks_defuses_formulas_and_cuts_nothing(hostile: Path, tm
     events = tmp_path / "events.csv"
     assert run("export", str(hostile), "--table", "events", "-o", str(events)).returncode == 0
     text = pl.read_csv(events, infer_schema=False)
-    assert text.filter(pl.col("name").str.starts_with("'"))["name"].str.slice(1).is_in(FORMULAS).all()
+    escaped = text.filter(pl.col("name").str.starts_with("'"))["name"].str.slice(1)
+    assert escaped.is_in(FORMULAS).all() and set(FORMULAS) <= set(escaped)  # the events' names too
+    assert not any(c in events.read_text() for c in RAW_INVISIBLE)
 
 
 def test_negative_numbers_stay_numbers_in_csv(tmp_path: Path) -> None:

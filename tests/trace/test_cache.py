@@ -26,6 +26,7 @@ from tracetui.insight.summary_data import summary_data
 from tracetui.trace import cache, native, stream
 from tracetui.trace import cache_files as files
 from tracetui.trace.args import ArgsBlocks, Deferred
+from tracetui.trace.layout import schema
 from tracetui.trace.model import TABLES
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -82,6 +83,8 @@ def test_second_load_comes_from_the_cache_and_matches(private_cache: Path, tmp_p
     second = tracetui.load(path)
     assert second.from_cache
     same_trace(first, second)
+    for name in TABLES:  # the same types too: the events' text stays dictionary-encoded
+        assert getattr(second, name).schema == getattr(first, name).schema == schema(name), name
     assert second.launch_shapes.equals(first.launch_shapes)
     assert second.reader == first.reader == ("native" if native.AVAILABLE else "msgspec")
     assert second.annotations.equals(first.annotations)
@@ -153,7 +156,8 @@ def test_the_tree_of_a_cached_trace_reads_only_its_columns_and_matches(
     read.clear()
     assert again.events.equals(first.events)  # the whole table: only the other columns read
     assert read == [("events", [c for c in first.events.columns if c not in seen])]
-    assert again.column("events", "name").cast(pl.String).equals(first.events["name"])
+    assert again.column("events", "name").equals(first.events["name"])
+    assert again.column("events", "name").dtype == pl.Categorical  # as the model holds it
 
 
 def test_the_first_frame_kept_with_the_entry_is_drawn_without_the_events(

@@ -58,7 +58,7 @@ def test_metadata_only_ops_launch_nothing(traces: dict[str, Trace]) -> None:
 
 def test_gemm_launched_by_innermost_op_under_linear(traces: dict[str, Trace]) -> None:
     trace = traces["mlp_eager"]
-    gemm = trace.gpu.filter(pl.col("name").str.starts_with("nvjet")).row(0, named=True)
+    gemm = trace.gpu.filter(pl.col("name").cast(pl.String).str.starts_with("nvjet")).row(0, named=True)
     chain = [trace.event(i)["name"] for i in trace.ancestors(gemm["id"])]
     assert chain == [
         "ProfilerStep#2",
@@ -187,7 +187,7 @@ def test_graph_replayed_training_step_is_launched_by_cuda_graph_launch(traces: d
 
 def test_triton_kernel_inside_a_compiled_region(traces: dict[str, Trace]) -> None:
     trace = traces["capture_mlp_triton_compiled"]  # tracetui capture mlp --kernel triton --compile
-    fused = trace.gpu.filter(pl.col("name").str.starts_with("_geglu_fwd_kernel"))
+    fused = trace.gpu.filter(pl.col("name").cast(pl.String).str.starts_with("_geglu_fwd_kernel"))
     assert fused.height == 3
     chain = [trace.event(i)["name"] for i in trace.ancestors(fused["id"][0])]
     assert any(name.startswith("Torch-Compiled Region") for name in chain)

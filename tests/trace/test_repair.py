@@ -49,7 +49,10 @@ def load_bytes(tmp_path: Path, data: bytes, name: str = "t.json") -> tracetui.Tr
 
 def raw_rows(trace: tracetui.Trace) -> pl.DataFrame:
     return pl.concat(
-        [trace.events.select(*RAW[:1], *RAW[2:]), trace.instants.select(*RAW[:1], *RAW[2:-1])],
+        [  # the events' text is dictionary-encoded, the instants' is not
+            trace.events.select(*RAW[:1], *RAW[2:]).with_columns(pl.col(pl.Categorical).cast(pl.String)),
+            trace.instants.select(*RAW[:1], *RAW[2:-1]),
+        ],
         how="diagonal",
     )
 

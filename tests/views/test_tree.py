@@ -223,7 +223,8 @@ def test_the_autograd_wrapper_leads_to_the_forward_op_of_the_node_it_evaluates()
     starts = {
         e["id"]: (e["pid"], e["tid"], e["ts"]) for e in events if e.get("cat") == "fwdbwd" and e["ph"] == "s"
     }
-    wrappers = trace.events.filter(pl.col("name").str.starts_with("autograd::engine::evaluate_function: "))
+    wrapper = pl.col("name").cast(pl.String).str.starts_with("autograd::engine::evaluate_function: ")
+    wrappers = trace.events.filter(wrapper)
     checked = 0
     for wrapper, name in wrappers.select("id", "name").iter_rows():
         inner = name.removeprefix("autograd::engine::evaluate_function: ")

@@ -25,4 +25,4 @@ def is_compile_wrapper(name: str) -> bool:
 
 def compile_wrapper() -> pl.Expr:
     """:func:`is_compile_wrapper` over the ``name`` column."""
-    return pl.col("name").is_in(WRAPPERS) | pl.col("name").str.starts_with(COMPILED_REGION)
+    return pl.col("name").is_in(WRAPPERS) | pl.col("name").cast(pl.String).str.starts_with(COMPILED_REGION)

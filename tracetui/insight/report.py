@@ -417,7 +417,7 @@ def compile_overheads(trace: Trace) -> pl.DataFrame:
     The wrapper overhead of a ``Torch-Compiled Region`` is its CPU time minus the time inside
     the Inductor graph call (``## Call CompiledFxGraph … ##``) below it.
     """
-    name = pl.col("name")
+    name = pl.col("name").cast(pl.String)
     graph_call = name.str.starts_with("## Call CompiledFxGraph")
     events = (  # one pass over the names: the few events of torch.compile's
         trace.events.lazy()
@@ -448,7 +448,7 @@ def compile_overheads(trace: Trace) -> pl.DataFrame:
                 (pl.col("dur_ns") - pl.col("graph_ns")).alias("dur_ns"),
             )
         )
-    rows = pl.concat([preops.select("name", DUR_NS.alias("dur_ns")), wrapper])
+    rows = pl.concat([preops.select(pl.col("name").cast(pl.String), DUR_NS.alias("dur_ns")), wrapper])
     return (
         rows.group_by("name")
         .agg(

@@ -97,7 +97,7 @@ SCHEMA: dict[Any, Any] = {
 
 def canonical(name: pl.Expr) -> pl.Expr:
     """``allreduce`` for ``gloo:all_reduce``, ``c10d::allreduce_``, ``AllReduce``, ``_allgather_base``…"""
-    text = name.str.split(":").list.last().str.to_lowercase().str.replace_all(r"[_\-]", "")
+    text = name.cast(pl.String).str.split(":").list.last().str.to_lowercase().str.replace_all(r"[_\-]", "")
     result: Any = pl.when(text.str.starts_with(_CANONICAL[0])).then(pl.lit(_CANONICAL[0]))
     for known in _CANONICAL[1:]:
         result = result.when(text.str.starts_with(known)).then(pl.lit(known))
@@ -123,7 +123,9 @@ def rank_collectives(trace: Trace, groups: tuple[ProcessGroup, ...] = ()) -> pl.
     events = trace.events
     steps = trace.steps.select(pl.col("id").alias("step_id"), "step")
     kernels = comm_kernels(events).filter(pl.col("start_ns").is_not_null())
-    host = events.filter((pl.col("cat") == "user_annotation") & pl.col("name").str.contains(HOST_COLLECTIVE))
+    host = events.filter(
+        (pl.col("cat") == "user_annotation") & pl.col("name").cast(pl.String).str.contains(HOST_COLLECTIVE)
+    )
     if kernels.is_empty() and host.is_empty():
         host = outermost_c10d(events)
     fallback = default_group(groups)
@@ -161,10 +163,12 @@ def comm_kernels(events: pl.DataFrame) -> pl.DataFrame:
 
 def outermost_c10d(events: pl.DataFrame) -> pl.DataFrame:
     """``c10d::*`` ops that are not inside another one."""
-    ops = events.filter((pl.col("cat") == "cpu_op") & pl.col("name").str.contains(FALLBACK_COLLECTIVE))
+    ops = events.filter(
+        (pl.col("cat") == "cpu_op") & pl.col("name").cast(pl.String).str.contains(FALLBACK_COLLECTIVE)
+    )
     parents = events.select(pl.col("id").alias("op_id"), pl.col("name").alias("parent_op"))
     inner = ops.join(parents, on="op_id", how="left").filter(
-        pl.col("parent_op").fill_null("").str.contains(FALLBACK_COLLECTIVE)
+        pl.col("parent_op").cast(pl.String).fill_null("").str.contains(FALLBACK_COLLECTIVE)
     )
     return ops.join(inner.select("id"), on="id", how="anti")
 

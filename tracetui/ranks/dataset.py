@@ -29,7 +29,9 @@ import polars as pl
 from tracetui.errors import TraceError
 from tracetui.ranks.discover import DATASET_MANIFEST, RankSet
 from tracetui.safetext import clean
+from tracetui.trace.layout import schema
 from tracetui.trace.model import TABLES as TRACE_TABLES
+from tracetui.trace.text import as_text
 
 if TYPE_CHECKING:
     from tracetui.ranks.tables import RankTables
@@ -49,8 +51,8 @@ def write_rank(root: Path, trace: Trace, tables: RankTables, summary: dict[str, 
 
     rank = int(tables.rank["rank"][0])
     frames = {
-        "events": trace.events,
-        "kernels": kernels_table(trace),
+        "events": as_text(trace.events),  # text, as other tools read it (the model's is dictionary-encoded)
+        "kernels": as_text(kernels_table(trace)),
         "ops": trace.ops,
         **{table: frame for table, frame in trace.stored_tables().items() if table in MODEL_TABLES},
         **{table: getattr(tables, attr) for table, attr in SMALL_TABLES.items()},
@@ -183,7 +185,9 @@ class _Partitions:
         self.root, self.rank, self.names = root, rank, names
 
     def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
-        return pl.read_parquet(self._file(name), columns=None if columns is None else list(columns))
+        frame = pl.read_parquet(self._file(name), columns=None if columns is None else list(columns))
+        coded = [c for c, t in schema(name).items() if t == pl.Categorical and c in frame.columns]
+        return frame.with_columns(pl.col(coded).cast(pl.Categorical))  # the model's text (as_text)
 
     def columns(self, name: str) -> list[str]:
         return list(pl.read_parquet_schema(self._file(name)))

@@ -169,7 +169,7 @@ def classified_work(trace: Trace) -> pl.DataFrame:
     in_collective = work.join(_launched_inside_c10d(trace), on="id", how="semi")["id"]
     comm = (
         pl.col("id").is_in(comm_kernels(events)["id"].implode())
-        | pl.col("annotation").fill_null("").str.contains(COMM_ANNOTATION)
+        | pl.col("annotation").cast(pl.String).fill_null("").str.contains(COMM_ANNOTATION)
         | pl.col("id").is_in(in_collective.implode())
     )
     cls = pl.when(comm).then(COMM).when(pl.col("cat") == "kernel").then(COMPUTE).otherwise(MEMORY)
@@ -195,7 +195,9 @@ def _launched_inside_c10d(trace: Trace) -> pl.DataFrame:
 
 def host_collective_spans(trace: Trace) -> pl.DataFrame:
     """CPU spans of collectives (``gloo:*`` annotations and ``c10d::*`` ops)."""
-    named = pl.col("name").str.contains(HOST_COLLECTIVE) | pl.col("name").str.contains(FALLBACK_COLLECTIVE)
+    named = pl.col("name").cast(pl.String).str.contains(HOST_COLLECTIVE) | pl.col("name").cast(
+        pl.String
+    ).str.contains(FALLBACK_COLLECTIVE)
     return trace.events.filter(
         pl.col("cat").is_in(["user_annotation", "cpu_op"]) & named & pl.col("start_ns").is_not_null()
     ).select("start_ns", "end_ns")

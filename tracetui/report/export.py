@@ -13,6 +13,7 @@ import polars as pl
 from tracetui.errors import TraceError
 from tracetui.output import write_file
 from tracetui.safetext import escape_series
+from tracetui.trace.text import as_text
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -56,6 +57,7 @@ def write_table(frame: pl.DataFrame, fmt: str, output: Path | None, source: Path
     as formulas are escaped, lists joined."""
     if output is not None and output.exists() and output.resolve() == source.resolve():
         raise TraceError(output, "refusing to overwrite the trace being exported")
+    frame = as_text(frame)  # the events' dictionary-encoded text written as text, escaped below
     if fmt == "csv":
         frame = _no_formulas(_visible_marks(_flatten_lists(frame)))
     if output is None:

@@ -86,8 +86,12 @@ SCAN_TABLES = (
     ScanTable(
         "x",
         X_GROUPS,
-        (
-            *BASE,
+        (  # as many as the complete events: their text is dictionary-encoded
+            Field("cat", "cat", STR, store=DICT),
+            Field("name", "name", STR, store=DICT),
+            Field("pid", "pid", ID, store=DICT),
+            Field("tid", "tid", ID, store=DICT),
+            Field("ts", "ts", FLOAT),
             Field("dur", "dur", FLOAT),
             _arg("external_id", INT),
             _arg("correlation", INT, groups=("gpu", "call")),

@@ -77,11 +77,11 @@ def schema(name: str) -> dict[str, pl.DataType]:
     u32, i32, i64, f64, text = pl.UInt32(), pl.Int32(), pl.Int64(), pl.Float64(), pl.String()
     cat = pl.Categorical()
     tables: dict[str, dict[str, pl.DataType]] = {
-        "events": {
-            "cat": text,
-            "name": text,
-            "pid": text,
-            "tid": text,
+        "events": {  # as many as the complete events: their text is dictionary-encoded
+            "cat": cat,
+            "name": cat,
+            "pid": cat,
+            "tid": cat,
             "ts": f64,
             "dur": f64,
             "id": u32,

@@ -39,15 +39,15 @@ def is_op() -> pl.Expr:
 def is_step() -> pl.Expr:
     """A ``ProfilerStep#N`` span (the one definition of a step: the tree, the steps table, the
     comparison and the step links all read it)."""
-    return (pl.col("cat") == "user_annotation") & pl.col("name").str.contains(STEP_PATTERN)
+    return (pl.col("cat") == "user_annotation") & pl.col("name").cast(pl.String).str.contains(STEP_PATTERN)
 
 
 def is_annotation() -> pl.Expr:
     """A user annotation that is neither a profiler step nor an Inductor marker."""
     return (
         (pl.col("cat") == "user_annotation")
-        & ~pl.col("name").str.contains(STEP_PATTERN)
-        & ~pl.col("name").str.contains(MARKER_PATTERN)
+        & ~pl.col("name").cast(pl.String).str.contains(STEP_PATTERN)
+        & ~pl.col("name").cast(pl.String).str.contains(MARKER_PATTERN)
     )
 
 

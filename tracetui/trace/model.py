@@ -35,9 +35,6 @@ from tracetui.trace.text import clean_series
 # The tables that make a trace, and its facts (plain JSON values): what a cache stores (their
 # columns and types: tracetui.trace.layout).
 TABLES = MODEL_TABLES
-# Columns a cache stores dictionary-encoded (few distinct values, long text): a reopen reads 4
-# bytes per row for them (``Trace.columns_of`` hands them out so); the whole table has text again.
-STORED_AS_DICTIONARY = {"events": ("name",)}
 LAUNCH_SHAPES = "table:launch_shapes"  # the part that keeps :attr:`Trace.launch_shapes`
 DEVICES = "facts:devices"  # the part that keeps :attr:`Trace.devices`
 
@@ -96,22 +93,17 @@ class Unread:
     name: str
 
     def read(self, columns: Sequence[str]) -> pl.DataFrame:
-        """Only ``columns`` of the table, as stored (:data:`STORED_AS_DICTIONARY`: Categorical)."""
+        """Only ``columns`` of the table."""
         return self.source.table(self.name, columns)
 
     def read_all(self, have: dict[str, pl.Series]) -> pl.DataFrame:
         """The whole table, ``have`` (columns read before) reused, only the others read."""
         if not have:
-            frame = self.source.table(self.name)
-        else:
-            order = self.source.columns(self.name)
-            rest = [column for column in order if column not in have]
-            read = self.read(rest) if rest else pl.DataFrame()
-            frame = pl.DataFrame([have[column] if column in have else read[column] for column in order])
-        text = [
-            pl.col(c).cast(pl.String) for c in STORED_AS_DICTIONARY.get(self.name, ()) if c in frame.columns
-        ]
-        return frame.with_columns(text) if text else frame
+            return self.source.table(self.name)
+        order = self.source.columns(self.name)
+        rest = [column for column in order if column not in have]
+        read = self.read(rest) if rest else pl.DataFrame()
+        return pl.DataFrame([have[column] if column in have else read[column] for column in order])
 
 
 class Stored:
@@ -198,8 +190,6 @@ class Trace:
         """The tables that rebuild this trace (:data:`TABLES`, and its raw-args provider's when it
         is a :class:`StoredArgs`), by name."""
         tables = {name: getattr(self, name) for name in TABLES}
-        for name, columns in STORED_AS_DICTIONARY.items():
-            tables[name] = tables[name].with_columns(pl.col(c).cast(pl.Categorical) for c in columns)
         if callable(kept := getattr(self.raw_args, "tables", None)):
             tables |= kept()
         return tables
@@ -239,9 +229,7 @@ class Trace:
     def columns_of(self, table: str, *names: str) -> pl.DataFrame:
         """Only ``names`` of ``table``: for a trace from the cache whose table is not read yet,
         only these columns are read (and kept for later questions and the whole table), so the
-        explorer's first frame of a big trace needs a fraction of its events table. Text columns
-        the cache stores dictionary-encoded (:data:`STORED_AS_DICTIONARY`) may come so
-        (Categorical: the same values; cast before string expressions)."""
+        explorer's first frame of a big trace needs a fraction of its events table."""
         return pl.DataFrame(self._columns_of(table, names))
 
     def column(self, table: str, name: str) -> pl.Series:

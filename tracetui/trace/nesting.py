@@ -137,7 +137,7 @@ def classify_overlaps(overlaps: pl.DataFrame, events: pl.DataFrame) -> pl.DataFr
     ``partial_overlap``."""
     if overlaps.is_empty():
         return overlaps
-    frame = (pl.col("cat") == "python_function") & pl.col("name").str.contains(PROFILER_FRAME)
+    frame = (pl.col("cat") == "python_function") & pl.col("name").cast(pl.String).str.contains(PROFILER_FRAME)
     span = pl.col("cat") == "user_annotation"
     # the rows of the overlapping events only (a binary search each), never the whole table
     one, other = (

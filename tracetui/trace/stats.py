@@ -84,7 +84,7 @@ def op_table(events: pl.DataFrame) -> pl.DataFrame:
             pl.col("memcpys").sum(),
             pl.col("memsets").sum(),
         )
-        .with_columns(launches_kernels=pl.col("gpu_events") > 0)
+        .with_columns(pl.col("name").cast(pl.String), launches_kernels=pl.col("gpu_events") > 0)
         .sort(["gpu_us", "cpu_total_us", "name"], descending=[True, True, False])
         .collect()
     )
@@ -122,6 +122,10 @@ def kernel_table(events: pl.DataFrame) -> pl.DataFrame:
             pl.col("launch_id").is_null().sum().alias("orphans"),
         )
         .join(launched_by, on="name", how="left")
+        .with_columns(  # the events' text is dictionary-encoded; a table's is text
+            pl.col("name", "cat").cast(pl.String),
+            pl.col("launched_by", "launched_via").cast(pl.List(pl.String)),
+        )
         .sort(["total_us", "name"], descending=[True, False])
     )
 
@@ -154,6 +158,7 @@ def runtime_table(events: pl.DataFrame) -> pl.DataFrame:
             pl.col("memsets").sum(),
             sum_us(_ns("gpu_us")).alias("gpu_us"),
         )
+        .with_columns(pl.col("name").cast(pl.String))
         .sort(["cpu_us", "name"], descending=[True, False])
         .collect()
     )
@@ -464,4 +469,6 @@ def annotation_instances(events: pl.DataFrame, work: pl.DataFrame) -> pl.DataFra
 def step_instances(events: pl.DataFrame, work: pl.DataFrame) -> pl.DataFrame:
     """Per ``ProfilerStep#N``: the GPU work launched during the step by any thread, and its number."""
     steps = span_instances(events, is_step(), work)
-    return steps.with_columns(step=pl.col("name").str.extract(r"#([0-9]+)$").cast(pl.Int64, strict=False))
+    return steps.with_columns(
+        step=pl.col("name").cast(pl.String).str.extract(r"#([0-9]+)$").cast(pl.Int64, strict=False)
+    )

@@ -7,7 +7,7 @@ import polars as pl
 
 from tracetui.safetext import clean_series
 
-__all__ = ["clean_series", "raw_json_series"]
+__all__ = ["as_text", "clean_series", "raw_json_series"]
 
 
 def raw_json_series(name: str, values: list[bytes]) -> pl.Series:
@@ -19,3 +19,12 @@ def raw_json_series(name: str, values: list[bytes]) -> pl.Series:
     except pl.exceptions.ComputeError:  # invalid UTF-8 somewhere: decode leniently
         text = pl.Series(name, [v.decode("utf-8", "replace") for v in values], dtype=pl.String)
     return clean_series(text.replace("", None))
+
+
+def as_text(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its dictionary-encoded text (Categorical, and lists of it) as plain text: the
+    events' ``cat``, ``name``, ``pid`` and ``tid`` are Categorical in the model, and so are the
+    columns taken from them; what is written for other tools (exports, datasets) has text."""
+    coded = pl.col(pl.Categorical).cast(pl.String)
+    lists = [n for n, t in frame.schema.items() if isinstance(t, pl.List) and t.inner == pl.Categorical]
+    return frame.with_columns(coded, pl.col(lists).cast(pl.List(pl.String)))

@@ -29,10 +29,10 @@ def filter_rows(frame: pl.DataFrame, columns: list[Column], text: str) -> pl.Dat
     matches = []
     for column in columns:
         dtype = frame.schema.get(column.key)
-        if dtype == pl.String:
-            value = pl.col(column.key)
-        elif isinstance(dtype, pl.List) and dtype.inner == pl.String:
-            value = pl.col(column.key).list.join(", ")
+        if dtype in (pl.String, pl.Categorical):  # Categorical: the events' text, dictionary-encoded
+            value = pl.col(column.key).cast(pl.String)
+        elif isinstance(dtype, pl.List) and dtype.inner in (pl.String, pl.Categorical):
+            value = pl.col(column.key).cast(pl.List(pl.String)).list.join(", ")
         else:
             continue
         matches.append(value.str.to_lowercase().str.contains(needle, literal=True).fill_null(False))

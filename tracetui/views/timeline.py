@@ -112,7 +112,7 @@ def lanes(trace: Trace, window: Window) -> list[Lane]:
             & (pl.col("end_ns") > window.start_ns)
             & pl.col("cat").is_in([*CPU_WORK, *GPU_WORK])
         )
-        .select("id", "pid", "tid", "cat", "start_ns", "end_ns")
+        .select("id", pl.col("pid", "tid").cast(pl.String), "cat", "start_ns", "end_ns")
         .collect()
     )
     tracks = trace.tracks.select("track", "pid", "tid", "thread_name", "kind")

@@ -296,10 +296,12 @@ class TreeModel:
             cpu = cpu.filter(pl.col("gpu_events") > 0)
         if options.name_filter:
             needle = options.name_filter.lower()
-            gpu_hit = gpu.filter(pl.col("name").str.to_lowercase().str.contains(needle, literal=True))
-            hit = pl.col("name").str.to_lowercase().str.contains(needle, literal=True) | pl.col("id").is_in(
-                gpu_hit["launch_id"].drop_nulls().implode()
+            gpu_hit = gpu.filter(
+                pl.col("name").cast(pl.String).str.to_lowercase().str.contains(needle, literal=True)
             )
+            hit = pl.col("name").cast(pl.String).str.to_lowercase().str.contains(
+                needle, literal=True
+            ) | pl.col("id").is_in(gpu_hit["launch_id"].drop_nulls().implode())
             below, covered = _subtree_hits(events.filter(pl.col("pos").is_not_null()), hit)
             keep = cpu.join(below, on="id").join(covered, on="id")
             cpu = keep.filter((pl.col("below") > 0) | pl.col("covered")).select(cpu.columns)
@@ -307,7 +309,7 @@ class TreeModel:
             gpu = (
                 gpu.join(call_covered, on="launch_id", how="left")
                 .filter(
-                    pl.col("name").str.to_lowercase().str.contains(needle, literal=True)
+                    pl.col("name").cast(pl.String).str.to_lowercase().str.contains(needle, literal=True)
                     | pl.col("call_covered").fill_null(False)
                 )
                 .drop("call_covered")
@@ -741,7 +743,7 @@ class TreeModel:
         if exact:
             hit = pl.col("name") == query
         else:
-            hit = pl.col("name").str.to_lowercase().str.contains(query.lower(), literal=True)
+            hit = pl.col("name").cast(pl.String).str.to_lowercase().str.contains(query.lower(), literal=True)
         found = events.filter(hit)
         if cats is not None:
             found = found.filter(pl.col("cat").is_in(list(cats)))

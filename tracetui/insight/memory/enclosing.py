@@ -81,7 +81,7 @@ def _tree(trace: Trace) -> pl.DataFrame:
     if tree.is_empty():
         return tree.with_columns(parent_pos=pl.lit(-1, pl.Int64), frame_id=pl.lit(None, pl.UInt32))
     tree = tree.with_columns(parent_pos=_parent_rows(events, tree))
-    source = (pl.col("cat") == "python_function") & pl.col("name").str.contains(SOURCE_FRAME)
+    source = (pl.col("cat") == "python_function") & pl.col("name").cast(pl.String).str.contains(SOURCE_FRAME)
     if not tree.select(source.any()).item():
         return tree.with_columns(frame_id=pl.lit(None, pl.UInt32))
     return tree.with_columns(frame_id=ancestor_ids(tree, source))
