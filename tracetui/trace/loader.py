@@ -23,7 +23,7 @@ from tracetui.trace.args import ArgsBlocks, Deferred, RawArgs
 from tracetui.trace.categories import GPU_LANE, GPU_WORK
 from tracetui.trace.decoded import Decoded
 from tracetui.trace.frames import build_tables
-from tracetui.trace.layout import ARGS_TABLES
+from tracetui.trace.layout import ARGS_TABLES, schema
 from tracetui.trace.links import ANOMALY_SCHEMA
 from tracetui.trace.model import NO_PARTS, PartStore, TableSource, Trace
 from tracetui.trace.nesting import classify_overlaps, nest
@@ -32,6 +32,7 @@ from tracetui.trace.source import Source, open_source, read_fraction
 from tracetui.trace.times import exact_times as _exact_times
 
 Progress = Callable[[str], None]
+EVENT_COLUMNS = list(schema("events"))  # the events table's columns, in their order
 Read = tuple[Source, "stream.Streamed", str | None]  # a file read and scanned, and its cache identity
 
 
@@ -148,7 +149,7 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     flows = _flows_ns(tables.flows).with_columns(lanes["track"].gather(tables.flows["lane"]).alias("track"))
     events = rows.attach(events, links.forward_links(events, tables.args["op_args"], flows))
     say("counting")
-    events = rows.place(events.with_columns(self_time), counts, on_tree).drop("lane")
+    events = rows.place(events.with_columns(self_time), counts, on_tree).select(EVENT_COLUMNS)
     del counts, self_time, on_tree
     anomalies = [classify_overlaps(overlaps, events), duplicates]
     if "baseTimeNanoseconds" in decoded.top:
