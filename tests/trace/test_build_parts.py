@@ -37,7 +37,7 @@ def test_node_stats_count_each_subtree(extension: bool, monkeypatch: pytest.Monk
         monkeypatch.setattr(native, "_scan", None)
     tree, work = tree_and_work()
     columns = list(stats.node_stats(tree, work))
-    names = ["cpu_self_us", "gpu_events", "kernels", "memcpys", "memsets", "gpu_us"]
+    names = ["cpu_self_us", "gpu_us", "gpu_events", "kernels", "memcpys", "memsets"]
     assert [c.name for c in columns] == names
     got = pl.DataFrame(columns)
     assert got["cpu_self_us"].to_list() == [0.03, 0.02, 0.01, 0.04, 0.01]  # 100 - 30 - 40 ns, …

@@ -23,14 +23,16 @@ from tracetui.trace.args import ArgsBlocks, Deferred, RawArgs
 from tracetui.trace.categories import GPU_LANE, GPU_WORK
 from tracetui.trace.decoded import Decoded
 from tracetui.trace.frames import build_tables
-from tracetui.trace.layout import ARGS_TABLES
+from tracetui.trace.layout import ARGS_TABLES, schema
 from tracetui.trace.links import ANOMALY_SCHEMA
 from tracetui.trace.model import NO_PARTS, PartStore, TableSource, Trace
 from tracetui.trace.nesting import classify_overlaps, nest
+from tracetui.trace.release import hand_back
 from tracetui.trace.source import Source, open_source, read_fraction
 from tracetui.trace.times import exact_times as _exact_times
 
 Progress = Callable[[str], None]
+EVENT_COLUMNS = list(schema("events"))  # the events table's columns, in their order
 Read = tuple[Source, "stream.Streamed", str | None]  # a file read and scanned, and its cache identity
 
 
@@ -42,7 +44,7 @@ def load_now(
 ) -> Trace:
     """:func:`tracetui.trace.load`, here and now; ``read``: the file already read and scanned (by
     :mod:`prefetch`), with its :func:`cache.identity` taken before it was read."""
-    say = progress or (lambda stage: None)
+    say = _handing_back(progress or (lambda stage: None))
     with _gc_paused():
         if read is None:
             say("reading")
@@ -56,9 +58,21 @@ def load_now(
         del streamed, read
         parts = cache.parts_for(source.path, ident, source.json_bytes) if source.regular else NO_PARTS
         trace = build(decoded, source, parts, say)
+    hand_back()
     if source.regular:
         cache.store(trace, source.json_bytes, ident)
     return trace
+
+
+def _handing_back(say: Progress) -> Progress:
+    """``say``, which also gives the C heap's free pages back as each stage begins (what the one
+    before freed would otherwise stay resident under the next one's peak)."""
+
+    def stage(name: str) -> None:
+        hand_back()
+        say(name)
+
+    return stage
 
 
 def read_trace(path: str | Path, fraction: Callable[[float], None] | None = None) -> Read | Trace:
@@ -136,7 +150,7 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     flows = _flows_ns(tables.flows).with_columns(lanes["track"].gather(tables.flows["lane"]).alias("track"))
     events = rows.attach(events, links.forward_links(events, tables.args["op_args"], flows))
     say("counting")
-    events = rows.place(events.with_columns(self_time), counts, on_tree).drop("lane")
+    events = rows.place(events.with_columns(self_time), counts, on_tree).select(EVENT_COLUMNS)
     del counts, self_time, on_tree
     anomalies = [classify_overlaps(overlaps, events), duplicates]
     if "baseTimeNanoseconds" in decoded.top:

@@ -36,25 +36,30 @@ def node_stats(tree: pl.DataFrame, work: pl.DataFrame) -> Iterator[pl.Series]:
     ``tree``: the CPU events in preorder (``pos`` = row), with ``start_ns``, ``end_ns``, ``end_pos``
     and ``parent_pos`` (-1: a root), as :func:`tracetui.trace.nesting.nest` gives them. ``work``: the
     GPU work launched from the tree, with ``at`` (the tree row of its call), ``cat`` and ``dur``
-    (ns). Yields the columns (cpu_self_us, gpu_events, kernels, memcpys, memsets, gpu_us) in the
+    (ns). Yields the columns (cpu_self_us, gpu_us, gpu_events, kernels, memcpys, memsets) in the
     tree's order, one at a time, so that the caller can place each before the next is made (and
-    it holds ``tree`` no longer than it needs it, if the caller does not keep it).
+    it holds ``tree`` no longer than it needs it, if the caller does not keep it); the sums of
+    time first, whose 64-bit prefix sums are the widest, while the fewest columns are placed.
     """
-    dur = tree["end_ns"] - tree["start_ns"]
     count = len(tree)
-    children = native.sum_at(tree["parent_pos"], dur, count)  # each node's children's total
-    self_us = ((dur - children).clip(0) / US).alias("cpu_self_us")
-    end = tree["end_pos"]
-    del dur, children, tree  # the caller's last reference (it passes it on): the times can go
+    dur = tree["end_ns"] - tree["start_ns"]
+    parents, end = tree["parent_pos"], tree["end_pos"]
+    del tree  # the caller's last reference (it passes it on): the times go before the sums are made
+    children = native.sum_at(parents, dur, count)  # each node's children's total
+    del parents
+    dur = dur - children  # each step frees the one before it: at most three columns of times live
+    del children
+    self_us = (dur.clip(0) / US).alias("cpu_self_us")
+    del dur
     yield self_us
     del self_us
     at = work["at"]
     own = work.select(
+        pl.col("dur").alias("gpu_us"),
         pl.lit(1, pl.Int64).alias("gpu_events"),
         (pl.col("cat") == "kernel").alias("kernels"),
         (pl.col("cat") == "gpu_memcpy").alias("memcpys"),
         (pl.col("cat") == "gpu_memset").alias("memsets"),
-        pl.col("dur").alias("gpu_us"),
     )
     for name in own.columns:
         spread = native.sum_at(at, own[name], count + 1)

@@ -1087,11 +1087,11 @@ def _step_threads(
 
 def _profiler_tracks(events: pl.DataFrame) -> frozenset[int]:
     """CPU tracks holding only the profiler's own spans (``Trace``, ``overhead``)."""
-    own = (
-        events.select("track", "cat", "pos")
+    own = (  # the test before the filter: a column of flags is filtered, not one of text
+        events.select("track", pl.col("cat").is_in(["Trace", "overhead"]).alias("own"), "pos")
         .filter(pl.col("pos").is_not_null())
         .group_by("track")
-        .agg(pl.col("cat").is_in(["Trace", "overhead"]).all().alias("own"))
+        .agg(pl.col("own").all())
         .filter("own")
     )
     return frozenset(own["track"].to_list())
