@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from tracetui.errors import TraceError
-from tracetui.trace import cache, links, native, stats, stream
+from tracetui.trace import cache, links, stats, stream
 from tracetui.trace.align import Rows
 from tracetui.trace.args import ArgsBlocks, Deferred, RawArgs
 from tracetui.trace.categories import GPU_LANE, GPU_WORK
@@ -111,7 +111,6 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     say("tabulating")
     tables = build_tables(decoded.tables)
     decoded.tables = {}
-    native.give_back_freed()
     events = tables.events.with_columns(_exact_times("ts", "dur"))
     tracks, lanes = _tracks(events, decoded.lanes, tables.meta)
     lane_rows = events["lane"]

@@ -48,22 +48,6 @@ def scanner() -> Any:
     return None if _scan is None else _scan.Scanner(SPEC)
 
 
-def give_back_freed() -> None:
-    """Hand the scanner's freed memory back to the system. The scanner allocates with the C
-    library's ``malloc``; what polars copies on import (the codes of the dictionary columns: 4
-    bytes a row each) and the scanner's own tables are freed after the scan, and glibc keeps such
-    blocks in its arenas (~90 MB at 2.3M events) unless asked (``malloc_trim``). Elsewhere: nothing."""
-    if _scan is None:
-        return
-    import ctypes
-
-    try:
-        trim = ctypes.CDLL(None).malloc_trim  # the process's own C library
-    except (OSError, AttributeError):  # not glibc
-        return
-    trim(0)
-
-
 def tables_of(raw: RawTables) -> dict[str, pl.DataFrame]:
     """The scanned tables as polars frames (zero copy), text cleaned where it may need it."""
     import polars as pl
