@@ -51,7 +51,7 @@ def test_trace_loads_with_the_model(cpu_captures: dict[str, Run]) -> None:
 
     trace = tracetui.load(_only_trace(cpu_captures["mlp"], "mlp_eager.json.gz"))
     names = trace.events["name"]
-    assert names.filter(names.str.starts_with("ProfilerStep#")).len() == 3
+    assert names.filter(names.cast(pl.String).str.starts_with("ProfilerStep#")).len() == 3
     assert (
         trace.events.filter((pl.col("cat") == "user_annotation") & (pl.col("name") == "mlp_fwd")).height == 3
     )
