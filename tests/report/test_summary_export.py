@@ -295,3 +295,23 @@ def test_small_truths_of_the_summary_and_the_help() -> None:
     ranks = FIXTURES / "ranks" / "ddp_2rank_nccl"
     report = invoke("diff", str(ranks), "--ranks", "0,1", "--report")
     assert "NVIDIA H200, NVIDIA H200" not in report and "2 × NVIDIA H200" in report
+
+
+def test_a_tie_of_bounds_gives_the_same_bound_every_run() -> None:
+    # nccl:all_reduce in the DDP fixture: two calls waiting, two GPU-bound; the answer never
+    # depends on the order the rows come in (a hash group's mode came in any order)
+    from tracetui.insight.summary_data import _mean_verdicts
+
+    calls = pl.DataFrame(
+        {
+            "name": ["all_reduce"] * 4,
+            "bound": ["waits", "gpu-bound", "waits", "gpu-bound"],
+            "verdict": ["a", "b", "c", "d"],
+            "cpu_launch_us": [1.0, 2.0, 3.0, 4.0],
+        }
+    )
+    answers = {
+        _mean_verdicts(calls.sample(fraction=1.0, shuffle=True, seed=seed)).row(0, named=True)["bound"]
+        for seed in range(20)
+    }
+    assert answers == {"gpu-bound"}

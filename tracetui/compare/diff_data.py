@@ -20,6 +20,7 @@ from tracetui.compare.chains import ARROW, dispatch_chains
 from tracetui.insight.kernel_names import decode_kernel_name, kernel_name_columns
 from tracetui.insight.report import compile_overheads
 from tracetui.trace.categories import LAUNCH_CALLS
+from tracetui.trace.stats import sum_us
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -107,7 +108,7 @@ def _profile(side: _Side, kind: scopes.Kind, names: list[str] | None) -> _Profil
         scopes.gpu_members(trace, kind, units, cpu)
         .join(scope_of, on="unit")
         .group_by("scope", "name")
-        .agg(pl.col("cat").first().alias("category"), pl.len().alias("n"), pl.col("dur").sum().alias("us"))
+        .agg(pl.col("cat").first().alias("category"), pl.len().alias("n"), sum_us().alias("us"))
     )
     chains = (
         cpu.join(side.chains, on="id")
@@ -115,12 +116,13 @@ def _profile(side: _Side, kind: scopes.Kind, names: list[str] | None) -> _Profil
         .group_by("scope", "chain")
         .agg(pl.len().alias("n"), pl.col("gpu_events").sum().alias("gpu_events"))
     )
-    runtime = trace.events.filter(pl.col("cat").is_in(LAUNCH_CALLS)).select("id", "name", "dur")
+    launch_calls = pl.col("cat").is_in(LAUNCH_CALLS)
+    runtime = trace.events.filter(launch_calls).select("id", "name", "start_ns", "end_ns")
     launch = (
         cpu.join(runtime, on="id")
         .join(scope_of, on="unit")
         .group_by("scope", "name")
-        .agg(pl.len().alias("n"), pl.col("dur").sum().alias("us"))
+        .agg(pl.len().alias("n"), sum_us().alias("us"))  # on integer ns: the same sum in any order
     )
     return _Profile(
         numbers=numbers,

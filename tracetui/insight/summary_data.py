@@ -270,13 +270,14 @@ def _real_anomalies(trace: Trace) -> pl.DataFrame:
 
 
 def _mean_verdicts(per_instance: pl.DataFrame) -> pl.DataFrame:
-    """Per annotation name: the most common bound and the verdict of its median call."""
+    """Per annotation name: the most common bound (of a tie, the first by name: the same every
+    run) and the verdict of its median call."""
     if per_instance.is_empty():
         return pl.DataFrame(schema={"name": pl.String, "bound": pl.String, "verdict": pl.String})
     return (
         per_instance.sort("cpu_launch_us")
         .group_by("name", maintain_order=True)
-        .agg(pl.col("bound").mode().first(), pl.col("verdict").get(pl.len() // 2))
+        .agg(pl.col("bound").mode().sort().first(), pl.col("verdict").get(pl.len() // 2))
     )
 
 
