@@ -16,14 +16,15 @@ class Rows:
     columns a build puts on the same frame (the frame may gain columns meanwhile, not rows).
 
     Event ids are dense small integers: an inverse table (id -> row) answers with one gather;
-    other keys take a binary search.
+    other keys, or ``table=False`` (a one-off lookup: no table the size of the frame), take a
+    binary search.
     """
 
-    def __init__(self, frame: pl.DataFrame, on: str = "id") -> None:
+    def __init__(self, frame: pl.DataFrame, on: str = "id", table: bool = True) -> None:
         self.on = on
         self.keys = frame[on]
         self.inverse: pl.Series | None = None
-        top = self.keys.max() if len(self.keys) else None
+        top = self.keys.max() if table and len(self.keys) else None
         if self.keys.dtype.is_unsigned_integer() and isinstance(top, int) and top < 4 * len(self.keys) + 4096:
             self.inverse = pl.repeat(None, top + 1, dtype=pl.UInt32, eager=True).scatter(
                 self.keys, pl.int_range(len(self.keys), dtype=pl.UInt32, eager=True)
@@ -91,8 +92,9 @@ class Rows:
 
 
 def rows_of(frame: pl.DataFrame, ids: pl.Series, on: str = "id") -> pl.Series:
-    """Row positions in ``frame`` (sorted by a unique ``on``) of ``ids``, which must be present."""
-    return Rows(frame, on).of(ids)
+    """Row positions in ``frame`` (sorted by a unique ``on``) of ``ids``, which must be present: a
+    binary search each (a one-off lookup builds no table the size of the frame)."""
+    return Rows(frame, on, table=False).of(ids)
 
 
 def attach(frame: pl.DataFrame, part: pl.DataFrame, on: str = "id") -> pl.DataFrame:

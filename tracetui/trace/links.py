@@ -182,19 +182,18 @@ def forward_links(events: pl.DataFrame, op_args: pl.DataFrame, flows: pl.DataFra
         # starting at a flow's timestamp are read: a join on all of them costs their size again).
         at_flow = pl.col("start_ns").is_in(fwdbwd["ts_ns"].drop_nulls().unique().implode())
         ops = events.lazy().filter(is_op() & at_flow).select("id", "track", "start_ns", "depth").collect()
-        bound = (
-            fwdbwd.join(
-                ops.select("id", "track", "start_ns", "depth"),
-                left_on=["track", "ts_ns"],
-                right_on=["track", "start_ns"],
-                suffix="_op",
-            )
+        bound = (  # joined on the time alone (one integer key: a smaller table than two), then the thread
+            fwdbwd.join(ops, left_on="ts_ns", right_on="start_ns", suffix="_op")
+            .filter(pl.col("track") == pl.col("track_op"))
             .sort("depth", descending=True)
             .unique("id", keep="first")
         )
-        starts = bound.filter(pl.col("ph") == "s").select("flow_id", pl.col("id_op").alias("fwd_id"))
-        ends = bound.filter(pl.col("ph") == "f").select("flow_id", pl.col("id_op").alias("id"))
-        return ends.join(starts, on="flow_id").select("id", "fwd_id").unique("id", keep="first").sort("id")
+        # each end to its start: joined on a hash of the flow id (an integer key), the ids compared after
+        key = pl.col("flow_id").hash().alias("key")
+        starts = bound.filter(pl.col("ph") == "s").select(key, "flow_id", pl.col("id_op").alias("fwd_id"))
+        ends = bound.filter(pl.col("ph") == "f").select(key, "flow_id", pl.col("id_op").alias("id"))
+        pairs = ends.join(starts, on="key").filter(pl.col("flow_id") == pl.col("flow_id_right"))
+        return pairs.select("id", "fwd_id").unique("id", keep="first").sort("id")
     ops = events.lazy().filter(is_op()).select("id", "track", "start_ns", "depth").collect()
     ops = ops.join(op_args.select("id", "seq", "fwd_tid"), on="id", how="left", maintain_order="left")
     forward = (

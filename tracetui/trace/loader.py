@@ -112,10 +112,13 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     tables = build_tables(decoded.tables)
     decoded.tables = {}
     events = tables.events.with_columns(_exact_times("ts", "dur"))
+    tables.events = events.clear()  # the scan's own columns are held by ``events`` alone
     tracks, lanes = _tracks(events, decoded.lanes, tables.meta)
     lane_rows = events["lane"]
     thread = lanes["track"].gather(lane_rows).alias("track")  # every row's (pid, tid) track
     process = lanes["process"].gather(lane_rows).alias("process")
+    events = events.drop("lane")  # read: its memory goes now, not after the build
+    del lane_rows
     rows = Rows(events)  # every column below goes on these rows
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="tracetui-build") as aside:
         # the other core (polars and the C passes release the GIL): the launches need only the

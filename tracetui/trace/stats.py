@@ -215,7 +215,8 @@ def span_work(events: pl.DataFrame) -> pl.DataFrame:
     work = work.hstack(calls)
     columns = ["span", "id", "cat", "start_ns", "end_ns", "track"]
     steps = work.filter(pl.col("step_id").is_not_null()).select(pl.col("step_id").alias("span"), *columns[1:])
-    return pl.concat([steps, _annotation_work(events, work).select(columns)]).sort("span", "start_ns", "id")
+    annotations = _annotation_work(events, work.select(*columns[1:], "call_pid", "call_ns")).select(columns)
+    return pl.concat([steps, annotations]).sort("span", "start_ns", "id")
 
 
 def annotation_windows(events: pl.DataFrame) -> pl.DataFrame:
