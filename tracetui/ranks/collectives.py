@@ -22,6 +22,7 @@ import polars as pl
 
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.ranks.discover import ProcessGroup
+from tracetui.trace.text import matches
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -123,9 +124,7 @@ def rank_collectives(trace: Trace, groups: tuple[ProcessGroup, ...] = ()) -> pl.
     events = trace.events
     steps = trace.steps.select(pl.col("id").alias("step_id"), "step")
     kernels = comm_kernels(events).filter(pl.col("start_ns").is_not_null())
-    host = events.filter(
-        (pl.col("cat") == "user_annotation") & pl.col("name").cast(pl.String).str.contains(HOST_COLLECTIVE)
-    )
+    host = events.filter((pl.col("cat") == "user_annotation") & matches("name", HOST_COLLECTIVE))
     if kernels.is_empty() and host.is_empty():
         host = outermost_c10d(events)
     fallback = default_group(groups)
@@ -163,12 +162,10 @@ def comm_kernels(events: pl.DataFrame) -> pl.DataFrame:
 
 def outermost_c10d(events: pl.DataFrame) -> pl.DataFrame:
     """``c10d::*`` ops that are not inside another one."""
-    ops = events.filter(
-        (pl.col("cat") == "cpu_op") & pl.col("name").cast(pl.String).str.contains(FALLBACK_COLLECTIVE)
-    )
+    ops = events.filter((pl.col("cat") == "cpu_op") & matches("name", FALLBACK_COLLECTIVE))
     parents = events.select(pl.col("id").alias("op_id"), pl.col("name").alias("parent_op"))
     inner = ops.join(parents, on="op_id", how="left").filter(
-        pl.col("parent_op").cast(pl.String).fill_null("").str.contains(FALLBACK_COLLECTIVE)
+        matches("parent_op", FALLBACK_COLLECTIVE).fill_null(False)
     )
     return ops.join(inner.select("id"), on="id", how="anti")
 

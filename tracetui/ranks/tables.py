@@ -37,6 +37,7 @@ from tracetui.ranks.collectives import (
 from tracetui.safetext import clean
 from tracetui.trace.categories import GPU_WORK
 from tracetui.trace.stats import union_length
+from tracetui.trace.text import matches
 
 if TYPE_CHECKING:
     from tracetui.ranks.discover import RankFile
@@ -169,7 +170,7 @@ def classified_work(trace: Trace) -> pl.DataFrame:
     in_collective = work.join(_launched_inside_c10d(trace), on="id", how="semi")["id"]
     comm = (
         pl.col("id").is_in(comm_kernels(events)["id"].implode())
-        | pl.col("annotation").cast(pl.String).fill_null("").str.contains(COMM_ANNOTATION)
+        | matches("annotation", COMM_ANNOTATION).fill_null(False)
         | pl.col("id").is_in(in_collective.implode())
     )
     cls = pl.when(comm).then(COMM).when(pl.col("cat") == "kernel").then(COMPUTE).otherwise(MEMORY)
@@ -195,8 +196,7 @@ def _launched_inside_c10d(trace: Trace) -> pl.DataFrame:
 
 def host_collective_spans(trace: Trace) -> pl.DataFrame:
     """CPU spans of collectives (``gloo:*`` annotations and ``c10d::*`` ops)."""
-    name = pl.col("name").cast(pl.String)
-    named = name.str.contains(HOST_COLLECTIVE) | name.str.contains(FALLBACK_COLLECTIVE)
+    named = matches("name", HOST_COLLECTIVE) | matches("name", FALLBACK_COLLECTIVE)
     return trace.events.filter(
         pl.col("cat").is_in(["user_annotation", "cpu_op"]) & named & pl.col("start_ns").is_not_null()
     ).select("start_ns", "end_ns")

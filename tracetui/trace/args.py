@@ -166,10 +166,8 @@ class Spill(Sequence[bytes]):
         self._spilling = True
         self._end = 0  # bytes written to the file
         self._blocks: list[bytes | tuple[int, int]] = []  # in memory, or (offset, length) in the file
-        self.nbytes = 0
 
     def append(self, data: bytes) -> None:
-        self.nbytes += len(data)
         if self._spilling:
             try:
                 if self._file is None:

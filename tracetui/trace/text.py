@@ -7,7 +7,7 @@ import polars as pl
 
 from tracetui.safetext import clean_series
 
-__all__ = ["as_text", "clean_series", "raw_json_series"]
+__all__ = ["as_text", "clean_series", "matches", "raw_json_series"]
 
 
 def raw_json_series(name: str, values: list[bytes]) -> pl.Series:
@@ -28,3 +28,10 @@ def as_text(frame: pl.DataFrame) -> pl.DataFrame:
     coded = pl.col(pl.Categorical).cast(pl.String)
     lists = [n for n, t in frame.schema.items() if isinstance(t, pl.List) and t.inner == pl.Categorical]
     return frame.with_columns(coded, pl.col(lists).cast(pl.List(pl.String)))
+
+
+def matches(column: str, pattern: str) -> pl.Expr:
+    """Whether ``column`` (text, or the events' dictionary-encoded text) matches the regex
+    ``pattern``: tested once per distinct value and looked up by code, not cast to text row by row."""
+    values = pl.col(column).unique()
+    return pl.col(column).is_in(values.filter(values.cast(pl.String).str.contains(pattern)).implode())

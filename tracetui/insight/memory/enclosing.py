@@ -17,6 +17,7 @@ import polars as pl
 
 from tracetui.trace.align import rows_of
 from tracetui.trace.nesting import ancestor_ids
+from tracetui.trace.text import matches
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -81,7 +82,7 @@ def _tree(trace: Trace) -> pl.DataFrame:
     if tree.is_empty():
         return tree.with_columns(parent_pos=pl.lit(-1, pl.Int64), frame_id=pl.lit(None, pl.UInt32))
     tree = tree.with_columns(parent_pos=_parent_rows(events, tree))
-    source = (pl.col("cat") == "python_function") & pl.col("name").cast(pl.String).str.contains(SOURCE_FRAME)
+    source = (pl.col("cat") == "python_function") & matches("name", SOURCE_FRAME)
     if not tree.select(source.any()).item():
         return tree.with_columns(frame_id=pl.lit(None, pl.UInt32))
     return tree.with_columns(frame_id=ancestor_ids(tree, source))
