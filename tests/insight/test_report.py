@@ -101,7 +101,9 @@ def test_launch_op_costs_are_each_ops_own_cost() -> None:
 
     for name in ("mlp_eager.json.gz", "capture_mlp_compiled_train.json.gz", "synthetic_cudnn_conv.json.gz"):
         trace = tracetui.load(FIXTURES / name)
-        costs, cost_row = launch_op_costs(trace)
+        costs, of_op = launch_op_costs(trace)
+        assert of_op["id"].is_sorted() and of_op["id"].n_unique() == len(of_op)
+        cost_row = dict(of_op.iter_rows())
         shapes = trace.launch_shapes
         assert len(costs) < len(shapes) or len(shapes) <= 2  # distinct ops: fewer rows than ops
         ops = trace.lookup(shapes["id"], "name")["name"]
@@ -161,3 +163,37 @@ def test_gpu_work_is_the_gpu_tables_work_rows() -> None:
         assert work is gpu_work(trace)  # found once
         expected = trace.gpu.filter(pl.col("cat").is_in(GPU_WORK)).select(*WORK_COLUMNS, *WORK_ARGS)
         assert work.equals(expected) and work.schema == expected.schema and len(work) > 0
+
+
+def test_rooflines_are_the_kernel_costs_summed_per_name() -> None:
+    """``kernel_rooflines`` sums the rows as numbers and joins a name's and an op's text once per
+    total: the same as summing every GPU row of ``kernel_costs`` with its text."""
+    from polars.testing import assert_frame_equal
+
+    from tracetui.insight.report import kernel_costs
+    from tracetui.trace.stats import DUR_NS, sum_us
+
+    share = pl.when(pl.col("op_kernel_us") > 0).then(DUR_NS / 1000 / pl.col("op_kernel_us"))
+    for name in ("mlp_eager.json.gz", "capture_mlp_compiled_train.json.gz", "synthetic_cudnn_conv.json.gz"):
+        trace = tracetui.load(FIXTURES / name)
+        expected = (
+            kernel_costs(trace)
+            .filter(pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
+            .group_by("name", "device")
+            .agg(
+                pl.len().alias("calls"),
+                sum_us().alias("time_us"),
+                (pl.col("flops") * share).sum().alias("flops"),
+                (pl.col("bytes") * share).sum().alias("bytes"),
+                pl.col("cost_dtype").drop_nulls().first(),
+                pl.col("kind").first(),
+                pl.col("roof_kind").first(),
+                pl.col("short").first(),
+                pl.col("blocks").median(),
+            )
+            .with_columns(pl.col("name").cast(pl.String))
+            .sort("name", "device")
+        )
+        got = kernel_rooflines(trace).select(expected.columns).sort("name", "device")
+        assert len(got) > 0 and got["flops"].drop_nulls().len() > 0, name
+        assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12)

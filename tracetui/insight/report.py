@@ -16,7 +16,6 @@ from tracetui.insight.compile_names import COMPILED_REGION, compile_wrapper
 from tracetui.insight.flops import op_cost_columns
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.roofline import MATRIX_KINDS, roofline_columns
-from tracetui.trace import native
 from tracetui.trace.align import lookup
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.memo import kept
@@ -59,59 +58,76 @@ def kernel_costs(trace: Trace) -> pl.DataFrame:
 def _kernel_costs(trace: Trace) -> pl.LazyFrame:
     """:func:`kernel_costs` as a query: a reader of a few of its columns builds only those (the
     names' fields and the ops' costs are joined from their small tables of distinct rows)."""
-    gpu = gpu_work(trace).select(
-        "id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes", "grid"
+    rows, names, costs = _cost_rows(trace)
+    text = costs.drop("flops", "bytes")  # the rows carry their own
+    order = [
+        *(c for c in rows.collect_schema() if c not in ("cost_row", "op_kernel_us", "flops")),
+        *names.columns[1:],
+        *(c for c in costs.columns if c not in ("cost_row", "bytes")),
+        "op_kernel_us",
+        "roof_kind",
+    ]
+    return (
+        rows.join(names.lazy(), on="name", how="left", maintain_order="left")
+        .join(text.lazy(), on="cost_row", how="left", maintain_order="left")
+        .with_columns(_roof_kind(pl.col("cost_kind"), pl.col("kind")))
+        .select(order)
     )
-    gpu = gpu.join(_grid_blocks(gpu), on="grid", how="left", maintain_order="left").drop("grid")
+
+
+def _cost_rows(trace: Trace) -> tuple[pl.LazyFrame, pl.DataFrame, pl.DataFrame]:
+    """``(rows, names, costs)``. ``rows``: per GPU work event, in event order, its numbers only:
+    the GPU work's columns, ``blocks``, ``cost_row`` (its op's row of ``costs``: :func:`launch_op_costs`),
+    ``op_kernel_us`` and its share of the op's ``flops`` and ``bytes`` as read below. ``names``: the
+    decoded kernel names (:func:`kernel_name_columns`). The text of a name or an op is joined from
+    those small tables by whoever shows it, after any aggregation."""
+    work = gpu_work(trace)  # kept: the query adds its keys to it, not to a copy
+    gpu = work.select("id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes")
     names = kernel_name_columns(gpu["name"]).select("name", *KERNEL_FIELDS, "notes")
     costs, of_op = launch_op_costs(trace)
     is_kernel = pl.col("cat") == "kernel"
-    if len(of_op):
-        cost_row = of_op.gather(gpu["launch_op_id"].clip(0, len(of_op) - 1))
-    else:  # no op launched anything
-        cost_row = pl.repeat(None, len(gpu), dtype=pl.UInt32, eager=True).alias("cost_row")
-    keys = [cost_row, _op_kernel_ns(gpu)]
-    return (
-        gpu.with_columns(keys)
-        .lazy()
-        .join(names.lazy(), on="name", how="left", maintain_order="left")
-        .join(costs.rename({"bytes": "bytes_right"}).lazy(), on="cost_row", how="left", maintain_order="left")
+    cost_row = lookup(of_op, gpu["launch_op_id"], "cost_row")["cost_row"]  # no table as long as the ids
+    per_op = costs.select("cost_row", pl.col("flops").alias("op_flops"), pl.col("bytes").alias("op_bytes"))
+    rows = (
+        gpu.lazy()
+        .with_columns(_blocks(work["grid"]), cost_row, _op_kernel_ns())
+        .join(per_op.lazy(), on="cost_row", how="left", maintain_order="left")
         .with_columns(
             op_kernel_us=pl.when(is_kernel & pl.col("launch_op_id").is_not_null())
             .then(pl.col("op_kernel_ns") / US)
             .otherwise(pl.col("dur")),
-            flops=pl.when(is_kernel).then(pl.col("flops")),
+            flops=pl.when(is_kernel).then(pl.col("op_flops")),
             bytes=pl.when(is_kernel)
-            .then(pl.col("bytes_right"))
+            .then(pl.col("op_bytes"))
             .when(pl.col("cat") == "gpu_memcpy")
             .then(pl.col("bytes")),
-            # an op's cost is read against its own kind's roof: the attention op's seed kernel too
-            roof_kind=pl.when(pl.col("cost_kind").is_in(list(MATRIX_KINDS)))
-            .then(pl.col("cost_kind"))
-            .otherwise(pl.col("kind")),
         )
-        .drop("bytes_right", "cost_row", "op_kernel_ns")
+        .drop("op_flops", "op_bytes", "op_kernel_ns")
     )
+    return rows, names, costs
 
 
-def _op_kernel_ns(gpu: pl.DataFrame) -> pl.Series:
+def _roof_kind(cost_kind: pl.Expr, kind: pl.Expr) -> pl.Expr:
+    """``roof_kind``: an op's cost is read against its own kind's roof (the attention op's seed
+    kernel too), else the kernel name's kind."""
+    return pl.when(cost_kind.is_in(list(MATRIX_KINDS))).then(cost_kind).otherwise(kind).alias("roof_kind")
+
+
+def _op_kernel_ns() -> pl.Expr:
     """Per row of GPU work: the kernel time (ns) of its launching op, all its kernels together."""
-    kernels = (
-        gpu.lazy()
-        .filter((pl.col("cat") == "kernel") & pl.col("launch_op_id").is_not_null())
-        .select("launch_op_id", DUR_NS.fill_null(0).alias("ns"))
-        .collect()
+    kernel_ns = pl.when(pl.col("cat") == "kernel").then(DUR_NS.fill_null(0)).otherwise(0)
+    return (
+        pl.when(pl.col("launch_op_id").is_not_null())
+        .then(kernel_ns.sum().over("launch_op_id"))
+        .alias("op_kernel_ns")
     )
-    size = int(kernels["launch_op_id"].max() or 0) + 1  # type: ignore[arg-type]
-    per_op = native.sum_at(kernels["launch_op_id"], kernels["ns"], size)
-    return per_op.gather(gpu["launch_op_id"].clip(0, size - 1)).alias("op_kernel_ns")
 
 
-def launch_op_costs(trace: Trace) -> tuple[pl.DataFrame, pl.Series]:
+def launch_op_costs(trace: Trace) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The cost of the ops that launched GPU work, once per distinct op name and recorded shapes
-    (a trace has few): ``(costs, cost_row)``. ``costs``: ``cost_row`` (its row), ``op``, the shapes
-    and :func:`~tracetui.insight.flops.op_cost_columns`; ``cost_row``: per op id (the Series'
-    index) its row of ``costs``, null for an id that launched nothing."""
+    (a trace has few): ``(costs, of_op)``. ``costs``: ``cost_row`` (its row), ``op``, the shapes
+    and :func:`~tracetui.insight.flops.op_cost_columns`; ``of_op``: ``(id, cost_row)`` per op that
+    launched GPU work, sorted by ``id`` (read it with :func:`~tracetui.trace.align.lookup`)."""
     shapes = trace.launch_shapes
     keys = ["op", "input_dims", "input_type", "concrete_inputs"]
     ops = shapes.select(
@@ -121,20 +137,23 @@ def launch_op_costs(trace: Trace) -> tuple[pl.DataFrame, pl.Series]:
         "input_type",
         "concrete_inputs",
     )
-    distinct = ops.group_by(keys, maintain_order=True).agg("id")
+    shape_text = [pl.col(key).cast(pl.String) for key in keys[1:]]  # the few distinct shapes, as written
+    distinct = ops.group_by(keys, maintain_order=True).agg("id").with_columns(shape_text)
     costs = pl.concat(
         [distinct.drop("id"), op_cost_columns(distinct, name="op").drop(keys)], how="horizontal"
     )
-    ids = distinct["id"].explode()
-    rows = pl.int_range(len(distinct), dtype=pl.UInt32, eager=True).repeat_by(distinct["id"].list.len())
-    size = int(ids.max() or 0) + 1 if len(ids) else 0  # type: ignore[arg-type]
-    of_op = pl.repeat(None, size, dtype=pl.UInt32, eager=True).scatter(ids, rows.explode())
-    return costs.with_row_index("cost_row"), of_op.alias("cost_row")
+    of_op = (
+        distinct.select("id", pl.int_range(pl.len(), dtype=pl.UInt32).alias("cost_row"))
+        .explode("id")
+        .sort("id")
+    )
+    return costs.with_row_index("cost_row"), of_op
 
 
-def _grid_blocks(gpu: pl.DataFrame) -> pl.DataFrame:
-    """``(grid, blocks)`` per distinct ``grid`` of ``gpu``: a trace has few, its kernels many."""
-    return gpu.select(pl.col("grid").unique()).drop_nulls().with_columns(grid_blocks())
+def _blocks(grid: pl.Series) -> pl.Series:
+    """``blocks`` of each ``grid``, read once per distinct grid (a trace has few, its kernels many)."""
+    distinct = grid.unique().drop_nulls().to_frame().with_columns(grid_blocks())
+    return grid.to_frame().join(distinct, on="grid", how="left", maintain_order="left")["blocks"]
 
 
 def grid_blocks() -> pl.Expr:
@@ -223,26 +242,44 @@ def kernels_table(trace: Trace) -> pl.DataFrame:
 
 def kernel_rooflines(trace: Trace) -> pl.DataFrame:
     """Per kernel name (and device) with a known cost: total time, FLOPs and bytes, and the
-    roofline reading of the aggregate. An op's cost is shared among its kernels by time."""
-    kernels = (
-        _kernel_costs(trace)
-        .filter(pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
-        .with_columns(pl.col("name").cast(pl.Categorical))  # a key of codes, not text, beside the device
-    )
+    roofline reading of the aggregate. An op's cost is shared among its kernels by time.
+
+    The rows are summed as numbers; a name's and an op's text is joined once per total."""
+    rows, names, costs = _cost_rows(trace)
+    dtypes = costs.select(pl.col("cost_row").alias("typed_row"), "cost_dtype").drop_nulls()
+    typed = dtypes["typed_row"]  # the ops whose dtype is known
     share = pl.when(pl.col("op_kernel_us") > 0).then(DUR_NS / 1000 / pl.col("op_kernel_us"))
-    lazy_totals = kernels.group_by("name", "device").agg(
-        pl.len().alias("calls"),
-        sum_us().alias("time_us"),
-        (pl.col("flops") * share).sum().alias("flops"),
-        (pl.col("bytes") * share).sum().alias("bytes"),
-        pl.col("cost_dtype").drop_nulls().first(),
-        pl.col("kind").first(),
-        pl.col("roof_kind").first(),
-        pl.col("short").first(),
-        pl.col("blocks").median(),
+    lazy_totals = (
+        rows.filter(pl.col("flops").is_not_null() | pl.col("bytes").is_not_null())
+        .group_by("name", "device")
+        .agg(
+            pl.len().alias("calls"),
+            sum_us().alias("time_us"),
+            (pl.col("flops") * share).sum().alias("flops"),
+            (pl.col("bytes") * share).sum().alias("bytes"),
+            pl.col("cost_row").filter(pl.col("cost_row").is_in(typed.implode())).first().alias("typed_row"),
+            pl.col("cost_row").first(),  # the first kernel's op: its kind picks the roof
+            pl.col("blocks").median(),
+        )
+        .join(names.lazy().select("name", "kind", "short"), on="name", how="left")
+        .join(dtypes.lazy(), on="typed_row", how="left")
+        .join(costs.lazy().select("cost_row", "cost_kind"), on="cost_row", how="left")
     )
     call_us = pl.col("time_us") / pl.col("calls")
-    totals = lazy_totals.with_columns(pl.col("name").cast(pl.String), call_us=call_us).collect()
+    totals = lazy_totals.select(
+        pl.col("name").cast(pl.String),
+        "device",
+        "calls",
+        "time_us",
+        "flops",
+        "bytes",
+        "cost_dtype",
+        "kind",
+        _roof_kind(pl.col("cost_kind"), pl.col("kind")),
+        "short",
+        "blocks",
+        call_us.alias("call_us"),
+    ).collect()
     return _with_roofline(trace, totals, "time_us", call_dur="call_us", blocks="blocks").sort(
         ["time_us", "name"], descending=[True, False]
     )

@@ -36,6 +36,7 @@ from tracetui.trace.text import clean_series
 # columns and types: tracetui.trace.layout).
 TABLES = MODEL_TABLES
 LAUNCH_SHAPES = "table:launch_shapes"  # the part that keeps :attr:`Trace.launch_shapes`
+COST_SHAPES = ("input_dims", "input_type", "concrete_inputs")  # the recorded shapes an op's cost reads
 DEVICES = "facts:devices"  # the part that keeps :attr:`Trace.devices`
 
 
@@ -482,9 +483,9 @@ class Trace:
                 self._launch_shapes = pl.read_ipc(io.BytesIO(kept["table.arrow"]))
             if self._launch_shapes is None:
                 ops = self.column("events", "launch_op_id").drop_nulls().unique().sort().alias("id")
-                found = lookup(self.recorded_shapes, ops, *self.recorded_shapes.columns[1:])  # no hash join
-                text = [pl.col(name).cast(pl.String) for name in SHAPE_KEYS]
-                self._launch_shapes = pl.concat([ops.to_frame(), found], how="horizontal").with_columns(text)
+                # dictionary-encoded as recorded: one row per launching op, the same few shapes
+                found = lookup(self.recorded_shapes, ops, *COST_SHAPES)  # no hash join
+                self._launch_shapes = pl.concat([ops.to_frame(), found], how="horizontal")
                 if self.parts is not NO_PARTS:  # nowhere to keep it: not serialised
                     self.parts.put(LAUNCH_SHAPES, {"table.arrow": _ipc(self._launch_shapes)})
             return self._launch_shapes

@@ -172,7 +172,8 @@ def kernel_name_columns(names: pl.Series | Iterable[str]) -> pl.DataFrame:
     import polars as pl
 
     series = names if isinstance(names, pl.Series) else pl.Series("name", list(names), dtype=pl.String)
-    unique = series.cast(pl.String).drop_nulls().unique(maintain_order=True)
+    # distinct first: a dictionary-encoded column is compared by code, and only its few names become text
+    unique = series.drop_nulls().unique(maintain_order=True).cast(pl.String)
     decoded = [decode_kernel_name(n) for n in unique.to_list()]
     shorts = distinct_shorts(decoded)
     data: dict[str, list[Any]] = {"name": unique.to_list()}
