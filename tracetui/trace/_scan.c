@@ -889,8 +889,9 @@ static inline void put_view(uint8_t *v, const Strings *t, int64_t entry, const c
 
 static inline void set_valid(uint8_t *validity, int64_t row) { validity[row >> 3] |= (uint8_t)(1u << (row & 7)); }
 
-static int grow_table(Scan *s, Table *t) {
-    int64_t cap = t->cap ? t->cap * 2 : 1 << 14;
+/* Room for exactly `cap` rows in every buffer of a table: more as it grows (new validity
+ * bytes cleared), or its rows only when it is exported. */
+static int resize_table(Scan *s, Table *t, int64_t cap) {
     uint32_t *ids = realloc(t->ids, (size_t)cap * sizeof(uint32_t));
     if (!ids) return fail(s, "out of memory");
     t->ids = ids;
@@ -899,11 +900,12 @@ static int grow_table(Scan *s, Table *t) {
         if (!lanes) return fail(s, "out of memory");
         t->lanes = lanes;
     }
+    int64_t had = (t->cap + 7) / 8, bytes = (cap + 7) / 8;
     for (int k = t->c0; k < t->c0 + t->nc; k++) {
         Col *c = &s->cols[k];
-        uint8_t *v = realloc(c->validity, (size_t)(cap + 7) / 8);
+        uint8_t *v = realloc(c->validity, (size_t)bytes);
         if (!v) return fail(s, "out of memory");
-        memset(v + (t->cap + 7) / 8, 0, (size_t)((cap + 7) / 8 - (t->cap + 7) / 8));
+        if (bytes > had) memset(v + had, 0, (size_t)(bytes - had));
         c->validity = v;
         if (!is_text(c->kind)) {
             int64_t *x = realloc(c->values, (size_t)cap * sizeof(int64_t));
@@ -922,6 +924,8 @@ static int grow_table(Scan *s, Table *t) {
     t->cap = cap;
     return 0;
 }
+
+static int grow_table(Scan *s, Table *t) { return resize_table(s, t, t->cap ? t->cap * 2 : 1 << 14); }
 
 /* The decoded text of a staged text slot: in the input, or in the scratch (escaped), or for
  * an ID given as a number in `digits`. -1 with s->why on failure. */
@@ -1451,6 +1455,10 @@ static int give_text_buffers(struct ArrowArray *array, int first, Strings *t) {
     if (!sizes) return -1;
     for (int i = 0; i < t->nbuf; i++) {
         sizes[i] = t->used[i];
+        if (t->used[i] < t->cap[i]) { /* no spare room goes out with the text */
+            char *x = realloc(t->data[i], (size_t)(t->used[i] ? t->used[i] : 1));
+            if (x) t->data[i] = x;
+        }
         give(array, first + i, t->data[i], t->data[i]);
         t->data[i] = NULL;
     }
@@ -1538,7 +1546,9 @@ static PyObject *export_tables(Scan *s) {
     if (!out) return NULL;
     for (int k = 0; k < s->ntables; k++) {
         Table *t = &s->tables[k];
-        if (t->cap == 0 && grow_table(s, t) < 0) {
+        /* no spare room goes out with the rows (a read that flushes often keeps many tables) */
+        int64_t fit = t->rows ? t->rows : 1;
+        if (t->cap != fit && resize_table(s, t, fit) < 0) {
             Py_DECREF(out);
             return PyErr_NoMemory();
         }
