@@ -111,7 +111,8 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     say("tabulating")
     tables = build_tables(decoded.tables)
     decoded.tables = {}
-    events = tables.events.with_columns(_exact_times("ts", "dur"))
+    # lazy: the query engine computes the start (and its floor) once for both columns
+    events = tables.events.lazy().with_columns(_exact_times("ts", "dur")).collect()
     tables.events = events.clear()  # the scan's own columns are held by ``events`` alone
     tracks, lanes = _tracks(events, decoded.lanes, tables.meta)
     lane_rows = events["lane"]
@@ -205,7 +206,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _flows_ns(flows: pl.DataFrame) -> pl.DataFrame:
-    return flows.with_columns(_exact_times("ts", "ts")[0].alias("ts_ns"))
+    return flows.lazy().with_columns(_exact_times("ts", "ts")[0].alias("ts_ns")).collect()  # lazy: see build
 
 
 def _tracks(
