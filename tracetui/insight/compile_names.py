@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from tracetui.trace.text import starts_with
+
 PREOPS = ("TorchDynamo Cache Lookup", "Pregraph bytecode", "AOTDispatcher Runtime Wrapper Prologue")
 AUTOGRAD_WRAPPERS = ("CompiledFunction", "CompiledFunctionBackward")
 COMPILED_REGION = "Torch-Compiled Region"  # a prefix: "Torch-Compiled Region: 0/0"
@@ -25,4 +27,4 @@ def is_compile_wrapper(name: str) -> bool:
 
 def compile_wrapper() -> pl.Expr:
     """:func:`is_compile_wrapper` over the ``name`` column."""
-    return pl.col("name").is_in(WRAPPERS) | pl.col("name").cast(pl.String).str.starts_with(COMPILED_REGION)
+    return pl.col("name").is_in(WRAPPERS) | starts_with("name", COMPILED_REGION)

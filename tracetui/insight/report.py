@@ -20,6 +20,7 @@ from tracetui.trace.align import lookup
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.memo import kept
 from tracetui.trace.stats import DUR_NS, US, mean_us, merged_intervals, sum_us
+from tracetui.trace.text import starts_with
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -454,8 +455,7 @@ def compile_overheads(trace: Trace) -> pl.DataFrame:
     The wrapper overhead of a ``Torch-Compiled Region`` is its CPU time minus the time inside
     the Inductor graph call (``## Call CompiledFxGraph … ##``) below it.
     """
-    name = pl.col("name").cast(pl.String)
-    graph_call = name.str.starts_with("## Call CompiledFxGraph")
+    graph_call = starts_with("name", "## Call CompiledFxGraph")
     events = (  # one pass over the names: the few events of torch.compile's
         trace.events.lazy()
         .filter(compile_wrapper() | graph_call)
@@ -463,7 +463,7 @@ def compile_overheads(trace: Trace) -> pl.DataFrame:
         .collect()
     )
     preops = events.filter((pl.col("cat") == "cpu_op") & compile_wrapper())
-    regions = events.filter(name.str.starts_with(COMPILED_REGION)).select(
+    regions = events.filter(starts_with("name", COMPILED_REGION)).select(
         "id", "track", "pos", "end_pos", DUR_NS.alias("dur_ns")
     )
     graphs = events.filter(graph_call).select(

@@ -3,11 +3,13 @@ neutraliser); ``clean_series`` is re-exported here for the modules that import i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import polars as pl
 
 from tracetui.safetext import clean_series
 
-__all__ = ["as_text", "clean_series", "matches", "raw_json_series"]
+__all__ = ["as_text", "clean_series", "matches", "raw_json_series", "starts_with"]
 
 
 def raw_json_series(name: str, values: list[bytes]) -> pl.Series:
@@ -33,5 +35,15 @@ def as_text(frame: pl.DataFrame) -> pl.DataFrame:
 def matches(column: str, pattern: str) -> pl.Expr:
     """Whether ``column`` (text, or the events' dictionary-encoded text) matches the regex
     ``pattern``: tested once per distinct value and looked up by code, not cast to text row by row."""
-    values = pl.col(column).unique()
-    return pl.col(column).is_in(values.filter(values.cast(pl.String).str.contains(pattern)).implode())
+    return _per_value(column, lambda text: text.str.contains(pattern))
+
+
+def starts_with(column: str, prefix: str) -> pl.Expr:
+    """Whether ``column`` starts with ``prefix`` (as written, no pattern), tested as :func:`matches`."""
+    return _per_value(column, lambda text: text.str.starts_with(prefix))
+
+
+def _per_value(column: str, test: Callable[[pl.Expr], pl.Expr]) -> pl.Expr:
+    # in order: the values and the test of their text are two evaluations that must line up
+    values = pl.col(column).unique(maintain_order=True)
+    return pl.col(column).is_in(values.filter(test(values.cast(pl.String))).implode())
