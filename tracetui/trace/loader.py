@@ -111,8 +111,7 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     say("tabulating")
     tables = build_tables(decoded.tables)
     decoded.tables = {}
-    # lazy: the query engine computes the start (and its floor) once for both columns
-    events = tables.events.lazy().with_columns(_exact_times("ts", "dur")).collect()
+    events = tables.events.with_columns(_exact_ns(tables.events, "ts", "dur"))
     tables.events = events.clear()  # the scan's own columns are held by ``events`` alone
     tracks, lanes = _tracks(events, decoded.lanes, tables.meta)
     lane_rows = events["lane"]
@@ -205,8 +204,16 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _exact_ns(frame: pl.DataFrame, ts: str, dur: str) -> list[pl.Series]:
+    """``start_ns`` and ``end_ns`` of ``frame`` (:func:`~tracetui.trace.times.exact_times`), as a
+    query: it computes the start (and its floor) once for both, on both cores. Its columns come in
+    pieces; they are joined into one each, so that the frame's later gathers need not."""
+    times = frame.select(list(dict.fromkeys((ts, dur)))).lazy()
+    return times.select(_exact_times(ts, dur)).collect().rechunk().get_columns()
+
+
 def _flows_ns(flows: pl.DataFrame) -> pl.DataFrame:
-    return flows.lazy().with_columns(_exact_times("ts", "ts")[0].alias("ts_ns")).collect()  # lazy: see build
+    return flows.with_columns(_exact_ns(flows, "ts", "ts")[0].alias("ts_ns"))
 
 
 def _tracks(
