@@ -43,7 +43,8 @@ def gpu_work(trace: Trace) -> pl.DataFrame:
 
 def _gpu_work(trace: Trace) -> pl.DataFrame:
     rows = trace.events.lazy().filter(pl.col("cat").is_in(GPU_WORK)).select(WORK_COLUMNS).collect()
-    return pl.concat([rows, lookup(trace.gpu_args, rows["id"], *WORK_ARGS)], how="horizontal")
+    # one piece per column (the query's output comes in morsels): its readers gather from it
+    return pl.concat([rows, lookup(trace.gpu_args, rows["id"], *WORK_ARGS)], how="horizontal").rechunk()
 
 
 def kernel_costs(trace: Trace) -> pl.DataFrame:
