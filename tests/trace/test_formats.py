@@ -292,6 +292,19 @@ def test_values_outside_64_bits_load_without_error(tmp_path: Path) -> None:
     assert trace.gpu.height == 1  # the rest is unaffected
 
 
+def test_infinite_times_load_without_error(tmp_path: Path) -> None:
+    """Found by fuzzing: the exact ns, computed as a query, cast every row's time, the unusable too;
+    an infinite timestamp or duration failed the load."""
+    events = mlp_like()
+    events.append(x("cpu_op", "at_infinity", "inf", 1))  # text where a number belongs: read as a float
+    events.append(x("cpu_op", "forever", 1, "-inf"))
+    trace = load_doc(tmp_path, trace_doc(events))
+    rows = {r["name"]: r for r in trace.events.iter_rows(named=True)}
+    assert rows["at_infinity"]["ts"] == float("inf") and rows["at_infinity"]["start_ns"] is None
+    assert rows["forever"]["start_ns"] == 1000 and rows["forever"]["end_ns"] == 1000
+    assert trace.gpu.height == 1  # the rest is unaffected
+
+
 @pytest.mark.parametrize("props", [3.5, True, "H200", [None, 7], [{"id": [0], "name": 5}]])
 def test_malformed_device_properties_are_ignored(tmp_path: Path, props: object) -> None:
     """Found by fuzzing: ``deviceProperties`` that is not a list of objects."""

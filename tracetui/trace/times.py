@@ -14,11 +14,13 @@ def exact_times(ts: str, dur: str) -> list[pl.Expr]:
     A timestamp that is not finite or beyond :data:`MAX_US` is null; such a duration counts 0."""
     whole = pl.col(ts).floor()
     usable = pl.col(ts).is_finite() & (pl.col(ts).abs() < MAX_US)
+    # not strict: a query may compute a branch for every row, the unusable ones too (then dropped)
     start = pl.when(usable).then(
-        whole.cast(pl.Int64) * 1000 + ((pl.col(ts) - whole) * 1000).round().cast(pl.Int64)
+        whole.cast(pl.Int64, strict=False) * 1000
+        + ((pl.col(ts) - whole) * 1000).round().cast(pl.Int64, strict=False)
     )
     usable_dur = pl.col(dur).is_finite() & (pl.col(dur).abs() < MAX_US)
-    length = pl.when(usable_dur).then((pl.col(dur) * 1000).round().cast(pl.Int64)).otherwise(0)
+    length = pl.when(usable_dur).then((pl.col(dur) * 1000).round().cast(pl.Int64, strict=False)).otherwise(0)
     return [start.alias("start_ns"), (start + length.clip(0)).alias("end_ns")]
 
 
