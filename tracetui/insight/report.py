@@ -19,6 +19,7 @@ from tracetui.insight.roofline import MATRIX_KINDS, roofline_columns
 from tracetui.trace.align import lookup
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.memo import kept
+from tracetui.trace.model import COST_SHAPES
 from tracetui.trace.stats import DUR_NS, US, mean_us, merged_intervals, sum_us
 from tracetui.trace.text import starts_with
 
@@ -131,14 +132,8 @@ def launch_op_costs(trace: Trace) -> tuple[pl.DataFrame, pl.DataFrame]:
     and :func:`~tracetui.insight.flops.op_cost_columns`; ``of_op``: ``(id, cost_row)`` per op that
     launched GPU work, sorted by ``id`` (read it with :func:`~tracetui.trace.align.lookup`)."""
     shapes = trace.launch_shapes
-    keys = ["op", "input_dims", "input_type", "concrete_inputs"]
-    ops = shapes.select(
-        "id",
-        trace.lookup(shapes["id"], "name")["name"].alias("op"),
-        "input_dims",
-        "input_type",
-        "concrete_inputs",
-    )
+    keys = ["op", *COST_SHAPES]
+    ops = shapes.select("id", trace.lookup(shapes["id"], "name")["name"].alias("op"), *COST_SHAPES)
     shape_text = [pl.col(key).cast(pl.String) for key in keys[1:]]  # the few distinct shapes, as written
     distinct = ops.group_by(keys, maintain_order=True).agg("id").with_columns(shape_text)
     costs = pl.concat(

@@ -30,6 +30,7 @@ from tracetui.insight.report import (
     thread_splits,
 )
 from tracetui.trace.nesting import PROFILER_OVERLAP
+from tracetui.trace.stats import most_common
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -277,7 +278,7 @@ def _mean_verdicts(per_instance: pl.DataFrame) -> pl.DataFrame:
     return (
         per_instance.sort("cpu_launch_us")
         .group_by("name", maintain_order=True)
-        .agg(pl.col("bound").mode().sort().first(), pl.col("verdict").get(pl.len() // 2))
+        .agg(most_common(pl.col("bound")), pl.col("verdict").get(pl.len() // 2))
     )
 
 

@@ -30,6 +30,7 @@ import polars as pl
 
 from tracetui import formatting as fmt
 from tracetui.ranks.collectives import pretty
+from tracetui.trace.stats import most_common
 
 US = 1000.0
 CLOCK_TOLERANCE_NS = 50_000  # 50 µs: a collective "ends before another rank started it" beyond this
@@ -209,7 +210,7 @@ def aligned_collectives(arrivals: pl.DataFrame) -> pl.DataFrame:
         .agg(
             pl.col("group").first(),
             pl.col("step").min(),
-            pl.col("name").mode().sort().first(),
+            most_common(pl.col("name")),
             pl.col("bytes").max(),
             pl.col("rank").n_unique().cast(pl.UInt32).alias("ranks"),
             pl.col("group_size").max(),

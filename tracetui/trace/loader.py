@@ -29,6 +29,7 @@ from tracetui.trace.model import NO_PARTS, PartStore, TableSource, Trace
 from tracetui.trace.nesting import classify_overlaps, nest
 from tracetui.trace.release import hand_back
 from tracetui.trace.source import Source, open_source, read_fraction
+from tracetui.trace.times import exact_ns as _exact_ns
 from tracetui.trace.times import exact_times as _exact_times
 
 Progress = Callable[[str], None]
@@ -111,7 +112,7 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     say("tabulating")
     tables = build_tables(decoded.tables)
     decoded.tables = {}
-    events = tables.events.with_columns(_exact_ns(tables.events, "ts", "dur"))
+    events = tables.events.with_columns(_as_query(tables.events, ("ts", "dur"), _exact_times("ts", "dur")))
     tables.events = events.clear()  # the scan's own columns are held by ``events`` alone
     tracks, lanes = _tracks(events, decoded.lanes, tables.meta)
     lane_rows = events["lane"]
@@ -204,16 +205,15 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _exact_ns(frame: pl.DataFrame, ts: str, dur: str) -> list[pl.Series]:
-    """``start_ns`` and ``end_ns`` of ``frame`` (:func:`~tracetui.trace.times.exact_times`), as a
-    query: it computes the start (and its floor) once for both, on both cores. Its columns come in
-    pieces; they are joined into one each, so that the frame's later gathers need not."""
-    times = frame.select(list(dict.fromkeys((ts, dur)))).lazy()
-    return times.select(_exact_times(ts, dur)).collect().rechunk().get_columns()
+def _as_query(frame: pl.DataFrame, inputs: tuple[str, ...], exprs: list[pl.Expr]) -> list[pl.Series]:
+    """``exprs`` over the ``inputs`` columns of ``frame``, as a query: it computes a shared part
+    once (the exact times' start and its floor), on both cores. Its columns come in pieces; they
+    are joined into one each, so that the frame's later gathers need not."""
+    return frame.select(inputs).lazy().select(exprs).collect().rechunk().get_columns()
 
 
 def _flows_ns(flows: pl.DataFrame) -> pl.DataFrame:
-    return flows.with_columns(_exact_ns(flows, "ts", "ts")[0].alias("ts_ns"))
+    return flows.with_columns(_as_query(flows, ("ts",), [_exact_ns("ts").alias("ts_ns")]))
 
 
 def _tracks(

@@ -309,8 +309,8 @@ class Trace:
             call = lookup(events, launch, "cat")["cat"].cast(pl.String)
             kind = call.replace_strict(ACCELERATOR_OF_CALL, default=None, return_dtype=pl.String)
         work = pl.DataFrame({"id": device, "kind": kind}).drop_nulls("id")
-        # the kind most of a device's work has (a tie: the first by name, the same every run)
-        named = work.group_by("id").agg(pl.col("kind").drop_nulls().mode().sort().first()).sort("id")
+        # the kind most of a device's work has
+        named = work.group_by("id").agg(stats.most_common(pl.col("kind").drop_nulls())).sort("id")
         return [{"id": i, "name": None if k is None else f"{k} {i}"} for i, k in named.iter_rows()]
 
     # ---- views ---------------------------------------------------------------------

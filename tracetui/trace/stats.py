@@ -30,6 +30,12 @@ def mean_us(ns: pl.Expr = DUR_NS) -> pl.Expr:
     return ns.sum() / pl.len() / US
 
 
+def most_common(values: pl.Expr) -> pl.Expr:
+    """The most common of ``values`` in a group; of a tie, the first in order (by name for text):
+    the same answer every run, whatever order the rows (or a hash) came in."""
+    return values.mode().sort().first()
+
+
 def node_stats(tree: pl.DataFrame, work: pl.DataFrame) -> Iterator[pl.Series]:
     """Per CPU event: self time and the GPU work launched by it and everything below it.
 
