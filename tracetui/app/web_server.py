@@ -14,6 +14,10 @@ from typing import Any
 from aiohttp import web
 from textual_serve.server import Server
 
+from tracetui.app.web_downloads import DownloadStalled, PatientDownloads
+
+log = logging.getLogger("tracetui.serve")
+
 
 class TraceServer(Server):
     """Serves ``command`` (one process per browser tab) on ``sock``; the page's links use ``url``."""
@@ -22,6 +26,34 @@ class TraceServer(Server):
         host, port = sock.getsockname()[:2]
         super().__init__(command, host=host, port=port, title=title, public_url=url)
         self.sock = sock
+        self.download_manager = PatientDownloads()
+
+    async def handle_download(self, request: web.Request) -> web.StreamResponse:
+        """Stream a download (textual-serve's handler, with its headers); one that stalls is broken
+        off with one line on stderr, so the browser says it failed and nothing half-written looks
+        whole."""
+        key = request.match_info["key"]
+        try:
+            wanted = await self.download_manager.get_download_metadata(key)
+        except KeyError:
+            raise web.HTTPNotFound(text="no such download") from None
+        response = web.StreamResponse()
+        response.content_type = wanted.mime_type
+        if wanted.encoding:
+            response.charset = wanted.encoding
+        disposition = "inline" if wanted.open_method == "browser" else "attachment"
+        response.headers["Content-Disposition"] = f"{disposition}; filename={wanted.file_name}"
+        await response.prepare(request)
+        try:
+            async for chunk in self.download_manager.download(key):
+                await response.write(chunk)
+        except DownloadStalled as exc:
+            log.warning("%s; the browser shows it failed", exc)
+            if request.transport is not None:
+                request.transport.abort()
+            return response
+        await response.write_eof()
+        return response
 
     async def on_startup(self, app: web.Application) -> None:
         """textual-serve prints a banner with the command line (as markup): tracetui printed the URL."""
