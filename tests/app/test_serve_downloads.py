@@ -44,11 +44,13 @@ class Explorer:
         return True
 
 
-async def offer(manager: upstream.DownloadManager, explorer: Explorer) -> None:
+async def offer(
+    manager: upstream.DownloadManager, explorer: Explorer, name: str = "tracetui_mlp_eager_tree.svg"
+) -> None:
     await manager.create_download(
         app_service=explorer,  # type: ignore[arg-type]  # the two methods the manager calls
         delivery_key=KEY,
-        file_name="tracetui_mlp_eager_tree.svg",
+        file_name=name,
         open_method="download",
         mime_type="image/svg+xml",
         encoding="utf-8",
@@ -92,7 +94,7 @@ async def test_a_slow_explorer_still_delivers_the_whole_file(server: TraceServer
     await offer(server.download_manager, explorer)
     status, headers, body = await fetch(server)
     assert status == 200
-    assert headers["Content-Disposition"] == "attachment; filename=tracetui_mlp_eager_tree.svg"
+    assert headers["Content-Disposition"] == 'attachment; filename="tracetui_mlp_eager_tree.svg"'
     assert headers["Content-Type"] == "image/svg+xml; charset=utf-8"
     assert body == "".join(PARTS).encode()
     assert explorer.asked == len(PARTS) + 1  # three parts, then the empty last one
@@ -141,6 +143,25 @@ async def test_a_tab_closed_mid_download_is_not_a_whole_file(server: TraceServer
     await closing
     assert status == 200 and body is None
     assert manager._active_downloads == {}
+
+
+async def test_a_hostile_file_name_is_quoted_in_the_header_and_neutralised_in_the_log(
+    server: TraceServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The name comes from the explorer's process: in the header it stays one quoted parameter, on
+    stderr its control characters are shown, not obeyed."""
+    server.download_manager.chunk_wait_s = 0.2  # type: ignore[attr-defined]
+    name = 'a"; b=\x1b[31m\r\nSet-Cookie: x.svg'
+    await offer(server.download_manager, Explorer(server.download_manager, delay=0, answers=False), name)
+    with caplog.at_level(logging.WARNING, logger="tracetui.serve"):
+        status, headers, body = await fetch(server)
+    assert status == 200 and body is None and "Set-Cookie" not in headers
+    assert (
+        headers["Content-Disposition"]
+        == 'attachment; filename="a%22%3B%20b%3D%1B%5B31m%0D%0ASet-Cookie%3A%20x.svg"'
+    )
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "tracetui.serve"]
+    assert "\x1b" not in line and "\r" not in line and "\n" not in line and "Set-Cookie" in line
 
 
 def test_a_missing_download_is_404(server: TraceServer) -> None:

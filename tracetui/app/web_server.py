@@ -12,9 +12,11 @@ import socket
 from typing import Any
 
 from aiohttp import web
+from aiohttp.helpers import content_disposition_header
 from textual_serve.server import Server
 
 from tracetui.app.web_downloads import DownloadStalled, PatientDownloads
+from tracetui.safetext import shown
 
 log = logging.getLogger("tracetui.serve")
 
@@ -29,9 +31,9 @@ class TraceServer(Server):
         self.download_manager = PatientDownloads()
 
     async def handle_download(self, request: web.Request) -> web.StreamResponse:
-        """Stream a download (textual-serve's handler, with its headers); one that stalls is broken
-        off with one line on stderr, so the browser says it failed and nothing half-written looks
-        whole."""
+        """Stream a download (textual-serve's handler; the file name, which the explorer sent, quoted
+        in its header); one that stalls is broken off with one line on stderr, so the browser says
+        it failed and nothing half-written looks whole."""
         key = request.match_info["key"]
         try:
             wanted = await self.download_manager.get_download_metadata(key)
@@ -42,13 +44,15 @@ class TraceServer(Server):
         if wanted.encoding:
             response.charset = wanted.encoding
         disposition = "inline" if wanted.open_method == "browser" else "attachment"
-        response.headers["Content-Disposition"] = f"{disposition}; filename={wanted.file_name}"
+        response.headers["Content-Disposition"] = content_disposition_header(
+            disposition, filename=wanted.file_name
+        )
         await response.prepare(request)
         try:
             async for chunk in self.download_manager.download(key):
                 await response.write(chunk)
         except DownloadStalled as exc:
-            log.warning("%s; the browser shows it failed", exc)
+            log.warning("%s; the browser shows it failed", shown(str(exc)))
             if request.transport is not None:
                 request.transport.abort()
             return response
