@@ -24,6 +24,8 @@ log = logging.getLogger("tracetui.serve")
 class TraceServer(Server):
     """Serves ``command`` (one process per browser tab) on ``sock``; the page's links use ``url``."""
 
+    download_manager: PatientDownloads
+
     def __init__(self, command: str, sock: socket.socket, url: str, title: str) -> None:
         host, port = sock.getsockname()[:2]
         super().__init__(command, host=host, port=port, title=title, public_url=url)
