@@ -23,6 +23,12 @@
  * found there (skip_events()) and feeds the rest. probe() checks, without keeping anything,
  * that events can be read from an offset (to find where a damaged part ends).
  *
+ * Two scanners read one file on two cores: a second one, told it starts inside traceEvents
+ * after a comma (resume_events()), reads a later block from an event's start; the first, once
+ * its own read ends exactly there, adopts it (adopt(other)): the other's rows are appended
+ * with its ids moved on, its lanes and text values numbered as this scanner would have, its
+ * args lengths appended. The tables are then those one scanner reading it all would give.
+ *
  * spec: (slots, ph_slot, cat_slot, phases, cats, x_default, other_group, tables)
  *   slots: (json key: bytes, kind, in_args) per field read from an event. Kinds:
  *     0 STR   string or null            1 PH    string, absent = ""
@@ -412,6 +418,7 @@ typedef struct {
     int64_t lane_stamp;      /* the event whose lane is in s->lane */
     uint32_t lane;
     const char *args_a, *args_b; /* the current event's args object */
+    int resumed;                 /* reads from the middle of traceEvents (resume_events) */
 } Scan;
 
 static int fail(Scan *s, const char *why) {
@@ -1613,6 +1620,112 @@ static void free_scan(Scan *s) {
     free(s);
 }
 
+/* ---- adopt: the events another scanner read next, appended as if read here ---- */
+
+/* Append n bits of src (from bit 0) to dst at bit `at`; dst's bits from `at` on are clear. */
+static void append_bits(uint8_t *dst, int64_t at, const uint8_t *src, int64_t n) {
+    int64_t bytes = (n + 7) / 8, base = at >> 3;
+    int sh = (int)(at & 7);
+    if (!sh) {
+        memcpy(dst + base, src, (size_t)bytes);
+        return;
+    }
+    for (int64_t i = 0; i < bytes; i++) {
+        uint8_t b = src[i];
+        dst[base + i] |= (uint8_t)(b << sh);
+        if (b >> (8 - sh)) dst[base + i + 1] |= (uint8_t)(b >> (8 - sh));
+    }
+}
+
+/* Entry k of t's distinct values. */
+static inline const char *entry_text(const Strings *t, uint32_t k) { return t->data[t->entries[k].buf] + t->entries[k].off; }
+
+/* Map each distinct value of `from` to its entry in `to` (added if new, in `from`'s order). */
+static uint32_t *intern_all(Scan *s, Strings *to, const Strings *from) {
+    uint32_t *map = malloc((size_t)(from->n ? from->n : 1) * sizeof(uint32_t));
+    if (!map) return fail(s, "out of memory"), NULL;
+    map[0] = 0;
+    for (uint32_t k = 0; k < from->n; k++) {
+        int64_t e = intern(to, entry_text(from, k), from->entries[k].len);
+        if (e < 0) return free(map), fail(s, "out of memory"), NULL;
+        map[k] = (uint32_t)e;
+    }
+    return map;
+}
+
+/* Rows of column o (n rows of another scanner) appended to column c at row r0. */
+static int adopt_column(Scan *s, Col *c, int64_t r0, Col *o, int64_t n) {
+    append_bits(c->validity, r0, o->validity, n);
+    c->null_count += o->null_count;
+    c->maybe_unsafe |= o->maybe_unsafe;
+    if (!is_text(c->kind)) {
+        memcpy(c->values + r0, o->values, (size_t)n * sizeof(int64_t));
+        return 0;
+    }
+    if (c->store == ST_DICT) {
+        uint32_t *map = intern_all(s, &c->str, &o->str);
+        if (!map) return -1;
+        for (int64_t i = 0; i < n; i++)
+            c->codes[r0 + i] = o->validity[i >> 3] & (1u << (i & 7)) ? map[o->codes[i]] : 0;
+        free(map);
+        return 0;
+    }
+    for (int64_t i = 0; i < n; i++) { /* long text interned again, in row order: as read here */
+        const uint8_t *v = o->views + 16 * i;
+        uint32_t len, buf, off;
+        memcpy(&len, v, 4);
+        if (len <= 12) {
+            memcpy(c->views + 16 * (r0 + i), v, 16);
+            continue;
+        }
+        memcpy(&buf, v + 8, 4);
+        memcpy(&off, v + 12, 4);
+        const char *p = o->str.data[buf] + off;
+        int64_t e = intern(&c->str, p, len);
+        if (e < 0) return fail(s, "out of memory");
+        put_view(c->views + 16 * (r0 + i), &c->str, e, p, len);
+    }
+    return 0;
+}
+
+/* Append what o read (from the event after s's last one) to s: rows, lanes, args lengths. */
+static int adopt(Scan *s, Scan *o) {
+    if (s->events + o->events >= (int64_t)UINT32_MAX) return fail(s, "more than 4 billion events");
+    uint32_t *lanes = intern_all(s, &s->lane_keys, &o->lane_keys);
+    if (!lanes) return -1;
+    int rc = 0;
+    for (int k = 0; k < s->ntables && rc == 0; k++) {
+        Table *t = &s->tables[k], *u = &o->tables[k];
+        int64_t r0 = t->rows, n = u->rows;
+        if (!n) continue;
+        if (r0 + n > t->cap) {
+            int64_t cap = t->cap ? t->cap : 1 << 14;
+            while (cap < r0 + n) cap *= 2;
+            if ((rc = resize_table(s, t, cap)) < 0) break;
+        }
+        for (int64_t i = 0; i < n; i++) t->ids[r0 + i] = (uint32_t)(u->ids[i] + s->events);
+        if (t->with_lanes)
+            for (int64_t i = 0; i < n; i++) t->lanes[r0 + i] = lanes[u->lanes[i]];
+        for (int i = 0; i < t->nc && rc == 0; i++)
+            rc = adopt_column(s, &s->cols[t->c0 + i], r0, &o->cols[u->c0 + i], n);
+        if (rc == 0) t->rows += n;
+    }
+    free(lanes);
+    if (rc < 0) return rc;
+    if (s->events + o->events > s->caparglen) {
+        int64_t cap = s->caparglen ? s->caparglen : 1 << 14;
+        while (cap < s->events + o->events) cap *= 2;
+        uint32_t *x = realloc(s->arglen, (size_t)cap * sizeof(uint32_t));
+        if (!x) return fail(s, "out of memory");
+        s->arglen = x;
+        s->caparglen = cap;
+    }
+    if (o->events) memcpy(s->arglen + s->events, o->arglen, (size_t)o->events * sizeof(uint32_t));
+    s->events += o->events;
+    s->state = o->state;
+    return 0;
+}
+
 /* ---- the spec ---- */
 
 static int copy_name(PyObject *item, Name *name) {
@@ -2012,6 +2125,64 @@ static PyObject *scanner_add_lane(ScannerObject *self, PyObject *args) {
     return PyLong_FromLongLong(lane);
 }
 
+/* resume_events(): this scanner reads from the middle of a traceEvents array, after a comma
+ * (its events are numbered from 0; another scanner adopts them). */
+static PyObject *scanner_resume_events(ScannerObject *self, PyObject *unused) {
+    (void)unused;
+    Scan *s = claim(self);
+    if (!s) return NULL;
+    int fresh = s->state == D_START && s->events == 0;
+    if (fresh) {
+        s->state = D_EV;
+        s->found_events = s->resumed = 1;
+    }
+    self->busy = 0;
+    if (!fresh) {
+        PyErr_SetString(PyExc_ValueError, "resume_events on a scanner that has read");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* adopt(other) -> bool: append the events `other` (resumed) read, as if this scanner had read
+ * them next: True. False (nothing changed) unless this scanner stopped just after a comma in
+ * traceEvents (where other began) and other stopped between events, its args taken. */
+static PyObject *scanner_adopt(ScannerObject *self, PyObject *arg) {
+    if (!PyObject_TypeCheck(arg, Py_TYPE(self))) {
+        PyErr_SetString(PyExc_TypeError, "adopt takes a Scanner");
+        return NULL;
+    }
+    ScannerObject *other = (ScannerObject *)arg;
+    if (other == self) {
+        PyErr_SetString(PyExc_ValueError, "a scanner cannot adopt itself");
+        return NULL;
+    }
+    Scan *s = claim(self);
+    if (!s) return NULL;
+    Scan *o = claim(other);
+    if (!o) {
+        self->busy = 0;
+        return NULL;
+    }
+    int fits = s->state == D_EV && !s->resumed && o->resumed && o->nargs == 0 && o->ntop == 0 &&
+               (o->state == D_EV || o->state == D_EV_NEXT) && o->trailing_commas == 0 && o->ncols == s->ncols &&
+               o->ntables == s->ntables;
+    int rc = 0;
+    if (fits) {
+        s->why = NULL;
+        Py_BEGIN_ALLOW_THREADS
+        rc = adopt(s, o);
+        Py_END_ALLOW_THREADS
+    }
+    self->busy = other->busy = 0;
+    if (rc < 0) {
+        if (s->oom) return PyErr_NoMemory();
+        PyErr_SetString(PyExc_ValueError, s->why ? s->why : "cannot adopt");
+        return NULL;
+    }
+    return PyBool_FromLong(fits);
+}
+
 static PyObject *scanner_events(ScannerObject *self, void *closure) {
     (void)closure;
     return PyLong_FromLongLong(self->s ? (long long)self->s->events : 0);
@@ -2039,6 +2210,8 @@ static PyMethodDef scanner_methods[] = {
     {"flush", (PyCFunction)scanner_flush, METH_NOARGS, "flush() -> [(ids, lanes, columns, maybe_unsafe)]"},
     {"finish", (PyCFunction)scanner_finish, METH_NOARGS, "finish() -> (form, top, args lengths, lanes)"},
     {"add_lane", (PyCFunction)scanner_add_lane, METH_VARARGS, "add_lane(pid, tid) -> lane"},
+    {"resume_events", (PyCFunction)scanner_resume_events, METH_NOARGS, "resume_events() -> None"},
+    {"adopt", (PyCFunction)scanner_adopt, METH_O, "adopt(other) -> bool"},
     {NULL, NULL, 0, NULL},
 };
 

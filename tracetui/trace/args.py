@@ -117,6 +117,12 @@ class ArgsWriter:
             self._add(self.events, data)
         self.events = scanner.events
 
+    def add_run(self, data: bytes, count: int) -> None:
+        """The args of the next ``count`` events, read by another scanner (end to end)."""
+        if data:
+            self._add(self.events, data)
+        self.events += count
+
     def add(self, raws: Sequence[bytes]) -> None:
         """All events' args, read elsewhere (the msgspec path): one bytes each (b"": none)."""
         for start in range(0, len(raws), 1 << 14):

@@ -19,6 +19,7 @@ import queue
 import re
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,9 @@ PROBE = 4  # events that must read cleanly after a damaged part for the scan to 
 REGION_CAP = 64 << 20  # bytes of a damaged part read before it is decoded anyway
 # where a damaged part may end: after an event's closing brace, or at the array's closing bracket
 _CANDIDATE = re.compile(rb"\}(?=[ \t\r\n]*[,\]])|(?=\])")
+# where a block may be split for the second core: an object's start after "}," (the scan of the
+# part before it shows whether that was between two events, or inside one)
+_SPLIT = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*(?=\{)")
 
 
 @dataclass
@@ -50,13 +54,19 @@ class Streamed:
     truncated: bool = False
     repairs: list[str] = field(default_factory=list)
     whole: Any = None  # the Decoded of the whole document, when msgspec read it whole
+    adopted: int = 0  # blocks read by the second scanner
 
 
 def read(
-    path: Path, blocks: Iterator[bytes], block_of: int = 0, on_block: Callable[[], None] | None = None
+    path: Path,
+    blocks: Iterator[bytes],
+    block_of: int = 0,
+    on_block: Callable[[], None] | None = None,
+    split: bool = True,
 ) -> Streamed:
     """Read ``blocks`` (the JSON of ``path``); ``on_block`` is called as each is taken. ``block_of``:
-    for tests, re-cut the blocks into pieces of this many bytes. Raises :class:`TraceError` for
+    for tests, re-cut the blocks into pieces of this many bytes. ``split``: scan every other
+    block on a second core (the tables are the same either way). Raises :class:`TraceError` for
     input that is not a trace."""
     if block_of:
         blocks = _recut(blocks, block_of)
@@ -64,41 +74,71 @@ def read(
     if scanner is None:
         return _whole(path, b"", blocks)
     ahead = Ahead(blocks)  # the next blocks are read and inflated while this one is scanned
+    second = ThreadPoolExecutor(1, thread_name_prefix="tracetui-scan") if split else None
     try:
-        return _Reader(path, ahead, scanner, on_block).run()
+        return _Reader(path, ahead, scanner, on_block, second).run()
     finally:
         ahead.close()
+        if second is not None:
+            second.shutdown()
 
 
 class _Reader:
     def __init__(
-        self, path: Path, blocks: Iterator[bytes], scanner: Any, on_block: Callable[[], None] | None
+        self,
+        path: Path,
+        blocks: Iterator[bytes],
+        scanner: Any,
+        on_block: Callable[[], None] | None,
+        second: ThreadPoolExecutor | None = None,
     ) -> None:
         self.path = path
+        self.second = second  # scans the next block while this thread scans the one before
         self.on_block = on_block
         self.blocks = blocks
         self.scanner = scanner
         self.buffer = b""
-        self.final = False
+        self.exhausted = False  # the blocks have all been taken
+        self.pending: _Pair | None = None  # the next two blocks, the second's scan under way
         self.offset = 0  # bytes of JSON before self.buffer
         self.head: list[bytes] | None = []  # what was consumed before the events began
         self.segments: list[tuple[str, Any]] = []
         self.args = ArgsWriter()
         self.repairs: list[str] = []
         self.truncated = False
+        self.adopted = 0
+
+    @property
+    def final(self) -> bool:
+        """Whether the buffer holds the rest of the input."""
+        return self.exhausted and self.pending is None
 
     def more(self) -> bool:
-        """Append the next block to the buffer; False at the end of the input."""
-        if self.final:
+        """Append the next block to the buffer (a pair read ahead first: its scan is dropped);
+        False at the end of the input."""
+        if self.pending is not None:
+            first, second, _, _, job = self.pending
+            self.pending = None
+            if job is not None:
+                job.cancel()
+            self.buffer = b"".join((self.buffer, first, second))
+            return True
+        block = self.next_block()
+        if block is None:
             return False
+        self.buffer = self.buffer + block if self.buffer else block
+        return True
+
+    def next_block(self) -> bytes | None:
+        """The next block of the input; None at its end."""
+        if self.exhausted:
+            return None
         block = next(self.blocks, None)
         if self.on_block is not None:
             self.on_block()
         if block is None:
-            self.final = True
-            return False
-        self.buffer = self.buffer + block if self.buffer else block
-        return True
+            self.exhausted = True
+        return block
 
     def consume(self, count: int) -> None:
         if self.head is not None:
@@ -110,10 +150,16 @@ class _Reader:
         scanner = self.scanner
         self.more()
         while True:
-            status, consumed, why = scanner.feed(self.buffer, self.final)
-            self.args.take(scanner)
-            if self.head is not None and scanner.state not in ("start", "header"):
-                self.head = None
+            if self.second is not None and self.head is None and scanner.state == "events":
+                outcome = self.split_scan()
+                if outcome is None:
+                    continue
+                status, consumed, why = outcome
+            else:
+                status, consumed, why = scanner.feed(self.buffer, self.final)
+                self.args.take(scanner)
+                if self.head is not None and scanner.state not in ("start", "header"):
+                    self.head = None
             if status == native.MORE:
                 self.consume(consumed)
                 self.more()
@@ -142,7 +188,60 @@ class _Reader:
         self.segments.append(("native", scanner.flush()))
         self.args.finish(lengths)
         repairs = repair.merged_reports(self.repairs)
-        return Streamed(form, top, lanes, self.segments, self.args, self.truncated, repairs)
+        return Streamed(
+            form, top, lanes, self.segments, self.args, self.truncated, repairs, adopted=self.adopted
+        )
+
+    def split_scan(self) -> tuple[int, int, str | None] | None:
+        """Read the next two blocks on both cores: this thread scans the buffer, the first block
+        and the second up to an object's start after ``},``; a second scanner reads the rest of
+        the second block meanwhile (queued while the pair before it is read), and is adopted if
+        this scan ended exactly there, between events. Otherwise the split was inside an event,
+        or the read needs the serial path (a damaged event): the second scan is dropped. None:
+        the pair was read; else the feed's outcome for :attr:`buffer`."""
+        if self.pending is None:
+            self.pending = self.speculate()
+        if self.pending is None:
+            return self.final_feed()
+        first, second, cut, ahead, job = self.pending
+        self.pending = self.speculate()  # the next pair's second scan is queued behind this one
+        if job is None:  # no split: read serially
+            self.buffer = b"".join((self.buffer, first, second))
+            return self.final_feed()
+        region = b"".join((self.buffer, first, second[:cut]))
+        status, consumed, why = self.scanner.feed(region, False)
+        self.args.take(self.scanner)
+        ahead_status, used, ahead_args = job.result()
+        if status == native.MORE and consumed == len(region) and ahead_status == native.MORE:
+            count = ahead.events
+            if self.scanner.adopt(ahead):
+                self.args.add_run(ahead_args, count)
+                self.adopted += 1
+                self.offset += len(region) + used
+                self.buffer = second[cut + used :]
+                return None
+        self.buffer = region + second[cut:]  # the serial path goes on from the scan's outcome
+        return status, consumed, why
+
+    def speculate(self) -> _Pair | None:
+        """The next two blocks, with the second's scan from its first split on started (no
+        scan: it has none, or it is missing at the end); None at the end of the input."""
+        first = self.next_block()
+        if first is None:
+            return None
+        second = self.next_block() or b""
+        match = _SPLIT.search(second)
+        if match is None or self.second is None:
+            return first, second, 0, None, None
+        ahead = native.scanner()
+        ahead.resume_events()
+        job = self.second.submit(_scan_ahead, ahead, memoryview(second)[match.end() :])
+        return first, second, match.end(), ahead, job
+
+    def final_feed(self) -> tuple[int, int, str | None]:
+        outcome = self.scanner.feed(self.buffer, self.final)
+        self.args.take(self.scanner)
+        return outcome
 
     def whole(self) -> Streamed:
         """The scanner refused the top level: msgspec reads the whole document."""
@@ -201,6 +300,16 @@ class _Reader:
                 kind = "binary data" if b"\x00" in self.buffer[:REGION_CAP] else "unreadable data"
                 raise TraceError(self.path, f"not a trace: {kind} from byte {self.offset}")
             self.more()
+
+
+# two blocks; where the second is split, its second scanner and that scan's outcome (or none)
+_Pair = tuple[bytes, bytes, int, Any, "Future[tuple[int, int, bytes]] | None"]
+
+
+def _scan_ahead(scanner: Any, data: memoryview) -> tuple[int, int, bytes]:
+    """A resumed scanner's read of ``data`` (on the second core): status, bytes used, raw args."""
+    status, used, _ = scanner.feed(data, False)
+    return status, used, scanner.take_args()
 
 
 def _whole(path: Path, head: bytes, blocks: Iterator[bytes]) -> Streamed:
