@@ -5,19 +5,100 @@ and the candidate splits fall (inside strings, nested objects, damaged events, t
 
 from __future__ import annotations
 
+import ctypes
 import gzip
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
-from tracetui.trace import native, stream
+from tracetui.trace import _scan, fields, native, stream
 from tracetui.trace.decoded import Decoded
 
 from .test_streaming import FIXTURES, REAL, assert_same_decoded, replicated
 
 pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason="the C extension is not built")
+
+
+@pytest.fixture(autouse=True)
+def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The split is made wherever these tests run (a one-core machine reads serially)."""
+    monkeypatch.setattr(stream, "_cores", lambda: 2)
+
+
+class ArrowSchema(ctypes.Structure):
+    pass
+
+
+class ArrowArray(ctypes.Structure):
+    pass
+
+
+ArrowSchema._fields_ = [
+    ("format", ctypes.c_char_p),
+    ("name", ctypes.c_char_p),
+    ("metadata", ctypes.c_char_p),
+    ("flags", ctypes.c_int64),
+    ("n_children", ctypes.c_int64),
+    ("children", ctypes.c_void_p),
+    ("dictionary", ctypes.POINTER(ArrowSchema)),
+    ("release", ctypes.c_void_p),
+    ("private_data", ctypes.c_void_p),
+]
+ArrowArray._fields_ = [
+    ("length", ctypes.c_int64),
+    ("null_count", ctypes.c_int64),
+    ("offset", ctypes.c_int64),
+    ("n_buffers", ctypes.c_int64),
+    ("n_children", ctypes.c_int64),
+    ("buffers", ctypes.POINTER(ctypes.c_void_p)),
+    ("children", ctypes.c_void_p),
+    ("dictionary", ctypes.POINTER(ArrowArray)),
+    ("release", ctypes.c_void_p),
+    ("private_data", ctypes.c_void_p),
+]
+_POINTER = ctypes.pythonapi.PyCapsule_GetPointer
+_POINTER.restype = ctypes.c_void_p
+_POINTER.argtypes = [ctypes.py_object, ctypes.c_char_p]
+WIDTH = {b"I": 4, b"l": 8, b"g": 8}
+
+
+def array_bytes(schema: ArrowSchema, array: ArrowArray) -> Iterator[Any]:
+    """Every byte an Arrow array of the scanner holds: validity, values or views and text, and
+    its dictionary's (the dictionary's order and codes included)."""
+    n, buffers, form = array.length, array.buffers, schema.format
+    yield form, n, array.null_count
+    yield ctypes.string_at(buffers[0], (n + 7) // 8) if buffers[0] else None
+    if form == b"vu":
+        yield ctypes.string_at(buffers[1], 16 * n)
+        count = array.n_buffers - 3
+        sizes = ctypes.cast(buffers[2 + count], ctypes.POINTER(ctypes.c_int64))
+        yield [ctypes.string_at(buffers[2 + i], sizes[i]) for i in range(count)]
+    else:
+        yield ctypes.string_at(buffers[1], WIDTH[form] * n)
+    if array.dictionary:
+        yield list(array_bytes(schema.dictionary.contents, array.dictionary.contents))
+
+
+def column_bytes(column: Any) -> list[Any] | None:
+    if column is None:
+        return None
+    schema_capsule, array_capsule = column.__arrow_c_array__()
+    schema = ctypes.cast(_POINTER(schema_capsule, b"arrow_schema"), ctypes.POINTER(ArrowSchema)).contents
+    array = ctypes.cast(_POINTER(array_capsule, b"arrow_array"), ctypes.POINTER(ArrowArray)).contents
+    return list(array_bytes(schema, array))
+
+
+def segment_bytes(streamed: stream.Streamed) -> list[Any]:
+    out: list[Any] = []
+    for kind, segment in streamed.segments:
+        assert kind == "native"
+        for ids, lanes, columns, unsafe in segment:
+            out.append((column_bytes(ids), column_bytes(lanes), [column_bytes(c) for c in columns], unsafe))
+    return out
 
 
 def read(data: bytes, block: int, split: bool) -> tuple[Decoded, int]:
@@ -35,6 +116,19 @@ def assert_split_alike(data: bytes, blocks: tuple[int, ...]) -> int:
         assert_same_decoded(split, alone)
         adopted += count
     return adopted
+
+
+@pytest.mark.parametrize("name", ["mlp_train_eager_default.json.gz", "mlp_train_compiled.json.gz"])
+def test_the_split_scan_gives_the_same_bytes(name: str) -> None:
+    """Byte for byte: ids, lanes, validity, values, string views and their text, dictionaries in
+    their order and codes, and which columns may need cleaning."""
+    data = gzip.decompress((FIXTURES / name).read_bytes())
+    for block in (1000, 8192):
+        alone = stream.read(Path("t.json"), iter([data]), block, None, False)
+        split = stream.read(Path("t.json"), iter([data]), block, None, True)
+        assert split.adopted > 0
+        assert segment_bytes(split) == segment_bytes(alone)
+        assert (split.top, split.lanes, split.repairs) == (alone.top, alone.lanes, alone.repairs)
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
@@ -101,6 +195,46 @@ def test_the_end_of_the_events_in_a_second_block() -> None:
     assert decoded.top["deviceProperties"] == [{"id": 0}, {"id": 1}]
 
 
+def test_a_trailing_comma_counted_once_after_a_damaged_event() -> None:
+    """The probes that find where a damaged part ends do not count the trailing comma again (they
+    did, as often as they reached it: "removed 3 trailing commas" for one)."""
+    text = doc([event(i) for i in range(6)]).decode().replace('"ts": 2, "dur": 1', '"ts": 2, "dur": NaN', 1)
+    data = text.replace("}]}", "}, ]}", 1).encode()
+    for block in (0, 1, 37, 200, 1 << 20):
+        for split in (False, True):
+            repairs = read(data, block, split)[0].repairs
+            assert [r for r in repairs if "comma" in r] == ["removed 1 trailing commas"]
+
+
+def test_text_to_clean_only_in_the_second_blocks() -> None:
+    """Escapes of control and bidi characters first met by the second scanner: the column is
+    still flagged for cleaning (control characters replaced), and cleaned alike."""
+    events = [event(i) for i in range(300)]
+    for i in range(200, 300, 9):
+        events[i]["name"] = f"op\x07{i}\u202e"
+        events[i]["args"] = {"Input type": ["float\x00"]}
+    data = doc(events)
+    assert b"\\u0007" in data and b"\\u202e" in data
+    assert assert_split_alike(data, (700, 2048)) > 0
+    names = "".join(read(data, 700, True)[0].tables["x"]["name"].cast(str).to_list())
+    assert "\x07" not in names and "op\ufffd299\u202e" in names
+
+
+def test_a_bare_event_array() -> None:
+    """The legacy exporter's form: the whole document is the array."""
+    data = json.dumps([event(i) for i in range(200)]).encode()
+    assert assert_split_alike(data, (500, 1500)) > 0
+
+
+def test_an_error_in_the_second_scan_is_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(scanner: Any, data: memoryview) -> tuple[int, int, bytes]:
+        raise MemoryError("the second scan ran out of memory")
+
+    monkeypatch.setattr(stream, "_scan_ahead", broken)
+    with pytest.raises(MemoryError, match="second scan"):
+        read(doc([event(i) for i in range(200)]), 500, True)
+
+
 def test_damaged_events_in_either_block_are_read_serially() -> None:
     events = [event(i) for i in range(200)]
     text = doc(events).decode()
@@ -161,6 +295,26 @@ def test_adopt_refuses_what_does_not_fit() -> None:
     assert at(head + b", ").adopt(at(head + b", ")) is False  # the other did not resume
     assert at(head + b", ").adopt(resumed(EVENT, take=False)) is False  # its args not taken
     assert at(head + b", ").adopt(resumed(EVENT + b"]}")) is False  # it read past the events
+    finished = resumed(EVENT)
+    finished.finish()
+    flushed = resumed(EVENT)
+    flushed.flush()
+    laned = resumed(EVENT)
+    laned.add_lane(b"7", b"7")
+    for spent in (finished, flushed, laned):
+        assert at(head + b", ").adopt(spent) is False
+    twice, target = resumed(EVENT + b", "), at(head + b", ")
+    assert target.adopt(twice) is True
+    assert target.adopt(twice) is False and target.events == 2
+
+    spec: list[Any] = list(fields.scan_spec())
+    spec[0] = [(key, 4 if kind == 0 else kind, in_args) for key, kind, in_args in spec[0]]  # text as int
+    unlike = _scan.Scanner(tuple(spec))
+    unlike.resume_events()
+    unlike.feed(EVENT.replace(b'"a"', b"1"), False)
+    unlike.take_args()
+    assert at(head + b", ").adopt(unlike) is False  # made from another spec
+
     itself = at(head + b", ")
     with pytest.raises(ValueError):
         itself.adopt(itself)

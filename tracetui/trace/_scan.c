@@ -419,6 +419,7 @@ typedef struct {
     uint32_t lane;
     const char *args_a, *args_b; /* the current event's args object */
     int resumed;                 /* reads from the middle of traceEvents (resume_events) */
+    int spent;                   /* flushed, finished, given lanes or events, or adopted: not adoptable */
 } Scan;
 
 static int fail(Scan *s, const char *why) {
@@ -1387,7 +1388,7 @@ static int run(Scan *s, int final, int64_t probe_events) {
             break;
         case D_EV:
             if (*s->p == ']') { /* after a trailing comma */
-                s->trailing_commas++;
+                if (!s->dry) s->trailing_commas++;
                 s->p++;
                 s->state = after_events(s);
                 break;
@@ -1688,9 +1689,32 @@ static int adopt_column(Scan *s, Col *c, int64_t r0, Col *o, int64_t n) {
     return 0;
 }
 
+/* Whether o was made from the same spec as s (its tables and columns laid out alike). */
+static int same_layout(const Scan *s, const Scan *o) {
+    if (o->nslots != s->nslots || o->ntables != s->ntables || o->ncols != s->ncols || o->pid_slot != s->pid_slot ||
+        o->tid_slot != s->tid_slot)
+        return 0;
+    for (int k = 0; k < s->ntables; k++) {
+        const Table *t = &s->tables[k], *u = &o->tables[k];
+        if (t->groups != u->groups || t->sparse != u->sparse || t->c0 != u->c0 || t->nc != u->nc ||
+            t->with_lanes != u->with_lanes)
+            return 0;
+    }
+    for (int i = 0; i < s->ncols; i++) {
+        const Col *c = &s->cols[i], *d = &o->cols[i];
+        if (c->slot != d->slot || c->kind != d->kind || c->store != d->store || c->groups != d->groups) return 0;
+    }
+    for (int i = 0; i < s->nslots; i++)
+        if (s->slots[i].kind != o->slots[i].kind || s->slots[i].in_args != o->slots[i].in_args ||
+            s->slots[i].keylen != o->slots[i].keylen ||
+            memcmp(s->slots[i].key, o->slots[i].key, (size_t)s->slots[i].keylen) != 0)
+            return 0;
+    return 1;
+}
+
 /* Append what o read (from the event after s's last one) to s: rows, lanes, args lengths. */
 static int adopt(Scan *s, Scan *o) {
-    if (s->events + o->events >= (int64_t)UINT32_MAX) return fail(s, "more than 4 billion events");
+    if (s->events + o->events > (int64_t)UINT32_MAX) return fail(s, "more than 4 billion events");
     uint32_t *lanes = intern_all(s, &s->lane_keys, &o->lane_keys);
     if (!lanes) return -1;
     int rc = 0;
@@ -1997,6 +2021,7 @@ static PyObject *scanner_skip_events(ScannerObject *self, PyObject *args_obj) {
         Py_DECREF(seq);
         return NULL;
     }
+    s->spent = 1;
     int rc = 0;
     for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq) && rc == 0; i++) {
         char *data;
@@ -2036,6 +2061,7 @@ static PyObject *scanner_flush(ScannerObject *self, PyObject *unused) {
     (void)unused;
     Scan *s = claim(self);
     if (!s) return NULL;
+    s->spent = 1;
     PyObject *out = export_tables(s);
     self->busy = 0;
     return out;
@@ -2048,6 +2074,7 @@ static PyObject *scanner_finish(ScannerObject *self, PyObject *unused) {
     (void)unused;
     Scan *s = claim(self);
     if (!s) return NULL;
+    s->spent = 1;
     PyObject *top = PyList_New(s->ntop), *lengths = NULL;
     for (Py_ssize_t i = 0; top && i < s->ntop; i++) {
         Top *t = &s->top[i];
@@ -2119,6 +2146,7 @@ static PyObject *scanner_add_lane(ScannerObject *self, PyObject *args) {
     Scan *s = claim(self);
     if (!s) return NULL;
     s->why = NULL;
+    s->spent = 1;
     int64_t lane = lane_of(s, pid, npid, tid, ntid);
     self->busy = 0;
     if (lane < 0) return PyErr_NoMemory();
@@ -2131,7 +2159,7 @@ static PyObject *scanner_resume_events(ScannerObject *self, PyObject *unused) {
     (void)unused;
     Scan *s = claim(self);
     if (!s) return NULL;
-    int fresh = s->state == D_START && s->events == 0;
+    int fresh = s->state == D_START && s->events == 0 && !s->spent;
     if (fresh) {
         s->state = D_EV;
         s->found_events = s->resumed = 1;
@@ -2146,7 +2174,9 @@ static PyObject *scanner_resume_events(ScannerObject *self, PyObject *unused) {
 
 /* adopt(other) -> bool: append the events `other` (resumed) read, as if this scanner had read
  * them next: True. False (nothing changed) unless this scanner stopped just after a comma in
- * traceEvents (where other began) and other stopped between events, its args taken. */
+ * traceEvents (the caller checks that other began there) and other, made from the same spec,
+ * stopped between events with its args taken, and was never flushed, finished, given lanes or
+ * events by hand, or adopted before (it is spent once adopted). */
 static PyObject *scanner_adopt(ScannerObject *self, PyObject *arg) {
     if (!PyObject_TypeCheck(arg, Py_TYPE(self))) {
         PyErr_SetString(PyExc_TypeError, "adopt takes a Scanner");
@@ -2164,12 +2194,13 @@ static PyObject *scanner_adopt(ScannerObject *self, PyObject *arg) {
         self->busy = 0;
         return NULL;
     }
-    int fits = s->state == D_EV && !s->resumed && o->resumed && o->nargs == 0 && o->ntop == 0 &&
-               (o->state == D_EV || o->state == D_EV_NEXT) && o->trailing_commas == 0 && o->ncols == s->ncols &&
-               o->ntables == s->ntables;
+    int fits = s->state == D_EV && !s->resumed && o->resumed && !o->spent && o->nargs == 0 &&
+               o->ntop == 0 && (o->state == D_EV || o->state == D_EV_NEXT) && o->trailing_commas == 0 &&
+               (o->events == 0 || o->arglen) && same_layout(s, o);
     int rc = 0;
     if (fits) {
         s->why = NULL;
+        o->spent = 1;
         Py_BEGIN_ALLOW_THREADS
         rc = adopt(s, o);
         Py_END_ALLOW_THREADS

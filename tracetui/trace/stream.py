@@ -15,6 +15,7 @@ while it imports the rest (:mod:`prefetch`).
 
 from __future__ import annotations
 
+import os
 import queue
 import re
 import threading
@@ -66,21 +67,21 @@ def read(
 ) -> Streamed:
     """Read ``blocks`` (the JSON of ``path``); ``on_block`` is called as each is taken. ``block_of``:
     for tests, re-cut the blocks into pieces of this many bytes. ``split``: scan every other
-    block on a second core (the tables are the same either way). Raises :class:`TraceError` for
-    input that is not a trace."""
+    block on a second core, where there is one (the tables are the same either way). Raises
+    :class:`TraceError` for input that is not a trace."""
     if block_of:
         blocks = _recut(blocks, block_of)
     scanner = native.scanner()
     if scanner is None:
         return _whole(path, b"", blocks)
     ahead = Ahead(blocks)  # the next blocks are read and inflated while this one is scanned
-    second = ThreadPoolExecutor(1, thread_name_prefix="tracetui-scan") if split else None
+    second = ThreadPoolExecutor(1, thread_name_prefix="tracetui-scan") if split and _cores() > 1 else None
     try:
         return _Reader(path, ahead, scanner, on_block, second).run()
     finally:
         ahead.close()
         if second is not None:
-            second.shutdown()
+            second.shutdown(cancel_futures=True)
 
 
 class _Reader:
@@ -304,6 +305,12 @@ class _Reader:
 
 # two blocks; where the second is split, its second scanner and that scan's outcome (or none)
 _Pair = tuple[bytes, bytes, int, Any, "Future[tuple[int, int, bytes]] | None"]
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
 
 
 def _scan_ahead(scanner: Any, data: memoryview) -> tuple[int, int, bytes]:
