@@ -235,6 +235,17 @@ def test_an_error_in_the_second_scan_is_raised(monkeypatch: pytest.MonkeyPatch) 
         read(doc([event(i) for i in range(200)]), 500, True)
 
 
+def test_what_follows_the_events_is_placed_alike_in_any_blocks() -> None:
+    """The byte where ignored trailing data starts is its first byte, not the whitespace before
+    it (which a block boundary may or may not have consumed already)."""
+    data = doc([event(i) for i in range(40)], ', "x": 1') + b"  \n garbage"
+    at = data.index(b"garbage")
+    for block in (0, 1, 7, 64, *range(len(data) - 12, len(data))):
+        for split in (False, True):
+            repairs = read(data, block, split)[0].repairs
+            assert repairs == [f"ignored what follows the events (trailing data at byte {at})"], block
+
+
 def test_damaged_events_in_either_block_are_read_serially() -> None:
     events = [event(i) for i in range(200)]
     text = doc(events).decode()

@@ -175,9 +175,9 @@ class _Reader:
             elif status == native.DOCUMENT:
                 if why == "no traceEvents":
                     raise TraceError(self.path, "JSON that is not a trace: no 'traceEvents' array")
-                self.repairs.append(
-                    f"ignored what follows the events ({why} at byte {self.offset + consumed})"
-                )
+                rest = self.buffer[consumed:]  # where it starts: past the whitespace, in any blocks
+                at = self.offset + consumed + len(rest) - len(rest.lstrip(b" \t\r\n"))
+                self.repairs.append(f"ignored what follows the events ({why} at byte {at})")
                 break
             else:
                 break
