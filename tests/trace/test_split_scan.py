@@ -15,7 +15,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from tracetui.trace import _scan, fields, native, stream
+from tracetui.trace import fields, native, stream
 from tracetui.trace.decoded import Decoded
 
 from .test_streaming import FIXTURES, REAL, assert_same_decoded, replicated
@@ -320,7 +320,7 @@ def test_adopt_refuses_what_does_not_fit() -> None:
 
     spec: list[Any] = list(fields.scan_spec())
     spec[0] = [(key, 4 if kind == 0 else kind, in_args) for key, kind, in_args in spec[0]]  # text as int
-    unlike = _scan.Scanner(tuple(spec))
+    unlike = type(native.scanner())(tuple(spec))  # the extension's Scanner
     unlike.resume_events()
     unlike.feed(EVENT.replace(b'"a"', b"1"), False)
     unlike.take_args()
