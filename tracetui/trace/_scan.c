@@ -933,7 +933,12 @@ static int resize_table(Scan *s, Table *t, int64_t cap) {
     return 0;
 }
 
-static int grow_table(Scan *s, Table *t) { return resize_table(s, t, t->cap ? t->cap * 2 : 1 << 14); }
+/* Room for `need` rows in a table, its room doubled as often as it takes. */
+static int grow_table(Scan *s, Table *t, int64_t need) {
+    int64_t cap = t->cap ? t->cap : 1 << 14;
+    while (cap < need) cap *= 2;
+    return cap == t->cap ? 0 : resize_table(s, t, cap);
+}
 
 /* The decoded text of a staged text slot: in the input, or in the scratch (escaped), or for
  * an ID given as a number in `digits`. -1 with s->why on failure. */
@@ -1124,7 +1129,7 @@ static int keep_event(Scan *s) {
                       !s->slots[s->cols[i].slot].null;
             if (!any) continue;
         }
-        if (t->rows == t->cap && grow_table(s, t) < 0) return -1;
+        if (t->rows == t->cap && grow_table(s, t, t->rows + 1) < 0) return -1;
         int64_t row = t->rows;
         t->ids[row] = (uint32_t)s->events;
         if (t->with_lanes) {
@@ -1140,16 +1145,22 @@ static int keep_event(Scan *s) {
     return 0;
 }
 
+/* Room for `need` events' args lengths, doubled as often as it takes. */
+static int arglen_room(Scan *s, int64_t need) {
+    int64_t cap = s->caparglen ? s->caparglen : 1 << 14;
+    while (cap < need) cap *= 2;
+    if (cap == s->caparglen) return 0;
+    uint32_t *x = realloc(s->arglen, (size_t)cap * sizeof(uint32_t));
+    if (!x) return fail(s, "out of memory");
+    s->arglen = x;
+    s->caparglen = cap;
+    return 0;
+}
+
 /* Record the raw args (NULL: none) of the next event; it becomes event number s->events. */
 static int keep_args(Scan *s, const char *a, size_t n) {
     if (s->events >= (int64_t)UINT32_MAX) return fail(s, "more than 4 billion events");
-    if (s->events == s->caparglen) {
-        int64_t cap = s->caparglen ? s->caparglen * 2 : 1 << 14;
-        uint32_t *x = realloc(s->arglen, (size_t)cap * sizeof(uint32_t));
-        if (!x) return fail(s, "out of memory");
-        s->arglen = x;
-        s->caparglen = cap;
-    }
+    if (s->events == s->caparglen && arglen_room(s, s->events + 1) < 0) return -1;
     if (n > UINT32_MAX) return fail(s, "an args object over 4 GiB");
     if (n && s->nargs + n > s->capargs) {
         size_t cap = s->capargs ? s->capargs : 1 << 20;
@@ -1722,11 +1733,7 @@ static int adopt(Scan *s, Scan *o) {
         Table *t = &s->tables[k], *u = &o->tables[k];
         int64_t r0 = t->rows, n = u->rows;
         if (!n) continue;
-        if (r0 + n > t->cap) {
-            int64_t cap = t->cap ? t->cap : 1 << 14;
-            while (cap < r0 + n) cap *= 2;
-            if ((rc = resize_table(s, t, cap)) < 0) break;
-        }
+        if ((rc = grow_table(s, t, r0 + n)) < 0) break;
         for (int64_t i = 0; i < n; i++) t->ids[r0 + i] = (uint32_t)(u->ids[i] + s->events);
         if (t->with_lanes)
             for (int64_t i = 0; i < n; i++) t->lanes[r0 + i] = lanes[u->lanes[i]];
@@ -1736,14 +1743,7 @@ static int adopt(Scan *s, Scan *o) {
     }
     free(lanes);
     if (rc < 0) return rc;
-    if (s->events + o->events > s->caparglen) {
-        int64_t cap = s->caparglen ? s->caparglen : 1 << 14;
-        while (cap < s->events + o->events) cap *= 2;
-        uint32_t *x = realloc(s->arglen, (size_t)cap * sizeof(uint32_t));
-        if (!x) return fail(s, "out of memory");
-        s->arglen = x;
-        s->caparglen = cap;
-    }
+    if (arglen_room(s, s->events + o->events) < 0) return -1;
     if (o->events) memcpy(s->arglen + s->events, o->arglen, (size_t)o->events * sizeof(uint32_t));
     s->events += o->events;
     s->state = o->state;
@@ -2299,7 +2299,7 @@ static int pick_rows(Scan *s, const Py_ssize_t *start, const Py_ssize_t *end, Py
             if (read_object(s, 1) < 0) return -1;
             if (s->p != s->end) return fail(s, "trailing data");
         }
-        if (t->rows == t->cap && grow_table(s, t) < 0) return -1;
+        if (t->rows == t->cap && grow_table(s, t, t->rows + 1) < 0) return -1;
         t->ids[t->rows] = (uint32_t)i;
         for (int k = t->c0; k < t->c0 + t->nc; k++)
             if (put_value(s, &s->cols[k], t->rows, staged(s, &s->slots[s->cols[k].slot])) < 0) return -1;

@@ -157,10 +157,7 @@ class _Reader:
                     continue
                 status, consumed, why = outcome
             else:
-                status, consumed, why = scanner.feed(self.buffer, self.final)
-                self.args.take(scanner)
-                if self.head is not None and scanner.state not in ("start", "header"):
-                    self.head = None
+                status, consumed, why = self.feed()
             if status == native.MORE:
                 self.consume(consumed)
                 self.more()
@@ -203,12 +200,12 @@ class _Reader:
         if self.pending is None:
             self.pending = self.speculate()
         if self.pending is None:
-            return self.final_feed()
+            return self.feed()
         first, second, cut, ahead, job = self.pending
         self.pending = self.speculate()  # the next pair's second scan is queued behind this one
         if job is None:  # no split: read serially
             self.buffer = b"".join((self.buffer, first, second))
-            return self.final_feed()
+            return self.feed()
         region = b"".join((self.buffer, first, second[:cut]))
         status, consumed, why = self.scanner.feed(region, False)
         self.args.take(self.scanner)
@@ -239,9 +236,12 @@ class _Reader:
         job = self.second.submit(_scan_ahead, ahead, memoryview(second)[match.end() :])
         return first, second, match.end(), ahead, job
 
-    def final_feed(self) -> tuple[int, int, str | None]:
+    def feed(self) -> tuple[int, int, str | None]:
+        """The scanner's read of the buffer (to its end where it is final), its args taken."""
         outcome = self.scanner.feed(self.buffer, self.final)
         self.args.take(self.scanner)
+        if self.head is not None and self.scanner.state not in ("start", "header"):
+            self.head = None
         return outcome
 
     def whole(self) -> Streamed:
