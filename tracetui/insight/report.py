@@ -48,20 +48,21 @@ def _gpu_work(trace: Trace) -> pl.DataFrame:
     return pl.concat([rows, lookup(trace.gpu_args, rows["id"], *WORK_ARGS)], how="horizontal").rechunk()
 
 
-def kernel_costs(trace: Trace) -> pl.DataFrame:
+def kernel_costs(trace: Trace, ids: pl.Series | None = None) -> pl.DataFrame:
     """One row per GPU work event: its decoded name and the cost of its launching op.
 
     An op's FLOPs and bytes are spread over the kernels it launched: each kernel carries the op's
     cost and the op's total kernel time (``op_kernel_us``), so a split-K GEMM (two kernels) is not
-    counted twice. Memcpys carry their ``bytes`` arg; memsets nothing.
+    counted twice. Memcpys carry their ``bytes`` arg; memsets nothing. ``ids``: only those GPU
+    events (and the other kernels of their ops, which their figures are read with).
     """
-    return _kernel_costs(trace).collect()
+    return _kernel_costs(trace, ids).collect()
 
 
-def _kernel_costs(trace: Trace) -> pl.LazyFrame:
+def _kernel_costs(trace: Trace, ids: pl.Series | None = None) -> pl.LazyFrame:
     """:func:`kernel_costs` as a query: a reader of a few of its columns builds only those (the
     names' fields and the ops' costs are joined from their small tables of distinct rows)."""
-    rows, names, costs = _cost_rows(trace)
+    rows, names, costs = _cost_rows(trace, ids)
     text = costs.drop("flops", "bytes")  # the rows carry their own
     order = [
         *(c for c in rows.collect_schema() if c not in ("cost_row", "op_kernel_us", "flops")),
@@ -78,15 +79,19 @@ def _kernel_costs(trace: Trace) -> pl.LazyFrame:
     )
 
 
-def _cost_rows(trace: Trace) -> tuple[pl.LazyFrame, pl.DataFrame, pl.DataFrame]:
+def _cost_rows(trace: Trace, ids: pl.Series | None = None) -> tuple[pl.LazyFrame, pl.DataFrame, pl.DataFrame]:
     """``(rows, names, costs)``. ``rows``: per GPU work event, in event order, its numbers only:
     the GPU work's columns, ``blocks``, ``cost_row`` (its op's row of ``costs``: :func:`launch_op_costs`),
     ``op_kernel_us`` and its share of the op's ``flops`` and ``bytes`` as read below. ``names``: the
     decoded kernel names (:func:`kernel_name_columns`). The text of a name or an op is joined from
-    those small tables by whoever shows it, after any aggregation."""
+    those small tables by whoever shows it, after any aggregation. ``ids``: only the rows of those
+    events and of their ops' other GPU work (an op's figures are read over all its kernels)."""
     work = gpu_work(trace)  # kept: the query adds its keys to it, not to a copy
+    # every name, with ``ids`` too: a short name is told apart from the trace's other names
+    names = kernel_name_columns(work["name"]).select("name", *KERNEL_FIELDS, "notes")
+    if ids is not None:
+        work = _with_their_ops(work, ids)
     gpu = work.select("id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes")
-    names = kernel_name_columns(gpu["name"]).select("name", *KERNEL_FIELDS, "notes")
     costs, of_op = launch_op_costs(trace)
     is_kernel = pl.col("cat") == "kernel"
     cost_row = lookup(of_op, gpu["launch_op_id"], "cost_row")["cost_row"]  # no table as long as the ids
@@ -163,9 +168,18 @@ def grid_blocks() -> pl.Expr:
     )
 
 
-def kernel_insight(trace: Trace) -> pl.DataFrame:
-    """:func:`kernel_costs` with each event's roofline (rates over its op's kernel time)."""
-    rows = kernel_costs(trace)
+def _with_their_ops(work: pl.DataFrame, ids: pl.Series) -> pl.DataFrame:
+    """The rows of ``work`` whose ``id`` is one of ``ids``, or whose launching op launched one of them."""
+    wanted = pl.col("id").is_in(ids.cast(pl.UInt32).implode())
+    ops = work.filter(wanted)["launch_op_id"].drop_nulls().unique()
+    return work.filter(wanted | pl.col("launch_op_id").is_in(ops.implode()))
+
+
+def kernel_insight(trace: Trace, ids: pl.Series | None = None) -> pl.DataFrame:
+    """:func:`kernel_costs` with each event's roofline (rates over its op's kernel time), sorted by
+    ``id``. ``ids``: only those GPU events, each read as in the whole (the explorer's details pane
+    asks for one: a whole trace's readings are ~600 bytes of text per kernel)."""
+    rows = kernel_costs(trace, ids)
     dropped = ("name", "cat", "dur", "start_ns", "end_ns", "device", "op_blocks")
     # read as the op's: its kernels share its rate, its kernel time and its largest grid
     rows = rows.with_columns(
@@ -174,6 +188,8 @@ def kernel_insight(trace: Trace) -> pl.DataFrame:
         .otherwise(pl.col("blocks"))
     )
     read = _with_roofline(trace, rows, "op_kernel_us", call_dur="op_kernel_us", blocks="op_blocks")
+    if ids is not None:  # not the other kernels of their ops
+        read = read.filter(pl.col("id").is_in(ids.cast(pl.UInt32).implode()))
     return read.sort("id").drop(dropped)
 
 

@@ -8,7 +8,9 @@ decoded kernel names only.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -19,10 +21,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Insight:
-    """Per-event readings (one frame, sorted by event id) and the frames the tables join.
+    """Per-event readings and the frames the tables join.
 
-    Rows stay in polars and become dicts only when asked for: 20k dicts of Python objects would
-    make every full garbage collection of a big trace's session ~0.1 s slower.
+    The steps' and annotations' verdicts are one frame, sorted by event id (few rows). A GPU
+    event's roofline is read when asked for (``kernel_reading``, the last few kept): every kernel's
+    reading at once is ~600 bytes of text per kernel, ~150 MB held (and ~450 MB to make) for a
+    1 GB trace, of which the details pane shows one at a time. Rows stay in polars and become dicts
+    only when asked for.
     """
 
     events: pl.DataFrame | None = None
@@ -30,6 +35,7 @@ class Insight:
     steps: pl.DataFrame | None = None
     distributions: pl.DataFrame | None = None  # per GPU work name (insight.distributions)
     step_times: pl.DataFrame | None = None  # the steps' distribution (one row, or none)
+    kernel_reading: Callable[[int], dict[str, Any] | None] | None = None  # a GPU event's roofline
 
     def distribution(self, name: str) -> dict[str, Any] | None:
         """The duration distribution of the GPU work named ``name``, if known."""
@@ -46,13 +52,12 @@ class Insight:
 
     def get(self, event_id: int) -> dict[str, Any] | None:
         """The reading for one event (a GPU event's roofline, a step's or annotation's verdict)."""
-        if self.events is None:
-            return None
-        ids = self._ids
-        row = bisect_left(ids, event_id)
-        if row < len(ids) and ids[row] == event_id:
-            return self.events.row(row, named=True)
-        return None
+        if self.events is not None:
+            ids = self._ids
+            row = bisect_left(ids, event_id)
+            if row < len(ids) and ids[row] == event_id:
+                return self.events.row(row, named=True)
+        return self.kernel_reading(event_id) if self.kernel_reading is not None else None
 
     @property
     def _ids(self) -> list[int]:
@@ -79,10 +84,25 @@ def load_insight(trace: Trace) -> Insight:
     except ImportError:
         return Insight(distributions=distributions, step_times=step_times)
     steps = step_verdicts(trace)
-    events = pl.concat([kernel_insight(trace), steps, annotation_verdicts(trace)], how="diagonal_relaxed")
+    events = pl.concat([steps, annotation_verdicts(trace)], how="diagonal_relaxed")
     events = events.unique("id", keep="first", maintain_order=True).sort("id")
     # One row per name: the device with the most time (rows come sorted by time).
     names = kernel_rooflines(trace).group_by("name", maintain_order=True).first()
-    insight = Insight(events, names, steps, distributions, step_times)
-    insight.get(0)  # build the id index here, in the worker
+    reading = lru_cache(maxsize=KEPT_READINGS)(partial(_kernel_reading, kernel_insight, trace))
+    insight = Insight(events, names, steps, distributions, step_times, reading)
+    insight.get(-1)  # build the id index here, in the worker
     return insight
+
+
+KEPT_READINGS = 16  # GPU events' readings kept (the details pane goes back and forth)
+
+
+def _kernel_reading(
+    kernel_insight: Callable[[Trace, pl.Series], pl.DataFrame], trace: Trace, event_id: int
+) -> dict[str, Any] | None:
+    """One GPU event's roofline reading (:func:`~tracetui.insight.report.kernel_insight` of it
+    alone), None for any other event."""
+    if event_id < 0:
+        return None
+    rows = kernel_insight(trace, pl.Series("id", [event_id], dtype=pl.UInt32))
+    return rows.row(0, named=True) if rows.height else None

@@ -202,12 +202,11 @@ def _steps(trace: Trace, insight: Insight) -> TableSpec:
 
 
 def _anomalies(trace: Trace) -> TableSpec:
-    names = trace.events.select("id", "name")
-    frame = (
-        trace.anomalies.join(names.rename({"id": "event_id", "name": "event"}), on="event_id", how="left")
-        .join(names.rename({"id": "other_id", "name": "other"}), on="other_id", how="left")
-        .with_row_index("n")
-    )
+    anomalies = trace.anomalies  # the names of its events looked up, not a join on every event's
+    frame = anomalies.with_columns(
+        trace.lookup(anomalies["event_id"], "name")["name"].alias("event"),
+        trace.lookup(anomalies["other_id"], "name")["name"].alias("other"),
+    ).with_row_index("n")
     return TableSpec(
         key="anomalies",
         title="Anomalies",
