@@ -7,6 +7,7 @@ model; the summary, export and the viewer all read them from here.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -195,7 +196,13 @@ def kernel_insight(trace: Trace, ids: pl.Series | None = None) -> pl.DataFrame:
 
 def kernels_table(trace: Trace) -> pl.DataFrame:
     """One row per GPU event: where it ran, what launched it, and what its name and shapes say."""
-    names = trace.events.select("id", "name")
+    return pl.concat(kernels_table_parts(trace))
+
+
+def kernels_table_parts(trace: Trace, rows: int = 100_000) -> Iterator[pl.DataFrame]:
+    """:func:`kernels_table` in parts of ``rows`` consecutive rows (at least one part): each part's
+    readings (~600 bytes of text a kernel) are made for its kernels alone, so that a writer holds
+    one part's text at a time, not the whole trace's."""
     gpu = trace.gpu.select(
         "id",
         "name",
@@ -209,33 +216,16 @@ def kernels_table(trace: Trace) -> pl.DataFrame:
         "launch_op_id",
         "annotation_id",
         "step_id",
-    )
-    linked = (
-        gpu.join(names.rename({"id": "launch_id", "name": "runtime"}), on="launch_id", how="left")
-        .join(names.rename({"id": "launch_op_id", "name": "launch_op"}), on="launch_op_id", how="left")
-        .join(names.rename({"id": "annotation_id", "name": "annotation"}), on="annotation_id", how="left")
-        .join(names.rename({"id": "step_id", "name": "step"}), on="step_id", how="left")
-        .with_columns(pl.col("launch_op").fill_null(""))
-    )
-    insight = kernel_insight(trace).select(
-        "id",
-        "family",
-        "kind",
-        "arch",
-        "tile",
-        "stages",
-        "layout",
-        "fused_ops",
-        "short",
-        "flops",
-        "bytes",
-        "tflops",
-        "gbs",
-        "intensity",
-        "bound",
-        "verdict",
-    )
-    table = linked.join(insight, on="id", how="left")
+    ).sort("ts", maintain_order=True)  # ties in event order
+    named = {
+        "launch_id": "runtime",
+        "launch_op_id": "launch_op",
+        "annotation_id": "annotation",
+        "step_id": "step",
+    }
+    linked = gpu.with_columns(  # the names looked up by id, not a join on every event
+        trace.lookup(gpu[key], "name")["name"].alias(name) for key, name in named.items()
+    ).with_columns(pl.col("launch_op").fill_null(""))
     first = [
         "name",
         "ts",
@@ -250,7 +240,28 @@ def kernels_table(trace: Trace) -> pl.DataFrame:
         "step",
         "category",
     ]
-    return table.sort("ts").select(first + [c for c in table.columns if c not in first])
+    for start in range(0, max(linked.height, 1), rows):
+        part = linked.slice(start, rows)
+        insight = kernel_insight(trace, part["id"]).select(
+            "id",
+            "family",
+            "kind",
+            "arch",
+            "tile",
+            "stages",
+            "layout",
+            "fused_ops",
+            "short",
+            "flops",
+            "bytes",
+            "tflops",
+            "gbs",
+            "intensity",
+            "bound",
+            "verdict",
+        )
+        table = part.join(insight, on="id", how="left", maintain_order="left")
+        yield table.select(first + [c for c in table.columns if c not in first])
 
 
 def kernel_rooflines(trace: Trace) -> pl.DataFrame:

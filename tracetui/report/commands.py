@@ -133,11 +133,11 @@ def export_command(
         if table in RUN_TABLES:
             raise click.UsageError(f"--table {table} needs the traces of several ranks")
         prefetch.start(single)
-        from tracetui.report.export import export_table, write_table
+        from tracetui.report.export import export_parts, write_table
         from tracetui.report.loading import load_with_progress
 
         loaded = load_with_progress(single)
-        write_table(export_table(loaded, table), fmt, output, loaded.path)
+        write_table(export_parts(loaded, table), fmt, output, loaded.path)
         return
     from tracetui.report.export import write_table
     from tracetui.report.run_export import run_table

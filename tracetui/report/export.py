@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import itertools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,28 +21,53 @@ if TYPE_CHECKING:
     from tracetui.trace import Trace
 
 
-def export_table(trace: Trace, table: str) -> pl.DataFrame:
-    """The frame behind ``--table``."""
-    if table == "events":
-        events = trace.events.with_columns(trace.args_json())
-        return events.join(trace.shapes(), on="id", how="left", maintain_order="left")
-    if table == "ops":
-        return trace.ops
-    if table == "kernels":
-        from tracetui.insight.report import kernels_table
+ROWS = 100_000  # events per part of ``events`` (their args: ~0.4 KB of text each)
+# kernels per part of ``kernels``: making a kernel's reading holds ~4 KB of text a row for a while
+# (1 GB trace, 240k kernels: peak 1,131 MB whole, 976 MB in parts of 25k, 850 MB of 10k, each
+# part ~55 ms more)
+KERNEL_ROWS = 25_000
 
-        return kernels_table(trace)
-    if table == "annotations":
-        return trace.annotations
-    if table == "steps":
-        return trace.steps
-    if table == "runtime":
-        return trace.runtime
-    if table == "anomalies":
-        return trace.anomalies
-    if table == "memory":
-        return memory_table(trace)
-    raise ValueError(table)
+
+def export_table(trace: Trace, table: str) -> pl.DataFrame:
+    """The frame behind ``--table``, whole."""
+    return pl.concat(export_parts(trace, table))
+
+
+def export_parts(trace: Trace, table: str) -> Iterator[pl.DataFrame]:
+    """The frame behind ``--table``, in parts of consecutive rows (at least one), what the writer
+    takes: ``events`` (every event's args as JSON text) and ``kernels`` (every kernel's roofline
+    reading) come :data:`ROWS` and :data:`KERNEL_ROWS` at a time, made for those rows alone, so
+    that their text is never all in memory (at 1 GB of JSON the events' args are ~1 GB of text);
+    the others whole."""
+    if table == "events":
+        yield from _events_parts(trace)
+        return
+    if table == "kernels":
+        from tracetui.insight.report import kernels_table_parts
+
+        yield from kernels_table_parts(trace, KERNEL_ROWS)
+        return
+    frames: dict[str, Callable[[], pl.DataFrame]] = {
+        "ops": lambda: trace.ops,
+        "annotations": lambda: trace.annotations,
+        "steps": lambda: trace.steps,
+        "runtime": lambda: trace.runtime,
+        "anomalies": lambda: trace.anomalies,
+        "memory": lambda: memory_table(trace),
+    }
+    if table not in frames:
+        raise ValueError(table)
+    yield frames[table]()
+
+
+def _events_parts(trace: Trace) -> Iterator[pl.DataFrame]:
+    """Every event with its args as written and, for ops, their recorded shapes."""
+    events = trace.events
+    for start in range(0, max(events.height, 1), ROWS):
+        part = events.slice(start, ROWS)
+        ops = part.filter(pl.col("cat") == "cpu_op")["id"]
+        part = part.with_columns(trace.args_json(part["id"]))
+        yield part.join(trace.shapes(ops.to_list()), on="id", how="left", maintain_order="left")
 
 
 def memory_table(trace: Trace) -> pl.DataFrame:
@@ -51,33 +78,82 @@ def memory_table(trace: Trace) -> pl.DataFrame:
     return memory_of(trace).events.drop("pair_order", "track", "enclosing_id", "enclosing_pos")
 
 
-def write_table(frame: pl.DataFrame, fmt: str, output: Path | None, source: Path) -> None:
-    """Write ``frame``; to stdout when ``output`` is None (not for parquet). A file is written whole
-    or not at all (:func:`tracetui.output.write_file`); CSV cells that a spreadsheet would run
-    as formulas are escaped, lists joined."""
+def write_table(
+    frame: pl.DataFrame | Iterable[pl.DataFrame], fmt: str, output: Path | None, source: Path
+) -> None:
+    """Write ``frame`` (or its parts, in order: one part's text held at a time); to stdout when
+    ``output`` is None (not for parquet). A file is written whole or not at all
+    (:func:`tracetui.output.write_file`); CSV cells that a spreadsheet would run as formulas are
+    escaped, lists joined."""
     if output is not None and output.exists() and output.resolve() == source.resolve():
         raise TraceError(output, "refusing to overwrite the trace being exported")
-    frame = as_text(frame)  # the events' dictionary-encoded text written as text, escaped below
-    if fmt == "csv":
-        frame = _no_formulas(_visible_marks(_flatten_lists(frame)))
+    if output is None and fmt == "parquet":
+        raise TraceError(None, "parquet needs an output file (-o FILE)")
+    parts = (_prepared(part, fmt) for part in ([frame] if isinstance(frame, pl.DataFrame) else frame))
     if output is None:
-        if fmt == "parquet":
-            raise TraceError(None, "parquet needs an output file (-o FILE)")
-        buffer = io.StringIO()
-        frame.write_csv(buffer) if fmt == "csv" else frame.write_json(buffer)
-        sys.stdout.write(buffer.getvalue() + ("" if fmt == "csv" else "\n"))
+        for chunk in _chunks(parts, fmt):
+            sys.stdout.write(chunk.decode())
+        if fmt == "json":
+            sys.stdout.write("\n")
         return
-    writers: dict[str, Callable[[Path], object]] = {
-        "csv": frame.write_csv,
-        "parquet": frame.write_parquet,
-        "json": frame.write_json,
-    }
+
+    def write(path: Path) -> None:
+        if fmt == "parquet":
+            _write_parquet(parts, path)
+            return
+        with path.open("wb") as out:
+            for chunk in _chunks(parts, fmt):
+                out.write(chunk)
+
     try:
-        write_file(output, writers[fmt])  # whole or not at all: a full disk leaves no partial file
+        write_file(output, write)  # whole or not at all: a full disk leaves no partial file
     except OSError as exc:
         raise TraceError(output, f"cannot write: {exc.strerror or exc}") from None
     except pl.exceptions.PolarsError as exc:  # parquet's I/O errors (a full disk) come this way
         raise TraceError(output, f"cannot write: {exc}") from None
+
+
+def _prepared(frame: pl.DataFrame, fmt: str) -> pl.DataFrame:
+    frame = as_text(frame)  # the events' dictionary-encoded text written as text, escaped below
+    return _no_formulas(_visible_marks(_flatten_lists(frame))) if fmt == "csv" else frame
+
+
+def _chunks(parts: Iterable[pl.DataFrame], fmt: str) -> Iterator[bytes]:
+    """The bytes of ``parts`` written one after another as one CSV (one header) or one JSON array
+    (bytes: a part's text is never decoded to be encoded again)."""
+    if fmt == "csv":
+        for index, part in enumerate(parts):
+            yield _written(part, partial(part.write_csv, include_header=index == 0))
+        return
+    yield b"["
+    written = False
+    for part in parts:
+        rows = _written(part, part.write_json)[1:-1]  # [{…},{…}]: the objects between the brackets
+        if rows:
+            yield (b"," if written else b"") + rows
+            written = True
+    yield b"]"
+
+
+def _written(part: pl.DataFrame, write: Callable[[io.BytesIO], object]) -> bytes:
+    buffer = io.BytesIO()
+    write(buffer)
+    return buffer.getvalue()
+
+
+def _write_parquet(parts: Iterator[pl.DataFrame], path: Path) -> None:
+    """One parquet file of ``parts``, streamed (polars' sink reads them as a source, part by part)."""
+    from polars.io.plugins import register_io_source
+
+    first = next(parts)
+
+    def source(
+        with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, batch_size: int | None
+    ) -> Iterator[pl.DataFrame]:
+        for part in itertools.chain([first], parts):
+            yield part if with_columns is None else part.select(with_columns)
+
+    register_io_source(source, schema=first.schema).sink_parquet(path)
 
 
 FORMULA_START = r"^[=+\-@\t\r]"  # what a spreadsheet reads as the start of a formula

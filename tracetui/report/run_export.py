@@ -4,22 +4,26 @@ uses, so that the core never imports back into this surface."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import polars as pl
 
 from tracetui.errors import TraceError
-from tracetui.report.export import export_table
+from tracetui.report.export import export_parts
 from tracetui.report.names import RUN_TABLES
 
 if TYPE_CHECKING:
     from tracetui.ranks.discover import Target
 
 
-def run_table(target: Target, table: str, rank: int | None) -> tuple[pl.DataFrame, Path]:
+def run_table(
+    target: Target, table: str, rank: int | None
+) -> tuple[pl.DataFrame | Iterator[pl.DataFrame], Path]:
     """A table of a distributed run (a rank set or a dataset) and the path it came from: a
-    cross-rank table, or a single-trace table of ``rank`` (default: the first)."""
+    cross-rank table, or a single-trace table of ``rank`` (default: the first; of a rank set, in
+    parts as :func:`~tracetui.report.export.export_parts` gives them)."""
     from tracetui.ranks import dataset
     from tracetui.ranks.discover import RankSet
     from tracetui.ranks.run import report_for
@@ -41,7 +45,7 @@ def run_table(target: Target, table: str, rank: int | None) -> tuple[pl.DataFram
 
         entry = target.file(rank) if rank is not None else target.ranks[0]
         loaded = load_with_progress(entry.path)
-        return export_table(loaded, table), loaded.path
+        return export_parts(loaded, table), loaded.path
     if table not in dataset.BIG_TABLES:
         raise TraceError(target, f"a dataset holds {', '.join(dataset.BIG_TABLES)} per rank, not {table}")
     ranks = [r["rank"] for r in dataset.read_manifest(target)["ranks"]]

@@ -490,9 +490,10 @@ class Trace:
                     self.parts.put(LAUNCH_SHAPES, {"table.arrow": _ipc(self._launch_shapes)})
             return self._launch_shapes
 
-    def args_json(self) -> pl.Series:
-        """Every X event's complete args as JSON text (as written), aligned with ``events`` rows."""
-        raws = self.raw_args.raw(self.events["id"].to_list())
+    def args_json(self, ids: pl.Series | None = None) -> pl.Series:
+        """Every X event's complete args as JSON text (as written), aligned with ``events`` rows;
+        ``ids``: those events' only, in that order."""
+        raws = self.raw_args.raw((self.events["id"] if ids is None else ids).to_list())
         texts = [bytes(raw).decode("utf-8", "replace") if raw else None for raw in raws]
         return clean_series(pl.Series("args", texts, dtype=pl.String))
 
