@@ -1,10 +1,11 @@
 """``tracetui export`` of the tables with text on every row (``events``: the args; ``kernels``: the
-roofline readings) in parts of consecutive rows: the file is the same, whatever the parts' size."""
+roofline readings) in parts of consecutive rows: the table written is the same, whatever the parts'
+size."""
 
 from __future__ import annotations
 
 import io
-from functools import partial
+from collections.abc import Iterator
 from pathlib import Path
 
 import polars as pl
@@ -12,6 +13,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import tracetui
+from tracetui.errors import TraceError
 from tracetui.report import export
 from tracetui.report.export import export_parts, export_table, write_table
 
@@ -19,32 +21,65 @@ FIXTURES = Path(__file__).parent.parent / "fixtures"
 TRACE = FIXTURES / "mlp_train_compiled.json.gz"  # events with args and shapes; kernels with readings
 
 
-def written(tmp_path: Path, table: str, fmt: str, name: str) -> bytes:
-    trace = tracetui.load(TRACE)
-    target = tmp_path / f"{name}.{fmt}"
-    write_table(export_parts(trace, table), fmt, target, TRACE)
-    return target.read_bytes()
+def read_back(data: bytes, fmt: str) -> pl.DataFrame:
+    if fmt == "csv":
+        return pl.read_csv(io.BytesIO(data), infer_schema_length=None)
+    return pl.read_json(io.BytesIO(data)) if fmt == "json" else pl.read_parquet(io.BytesIO(data))
 
 
+@pytest.mark.parametrize("path", [TRACE, FIXTURES / "mlp_eager.json.gz"], ids=lambda p: p.name)
 @pytest.mark.parametrize("table", ["events", "kernels"])
 @pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])
-def test_parts_of_any_size_write_the_same_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, table: str, fmt: str
+def test_parts_of_any_size_write_the_same_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: Path, table: str, fmt: str
 ) -> None:
-    whole = written(tmp_path, table, fmt, "whole")
+    """The same rows, columns and values; a float may differ in its last bits where a part is a
+    row or two (polars divides a tiny column by a number exactly, a longer one by its reciprocal)."""
+    trace = tracetui.load(path)
+    whole = tmp_path / f"whole.{fmt}"
+    write_table(export_parts(trace, table), fmt, whole, path)
     monkeypatch.setattr(export, "ROWS", 7)
     monkeypatch.setattr(export, "KERNEL_ROWS", 5)
-    trace = tracetui.load(TRACE)
     parts = list(export_parts(trace, table))
     assert len(parts) > 3 and all(p.height <= 7 for p in parts)  # many parts
-    assert pl.concat(parts).equals(export_table(trace, table))
-    in_parts = written(tmp_path, table, fmt, "parts")
-    if fmt == "parquet":  # the same rows and types (the file's row groups differ)
-        assert_frame_equal(pl.read_parquet(io.BytesIO(in_parts)), pl.read_parquet(io.BytesIO(whole)))
-    else:
-        assert in_parts == whole
-        read = partial(pl.read_csv, infer_schema=False) if fmt == "csv" else pl.read_json
-        assert len(read(io.BytesIO(in_parts))) == sum(p.height for p in parts)  # one header, one array
+    assert_frame_equal(pl.concat(parts), export_table(trace, table), rel_tol=1e-12)
+    in_parts = tmp_path / f"parts.{fmt}"
+    write_table(iter(parts), fmt, in_parts, path)
+    assert_frame_equal(
+        read_back(in_parts.read_bytes(), fmt), read_back(whole.read_bytes(), fmt), rel_tol=1e-12
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"parts.{fmt}", f"whole.{fmt}"]  # nothing left
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_default_parts_write_the_bytes_of_the_whole(tmp_path: Path, fmt: str) -> None:
+    trace = tracetui.load(TRACE)
+    for name, frame in (("parts", export_parts(trace, "events")), ("whole", export_table(trace, "events"))):
+        write_table(frame, fmt, tmp_path / f"{name}.{fmt}", TRACE)
+    assert (tmp_path / f"parts.{fmt}").read_bytes() == (tmp_path / f"whole.{fmt}").read_bytes()
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])
+def test_a_part_that_fails_is_its_own_error_and_leaves_no_file(tmp_path: Path, fmt: str) -> None:
+    good = pl.DataFrame({"a": [1, 2]})
+
+    def parts() -> Iterator[pl.DataFrame]:
+        yield good
+        yield good
+        raise TraceError(TRACE, "the file changed since it was opened")
+
+    with pytest.raises(TraceError, match="changed since"):  # not "cannot write"
+        write_table(parts(), fmt, tmp_path / f"out.{fmt}", TRACE)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_parts_with_other_columns_are_refused(tmp_path: Path) -> None:
+    parts = [pl.DataFrame({"a": [1]}), pl.DataFrame({"a": ["x"]})]
+    with pytest.raises(ValueError, match="not the first's"):
+        write_table(iter(parts), "csv", tmp_path / "out.csv", TRACE)
+    with pytest.raises(ValueError, match="no part"):
+        write_table(iter([]), "parquet", tmp_path / "out.parquet", TRACE)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_whole_events_table_has_every_events_args_and_an_ops_shapes() -> None:

@@ -87,13 +87,12 @@ def _cost_rows(trace: Trace, ids: pl.Series | None = None) -> tuple[pl.LazyFrame
     decoded kernel names (:func:`kernel_name_columns`). The text of a name or an op is joined from
     those small tables by whoever shows it, after any aggregation. ``ids``: only the rows of those
     events and of their ops' other GPU work (an op's figures are read over all its kernels)."""
-    work = gpu_work(trace)  # kept: the query adds its keys to it, not to a copy
-    # every name, with ``ids`` too: a short name is told apart from the trace's other names
-    names = kernel_name_columns(work["name"]).select("name", *KERNEL_FIELDS, "notes")
+    work = gpu_work(trace)  # kept: the query adds its keys to it (the whole's; ``ids``': a part's)
+    names = _decoded_names(trace)
     if ids is not None:
         work = _with_their_ops(work, ids)
     gpu = work.select("id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes")
-    costs, of_op = launch_op_costs(trace)
+    costs, of_op = kept(trace, "launch_op_costs", lambda: launch_op_costs(trace))
     is_kernel = pl.col("cat") == "kernel"
     cost_row = lookup(of_op, gpu["launch_op_id"], "cost_row")["cost_row"]  # no table as long as the ids
     per_op = costs.select("cost_row", pl.col("flops").alias("op_flops"), pl.col("bytes").alias("op_bytes"))
@@ -169,6 +168,23 @@ def grid_blocks() -> pl.Expr:
     )
 
 
+def _decoded_names(trace: Trace) -> pl.DataFrame:
+    """The decoded names of every GPU work name of the trace (kept per trace): a part of its rows
+    is decoded among all of them, since a short name is told apart from the trace's other names."""
+
+    def decoded() -> pl.DataFrame:
+        return kernel_name_columns(gpu_work(trace)["name"]).select("name", *KERNEL_FIELDS, "notes")
+
+    return kept(trace, "decoded_names", decoded)
+
+
+def is_gpu_work(trace: Trace, event_id: int) -> bool:
+    """Whether ``event_id`` is one of the GPU work events (a sorted search of their ids)."""
+    ids = gpu_work(trace)["id"]
+    at = ids.search_sorted(event_id)
+    return bool(at < len(ids) and ids[at] == event_id)
+
+
 def _with_their_ops(work: pl.DataFrame, ids: pl.Series) -> pl.DataFrame:
     """The rows of ``work`` whose ``id`` is one of ``ids``, or whose launching op launched one of them."""
     wanted = pl.col("id").is_in(ids.cast(pl.UInt32).implode())
@@ -179,7 +195,9 @@ def _with_their_ops(work: pl.DataFrame, ids: pl.Series) -> pl.DataFrame:
 def kernel_insight(trace: Trace, ids: pl.Series | None = None) -> pl.DataFrame:
     """:func:`kernel_costs` with each event's roofline (rates over its op's kernel time), sorted by
     ``id``. ``ids``: only those GPU events, each read as in the whole (the explorer's details pane
-    asks for one: a whole trace's readings are ~600 bytes of text per kernel)."""
+    asks for one: a whole trace's readings are ~600 bytes of text per kernel); their floats may
+    differ in the last bits (polars divides a tiny column by a number exactly, a longer one by its
+    reciprocal), never what is shown."""
     rows = kernel_costs(trace, ids)
     dropped = ("name", "cat", "dur", "start_ns", "end_ns", "device", "op_blocks")
     # read as the op's: its kernels share its rate, its kernel time and its largest grid
@@ -201,8 +219,9 @@ def kernels_table(trace: Trace) -> pl.DataFrame:
 
 def kernels_table_parts(trace: Trace, rows: int = 100_000) -> Iterator[pl.DataFrame]:
     """:func:`kernels_table` in parts of ``rows`` consecutive rows (at least one part): each part's
-    readings (~600 bytes of text a kernel) are made for its kernels alone, so that a writer holds
-    one part's text at a time, not the whole trace's."""
+    readings (~600 bytes of text a kernel) are made for its kernels (read with their ops' other
+    kernels), so that a writer holds one part's text at a time, not the whole trace's. A part's
+    floats may differ from the whole's in the last bits (see :func:`kernel_insight`)."""
     gpu = trace.gpu.select(
         "id",
         "name",

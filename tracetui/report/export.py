@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import itertools
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from pathlib import Path
@@ -89,10 +90,14 @@ def write_table(
         raise TraceError(output, "refusing to overwrite the trace being exported")
     if output is None and fmt == "parquet":
         raise TraceError(None, "parquet needs an output file (-o FILE)")
-    parts = (_prepared(part, fmt) for part in ([frame] if isinstance(frame, pl.DataFrame) else frame))
-    if output is None:
-        for chunk in _chunks(parts, fmt):
-            sys.stdout.write(chunk.decode())
+    given = [frame] if isinstance(frame, pl.DataFrame) else frame
+    parts = (_prepared(part, fmt) for part in _checked(given))
+    if output is None:  # a part that fails leaves what was written before it
+        try:
+            for chunk in _chunks(parts, fmt):
+                sys.stdout.write(chunk.decode())
+        except _PartFailed as failed:
+            raise failed.__cause__ from None  # type: ignore[misc]
         if fmt == "json":
             sys.stdout.write("\n")
         return
@@ -107,10 +112,37 @@ def write_table(
 
     try:
         write_file(output, write)  # whole or not at all: a full disk leaves no partial file
+    except _PartFailed as failed:  # making a part failed, not the write: its own error
+        raise failed.__cause__ from None  # type: ignore[misc]
     except OSError as exc:
         raise TraceError(output, f"cannot write: {exc.strerror or exc}") from None
     except pl.exceptions.PolarsError as exc:  # parquet's I/O errors (a full disk) come this way
         raise TraceError(output, f"cannot write: {exc}") from None
+
+
+class _PartFailed(Exception):
+    """Making a part raised (its ``__cause__``): told apart from the write's own errors."""
+
+
+def _checked(parts: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+    """``parts``, each with the first one's columns and types (else an internal error: the writers
+    would put values under another header), the errors of making them wrapped in :class:`_PartFailed`."""
+    produced = iter(parts)
+    first: pl.Schema | None = None
+    while True:
+        try:
+            part = next(produced)
+        except StopIteration:
+            if first is None:
+                raise ValueError("export: no part to write") from None
+            return
+        except Exception as exc:
+            raise _PartFailed() from exc
+        if first is None:
+            first = part.schema
+        elif part.schema != first:
+            raise ValueError(f"export: a part's columns {part.schema} are not the first's {first}")
+        yield part
 
 
 def _prepared(frame: pl.DataFrame, fmt: str) -> pl.DataFrame:
@@ -142,18 +174,21 @@ def _written(part: pl.DataFrame, write: Callable[[io.BytesIO], object]) -> bytes
 
 
 def _write_parquet(parts: Iterator[pl.DataFrame], path: Path) -> None:
-    """One parquet file of ``parts``, streamed (polars' sink reads them as a source, part by part)."""
-    from polars.io.plugins import register_io_source
-
+    """One parquet file of ``parts``: one part written as it is; several each spilled to a
+    compressed IPC file in a temporary folder beside ``path`` (removed after), then streamed from
+    them into one parquet file by polars' sink (one part in memory at a time)."""
     first = next(parts)
-
-    def source(
-        with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, batch_size: int | None
-    ) -> Iterator[pl.DataFrame]:
-        for part in itertools.chain([first], parts):
-            yield part if with_columns is None else part.select(with_columns)
-
-    register_io_source(source, schema=first.schema).sink_parquet(path)
+    second = next(parts, None)
+    if second is None:
+        first.write_parquet(path)
+        return
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".tracetui-parts-") as folder:
+        spilled = []
+        for index, part in enumerate(itertools.chain([first, second], parts)):
+            spilled.append(Path(folder) / f"{index:06d}.arrow")
+            part.write_ipc(spilled[-1], compression="lz4")
+        del first, second
+        pl.concat([pl.scan_ipc(file) for file in spilled]).sink_parquet(path)
 
 
 FORMULA_START = r"^[=+\-@\t\r]"  # what a spreadsheet reads as the start of a formula

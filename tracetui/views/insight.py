@@ -69,14 +69,15 @@ class Insight:
 
 
 def load_insight(trace: Trace) -> Insight:
-    """Kernel roofline rows (per event and per name), step/annotation verdicts (without the
-    insight report: none) and the duration distributions."""
+    """The kernel roofline per name (per event: when asked for), step/annotation verdicts (without
+    the insight report: none) and the duration distributions."""
     from tracetui.insight.distributions import gpu_distributions, step_distribution
 
     distributions, step_times = gpu_distributions(trace), step_distribution(trace.steps)
     try:
         from tracetui.insight.report import (
             annotation_verdicts,
+            is_gpu_work,
             kernel_insight,
             kernel_rooflines,
             step_verdicts,
@@ -88,7 +89,7 @@ def load_insight(trace: Trace) -> Insight:
     events = events.unique("id", keep="first", maintain_order=True).sort("id")
     # One row per name: the device with the most time (rows come sorted by time).
     names = kernel_rooflines(trace).group_by("name", maintain_order=True).first()
-    reading = lru_cache(maxsize=KEPT_READINGS)(partial(_kernel_reading, kernel_insight, trace))
+    reading = lru_cache(maxsize=KEPT_READINGS)(partial(_kernel_reading, kernel_insight, is_gpu_work, trace))
     insight = Insight(events, names, steps, distributions, step_times, reading)
     insight.get(-1)  # build the id index here, in the worker
     return insight
@@ -98,11 +99,14 @@ KEPT_READINGS = 16  # GPU events' readings kept (the details pane goes back and 
 
 
 def _kernel_reading(
-    kernel_insight: Callable[[Trace, pl.Series], pl.DataFrame], trace: Trace, event_id: int
+    kernel_insight: Callable[[Trace, pl.Series], pl.DataFrame],
+    is_gpu_work: Callable[[Trace, int], bool],
+    trace: Trace,
+    event_id: int,
 ) -> dict[str, Any] | None:
     """One GPU event's roofline reading (:func:`~tracetui.insight.report.kernel_insight` of it
-    alone), None for any other event."""
-    if event_id < 0:
+    alone), None for any other event (found without reading)."""
+    if event_id < 0 or not is_gpu_work(trace, event_id):
         return None
     rows = kernel_insight(trace, pl.Series("id", [event_id], dtype=pl.UInt32))
     return rows.row(0, named=True) if rows.height else None

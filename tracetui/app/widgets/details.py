@@ -323,7 +323,8 @@ def _decoded(out: Lines, node: Node, row: Mapping[str, Any] | None) -> None:
 
     decoded = decode_kernel_name(node.full_name)
     out.heading("Decoded name")
-    out.field("short", decoded.short)
+    # the reading's: told apart from the trace's other names, as in the tree and the tables
+    out.field("short", (row or {}).get("short") or decoded.short)
     for field in DECODED_FIELDS:
         value = getattr(decoded, field)
         if field == "dtype":
