@@ -12,11 +12,12 @@ import pytest
 
 import tracetui
 from tracetui.insight.report import kernel_insight
+from tracetui.sample_traces import default_trace
 from tracetui.trace import Trace
 from tracetui.views.insight import load_insight
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
-SAMPLES = Path(__file__).parent.parent.parent / "sample_traces"
+SAMPLES = default_trace().parent  # the bundled traces, as installed (tracetui.sample_traces)
 TRACES = [
     FIXTURES / "mlp_eager.json.gz",  # split-K GEMMs: an op with two kernels
     FIXTURES / "mlp_train_compiled.json.gz",  # triton kernels, forward and backward
