@@ -263,14 +263,7 @@ def kernels_table_parts(trace: Trace, rows: int = 100_000) -> Iterator[pl.DataFr
         part = linked.slice(start, rows)
         insight = kernel_insight(trace, part["id"]).select(
             "id",
-            "family",
-            "kind",
-            "arch",
-            "tile",
-            "stages",
-            "layout",
-            "fused_ops",
-            "short",
+            *KERNEL_FIELDS,
             "flops",
             "bytes",
             "tflops",
