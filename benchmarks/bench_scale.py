@@ -15,6 +15,9 @@ come from ``os.wait4``; each figure is the median of ``--runs``, the modes takin
 * tree cold: ``tracetui open`` headless (160x50) until the first frame that shows tree rows;
 * settled cold: the same, on until the explorer's tables worker is done (the tables, the insight
   readings, the memory view): the peak a session of the explorer holds, not only its first frame;
+* first open: ``summary`` and the settled tree with the trace cache on and empty (a user's
+  default first open): the entry is written meanwhile, and the process waits for it to be done
+  before it leaves, as the CLI does;
 * reopen: the same two from the trace cache (primed by one run of each, in a private directory: the
   summary keeps its figures, the tree its first frame, with the entry);
 * tree 1st reopen: that priming run of the tree (the entry written by ``summary``, the tree's first
@@ -94,6 +97,8 @@ async def main(trace):
                 await asyncio.sleep(0.05)
             else:
                 raise SystemExit("the tables never came")
+    from tracetui.trace import cache
+    cache.settle()  # a cache entry being written is finished, as the CLI's exit does (none: at once)
     os._exit(0)
 from pathlib import Path
 asyncio.run(main(Path(sys.argv[1])))
@@ -166,7 +171,8 @@ def measure(trace: Path, runs: int, against: Path | None) -> dict[str, dict[str,
                 cold["PYTHONPATH"] = str(tree)
             warm = {k: v for k, v in cold.items() if k != "TRACETUI_NO_CACHE"}
             warm["TRACETUI_CACHE_DIR"] = str(Path(cache_root) / side)
-            envs[side] = (cold, warm)
+            fresh = dict(warm, TRACETUI_CACHE_DIR=str(Path(cache_root) / f"{side}-fresh"))
+            envs[side] = (cold, warm, fresh)
             run_measured([sys.executable, "-m", "tracetui", "summary", str(trace)], warm)  # primes the cache
             # the first tree from the entry computes the tree's first frame and keeps it: measured apart
             first = run_measured([sys.executable, "-c", TREE_CHILD, str(trace), str(HERE)], warm)
@@ -177,14 +183,18 @@ def measure(trace: Path, runs: int, against: Path | None) -> dict[str, dict[str,
         tree_cmd = [sys.executable, "-c", TREE_CHILD, str(trace), str(HERE)]
         settled = [*tree_cmd, "settled"]
         for _ in range(runs):  # the modes and sides take turns: a slow spell hits each alike
-            for side, (cold, warm) in envs.items():
+            for side, (cold, warm, fresh) in envs.items():
                 for mode, cmd, env in (
                     ("summary cold", summary, cold),
                     ("tree cold", tree_cmd, cold),
                     ("settled cold", settled, cold),
                     ("summary reopen", summary, warm),
                     ("tree reopen", tree_cmd, warm),
+                    ("summary first open", summary, fresh),
+                    ("settled first open", settled, fresh),
                 ):
+                    if env is fresh:  # an empty cache: the open writes the entry meanwhile
+                        shutil.rmtree(env["TRACETUI_CACHE_DIR"], ignore_errors=True)
                     wall, rss, _ = run_measured(cmd, env)
                     samples[side].setdefault(mode, []).append((wall, rss))
         cold = envs["now"][0]
@@ -241,7 +251,7 @@ def main() -> None:
     header = (
         "| JSON / events | summary cold | tree cold | summary reopen | tree reopen | peak RSS cold "
         "(summary / tree) | RSS reopen (summary / tree) | cache entry | inflate | inflate+scan "
-        "| tree 1st reopen | settled cold |"
+        "| tree 1st reopen | settled cold | first open, cache on (summary / settled) |"
     )
     print(header)
     print("|" + " --- |" * (header.count("|") - 1))
@@ -267,7 +277,10 @@ def main() -> None:
                 f"| {floor} "
                 f"| {r['tree 1st reopen'][0]:.2f} s / {r['tree 1st reopen'][1]:.0f} MB "
                 f"| {r['settled cold'][0]:.2f} s / {r['settled cold'][1]:.0f} MB "
-                f"({r['settled cold'][1] * ratio:.2f}x) |",
+                f"({r['settled cold'][1] * ratio:.2f}x) "
+                f"| {r['summary first open'][0]:.2f} / {r['settled first open'][0]:.2f} s, "
+                f"{r['summary first open'][1]:.0f} / {r['settled first open'][1]:.0f} MB "
+                f"({r['summary first open'][1] * ratio:.2f}x / {r['settled first open'][1] * ratio:.2f}x) |",
                 flush=True,
             )
         if args.keys and size == sizes[-1]:

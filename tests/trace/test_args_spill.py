@@ -7,6 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import tracetui
@@ -64,7 +65,7 @@ def test_a_full_disk_mid_way_keeps_the_rest_in_memory(monkeypatch: pytest.Monkey
     assert list(spill) == BLOCKS
 
 
-def test_a_loaded_trace_reads_its_args_from_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_loaded_trace_reads_its_args_from_the_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("TRACETUI_NO_CACHE", "1")
     path = FIXTURES / "mlp_train_tbhandler_stack_memory.pt.trace.json.gz"
     trace = tracetui.load(path)
@@ -73,7 +74,44 @@ def test_a_loaded_trace_reads_its_args_from_the_file(monkeypatch: pytest.MonkeyP
     assert in_file(provider._data) == len(provider._data) > 0
     ids = trace.events["id"].to_list()
     spilled = [bytes(raw) for raw in provider.raw(ids)]
-    # the same args as the cache's copy of the blocks (held in memory) reads
-    again = ArgsBlocks.from_tables(*provider.tables().values())
-    assert [bytes(raw) for raw in again.raw(ids)] == spilled
+    # the same args as the cache's copy of the blocks (its tables, and its file read a block at a time)
+    (write,) = provider.files().values()
+    write(tmp_path / "args_data")
+    with (tmp_path / "args_data").open("rb") as data:
+        again = ArgsBlocks.from_tables(*provider.tables().values(), data)
+        assert [bytes(raw) for raw in again.raw(ids)] == spilled
     assert any(spilled) and trace.event_args(ids[-1]) is not None
+
+
+def test_blocks_in_a_file_and_in_memory_are_stored_end_to_end_and_read_back(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """What a cache keeps of the blocks: their sizes in a table, their bytes end to end in a file,
+    written a block at a time, whether the blocks were in the temporary file or in memory."""
+    real = os.pwrite
+    writes = {"n": 0}
+
+    def pwrite(fd: int, data: bytes, offset: int) -> int:
+        writes["n"] += 1
+        if writes["n"] > 5:
+            raise OSError(28, "No space left on device")
+        return real(fd, data, offset)
+
+    monkeypatch.setattr(args_module.os, "pwrite", pwrite)
+    spill = Spill()
+    for block in BLOCKS:
+        spill.append(block)
+    assert 0 < in_file(spill) < len(BLOCKS)
+    assert spill.sizes() == [len(block) for block in BLOCKS]
+    lengths = [len(block) // 2 for block in BLOCKS]
+    provider = ArgsBlocks(
+        range(0, 40, 2), [2 * n for n in lengths], spill, pl.Series(lengths, dtype=pl.UInt32)
+    )
+    (write,) = provider.files().values()
+    write(tmp_path / "data")
+    assert (tmp_path / "data").read_bytes() == b"".join(BLOCKS)
+    blocks = provider.tables()["args_blocks"]
+    assert blocks["stored"].to_list() == [len(block) for block in BLOCKS]
+    with (tmp_path / "data").open("rb") as data:
+        again = Spill.over(data, blocks["stored"].to_list())
+        assert list(again) == BLOCKS and again.sizes() == spill.sizes()

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -349,14 +350,18 @@ def test_a_file_renamed_over_is_not_served_the_old_entry(private_cache: Path, tm
     assert not again.events.equals(first.events)
 
 
-def test_a_flipped_byte_in_a_table_is_dropped_and_rebuilt(private_cache: Path, tmp_path: Path) -> None:
-    """Before, one flipped bit in a cached column gave silently wrong GPU busy time."""
+@pytest.mark.parametrize("stem", ["events", "args_data"])
+def test_a_flipped_byte_in_a_table_or_file_is_dropped_and_rebuilt(
+    private_cache: Path, tmp_path: Path, stem: str
+) -> None:
+    """Before, one flipped bit in a cached column gave silently wrong GPU busy time. The raw
+    args' file is checked like a table: when the entry is opened."""
     path = copy_fixture(tmp_path)
     first = stored(path)
-    events = entry_files(path)["events"]
-    data = bytearray(events.read_bytes())
+    part = entry_files(path)[stem]
+    data = bytearray(part.read_bytes())
     data[len(data) // 2] ^= 0x10
-    events.write_bytes(bytes(data))
+    part.write_bytes(bytes(data))
     again = tracetui.load(path)
     assert not again.from_cache
     same_trace(first, again)
@@ -375,9 +380,12 @@ def test_a_truncated_or_partial_entry_is_a_miss(private_cache: Path, tmp_path: P
     again = tracetui.load(path)
     assert not again.from_cache
     same_trace(first, again)
+    cache.settle()
+    entry_files(path)["args_data"].unlink()  # the raw args' file missing
+    assert not tracetui.load(path).from_cache
 
 
-@pytest.mark.parametrize("field", ["format", "code", "identity", "tables", "facts"])
+@pytest.mark.parametrize("field", ["format", "code", "identity", "tables", "facts", "files"])
 def test_an_entry_of_another_schema_is_a_miss_and_removed(
     private_cache: Path, tmp_path: Path, field: str
 ) -> None:
@@ -385,7 +393,14 @@ def test_an_entry_of_another_schema_is_a_miss_and_removed(
     first = stored(path)
     manifest = entry_files(path)["manifest"]
     body = json.loads(manifest.read_bytes())
-    body[field] = {"format": 2, "code": "0.1.0", "identity": "elsewhere", "tables": {}, "facts": {}}[field]
+    body[field] = {
+        "format": 2,
+        "code": "0.1.0",
+        "identity": "elsewhere",
+        "tables": {},
+        "facts": {},
+        "files": {"args_data": "../args_data.00000000.bin"},
+    }[field]
     manifest.unlink()
     files.write_part(manifest.parent, "manifest", files.manifest_bytes(body), "json")
     again = tracetui.load(path)
@@ -586,22 +601,27 @@ def test_a_full_disk_gives_a_normal_load_and_leaves_nothing(
     """ENOSPC is simulated (no small file system to fill here): the second table's write fails
     halfway, after some bytes reached the disk."""
     path = copy_fixture(tmp_path)
-    write = files.write_part
+    write_with = files.write_part_with
     calls: list[str] = []
 
-    def full(folder: Path, stem: str, data: bytes, suffix: str) -> Path:
+    def full(folder: Path, stem: str, write: Callable[[Path], object], suffix: str) -> Path:
         calls.append(stem)
-        if len(calls) == 2:
-            (folder / f".tmp-{os.getpid()}-full").write_bytes(data[: len(data) // 2])
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return write(folder, stem, data, suffix)
+        if len(calls) != 2:
+            return write_with(folder, stem, write, suffix)
 
-    monkeypatch.setattr(files, "write_part", full)
+        def halfway(scratch: Path) -> None:
+            write(scratch)
+            os.truncate(scratch, scratch.stat().st_size // 2)
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        return write_with(folder, stem, halfway, suffix)
+
+    monkeypatch.setattr(files, "write_part_with", full)
     first = tracetui.load(path)
     cache.settle()
     assert len(calls) == 2 and not cache.has_entry(path)
     assert not leftovers(private_cache) and not cache_dirs(private_cache)
-    monkeypatch.setattr(files, "write_part", write)
+    monkeypatch.setattr(files, "write_part_with", write_with)
     same_trace(first, tracetui.load(path))
 
 

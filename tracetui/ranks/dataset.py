@@ -22,7 +22,7 @@ import json
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import polars as pl
 
@@ -179,10 +179,16 @@ def rank_trace(root: Path, rank: int, path: Path) -> Trace:
 
 
 class _Partitions:
-    """One rank's model tables in the dataset, each read when the trace first uses it."""
+    """One rank's model tables in the dataset, each read when the trace first uses it (no files:
+    a dataset keeps no raw args)."""
+
+    files: tuple[str, ...] = ()
 
     def __init__(self, root: Path, rank: int, names: tuple[str, ...]) -> None:
         self.root, self.rank, self.names = root, rank, names
+
+    def file(self, name: str) -> BinaryIO:
+        raise KeyError(name)
 
     def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
         frame = pl.read_parquet(self._file(name), columns=None if columns is None else list(columns))

@@ -7,9 +7,10 @@ the loader handed to the :class:`~tracetui.trace.model.Trace`; the model never r
 itself. Providers:
 
 * :class:`ArgsBlocks`: each event's args as written, deflated block by block as the trace was
-  read (about 5% of the JSON in memory); a block is inflated when one of its events is asked
-  for (the last few are kept). Its :meth:`~ArgsBlocks.tables` are what a cache stores, and
-  :meth:`ArgsBlocks.from_tables` reads them back;
+  read (about 5% of the JSON, in a temporary file); a block is inflated when one of its events
+  is asked for (the last few are kept). Its :meth:`~ArgsBlocks.tables` and
+  :meth:`~ArgsBlocks.files` are what a cache stores, and :meth:`ArgsBlocks.from_tables` reads
+  them back;
 * :class:`Deferred`: a provider the loader opens on first use;
 * :data:`NO_ARGS`: none known.
 
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, overload
 
 import msgspec
 
+from tracetui.trace.layout import ARGS_FILE
 from tracetui.trace.schema import RAW_EMPTY
 
 _deflate: ModuleType
@@ -44,6 +46,8 @@ KEEP_BLOCKS = 4  # inflated blocks kept for the next asks
 PENDING = 4  # blocks of args waiting to be deflated, at most
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import polars as pl
 
 
@@ -188,6 +192,21 @@ class Spill(Sequence[bytes]):
                 return
         self._blocks.append(data)
 
+    @classmethod
+    def over(cls, file: BinaryIO, sizes: Sequence[int]) -> Spill:
+        """Blocks of ``sizes`` bytes, end to end in ``file`` (open; it is read, never written, and
+        kept open for as long as the blocks are)."""
+        spill = cls()
+        spill._file, spill._spilling = file, False
+        for size in sizes:
+            spill._blocks.append((spill._end, size))
+            spill._end += size
+        return spill
+
+    def sizes(self) -> list[int]:
+        """Each block's bytes, in order (none of them read)."""
+        return [len(block) if isinstance(block, bytes) else block[1] for block in self._blocks]
+
     def __len__(self) -> int:
         return len(self._blocks)
 
@@ -237,24 +256,39 @@ class ArgsBlocks:
         return cls(writer.firsts, writer.sizes, writer.data, lengths)
 
     def tables(self) -> dict[str, pl.DataFrame]:
-        """What a cache stores: ``args_blocks`` (first event, raw size, deflated bytes) and
-        ``args_lengths`` (every event's length, 0: no args)."""
+        """What a cache stores as tables: ``args_blocks`` (per block: its first event, raw and
+        deflated sizes) and ``args_lengths`` (every event's length, 0: no args)."""
         import polars as pl
 
+        data = self._data
+        stored = data.sizes() if isinstance(data, Spill) else [len(block) for block in data]
         blocks = pl.DataFrame(
             {
                 "first": pl.Series(self._firsts, dtype=pl.UInt32),
                 "size": pl.Series(self._sizes, dtype=pl.UInt32),
-                "data": pl.Series(list(self._data), dtype=pl.Binary),
+                "stored": pl.Series(stored, dtype=pl.UInt32),
             }
         )
         return {"args_blocks": blocks, "args_lengths": self._lengths.to_frame("length")}
 
+    def files(self) -> dict[str, Callable[[Path], object]]:
+        """What a cache stores as a file, by name: each writes itself to the path it is given.
+        ``args_data``: the deflated blocks end to end, written one block at a time (the blocks
+        are ~5% of the JSON: never all in memory at once)."""
+        return {ARGS_FILE: self._write_data}
+
+    def _write_data(self, path: Path) -> None:
+        with path.open("wb") as out:
+            for index in range(len(self._data)):
+                out.write(self._data[index])
+
     @classmethod
-    def from_tables(cls, blocks: pl.DataFrame, lengths: pl.DataFrame) -> ArgsBlocks:
-        """The provider of :meth:`tables` (as a cache read them back)."""
+    def from_tables(cls, blocks: pl.DataFrame, lengths: pl.DataFrame, data: BinaryIO) -> ArgsBlocks:
+        """The provider of :meth:`tables` and :meth:`files` (as a cache read them back: ``data``
+        open on the ``args_data`` file, kept open and read a block at a time)."""
+        stored = blocks["stored"].to_list()
         return cls(
-            blocks["first"].to_list(), blocks["size"].to_list(), blocks["data"].to_list(), lengths["length"]
+            blocks["first"].to_list(), blocks["size"].to_list(), Spill.over(data, stored), lengths["length"]
         )
 
     def _block(self, index: int) -> tuple[bytes, list[int]]:

@@ -8,13 +8,14 @@ the model computes starts new entries) and of the entry format. The loader takes
 a file that grew, was rewritten or renamed over meanwhile is not cached.
 
 Verified on every read: each file of an entry carries its CRC-32 in its name
-(:mod:`tracetui.trace.cache_files`); opening an entry checks every table file (a streamed CRC, no
-big allocation) and its schema against the manifest, and a table is checked again when it is
+(:mod:`tracetui.trace.cache_files`); opening an entry checks every table and file (a streamed CRC,
+no big allocation) and each table's schema against the manifest, and a table is checked again when it is
 read (its CRC, schema and rows: the manifest lists each table's rows, so a trace counts its events
 without reading them). A damaged, partial, foreign or stale entry is removed and the trace loaded
 from its file.
 
-Lazy: an entry holds the model's tables (Arrow IPC, zstd) and facts; the trace it gives reads each
+Lazy: an entry holds the model's tables (Arrow IPC, zstd), its raw args' file and facts; each
+is written straight to its file (never whole in memory beside the model); the trace it gives reads each
 table on first use (:class:`EntryTables`), and results computed from the trace later (a table
 computed after load, the summary, a rank's tables: :func:`derived`) are entries' parts too, keyed
 and verified the same way.
@@ -38,7 +39,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from functools import cache
+from functools import cache, partial
 from io import BufferedReader
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -162,7 +163,7 @@ def lookup(
             ident,
         ):
             raise files.Damaged("foreign entry")
-        tables = EntryTables(path, entry, manifest["tables"])
+        tables = EntryTables(path, entry, manifest["tables"], manifest["files"])
         from tracetui.trace.model import Trace
 
         facts, parts = manifest["facts"], EntryParts(path, ident)
@@ -181,12 +182,13 @@ class EntryTables:
     checked when the entry is opened, and read later through that handle: an entry removed or
     replaced meanwhile (by another process) is still read whole and unchanged."""
 
-    def __init__(self, path: Path, entry: Path, listed: dict[str, Any]) -> None:
+    def __init__(self, path: Path, entry: Path, listed: dict[str, Any], listed_files: dict[str, Any]) -> None:
         import polars as pl
 
         self.path = path
         self.entry = entry
         self.names = tuple(listed)
+        self.files = tuple(listed_files)
         self._files: dict[str, str] = {}
         self._schemas: dict[str, list[list[str]]] = {}
         self._heights: dict[str, int] = {}
@@ -204,6 +206,16 @@ class EntryTables:
                 if _schema(pl.read_ipc_schema(handle)) != schema:
                     raise files.Damaged(f"{file}: not the table the manifest lists")
                 self._files[name], self._schemas[name], self._heights[name] = file, schema, rows
+            for name, file in listed_files.items():
+                if (
+                    not isinstance(file, str)
+                    or "/" in file
+                    or not file.startswith(f"{name}.")
+                    or name in listed
+                ):
+                    raise files.Damaged(str(file))
+                self._handles[name] = handle = (entry / file).open("rb")
+                files.checked(handle, file)
         except BaseException:
             self.close()
             raise
@@ -237,6 +249,13 @@ class EntryTables:
                 handle.close()
                 del self._handles[name]
             return frame
+
+    def file(self, name: str) -> BufferedReader:
+        """File ``name``, open and checked when the entry was opened; the caller closes it."""
+        with self._lock:
+            if name not in self.files or name not in self._handles:
+                raise KeyError(name)
+            return self._handles.pop(name)
 
     def columns(self, name: str) -> list[str]:
         """The columns of table ``name``, in order (as the manifest lists them)."""
@@ -393,11 +412,16 @@ def _write(trace: Trace, ident: str, entry: Path) -> None:
         for name, frame in trace.stored_tables().items():
             if _abort.is_set():
                 raise _Stop
-            buffer = io.BytesIO()
-            frame.write_ipc(buffer, compression="zstd")
-            written = files.write_part(staging, name, buffer.getvalue(), "arrow")
+            # straight to the file: a buffer and its copy were 2x the biggest table's bytes at once
+            written = files.write_part_with(
+                staging, name, partial(frame.write_ipc, compression="zstd"), "arrow"
+            )
             tables[name] = {"file": written.name, "schema": _schema(frame.schema), "rows": frame.height}
-            del buffer
+        stored_files = {}
+        for name, write in trace.stored_files().items():
+            if _abort.is_set():
+                raise _Stop
+            stored_files[name] = files.write_part_with(staging, name, write, "bin").name
         if identity(trace.path) != ident:
             raise _Stop  # the file changed since the load began: what was read may be neither
         manifest = {
@@ -406,6 +430,7 @@ def _write(trace: Trace, ident: str, entry: Path) -> None:
             "identity": ident,
             "facts": trace.stored_facts(),
             "tables": tables,
+            "files": stored_files,
         }
         files.write_part(staging, "manifest", files.manifest_bytes(manifest), "json")
         _install(staging, entry)

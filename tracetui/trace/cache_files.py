@@ -8,6 +8,8 @@ is written once (to a temporary name, then renamed into place) and checked on ev
   trace's facts, and the stored tables with their files and schemas; present only when every
   table it lists was written (it is written last).
 * ``<table>.<crc>.arrow``: one table of the trace, Arrow IPC, zstd-compressed.
+* ``<file>.<crc>.bin``: a file of the trace's (``args_data``: its raw args' deflated blocks end to
+  end, read back a block at a time).
 * ``<kind digest>.<crc>.parts``: a result computed from the trace (a table computed after load,
   the summary, a rank's tables): named byte strings packed in one file (:func:`pack`).
 
@@ -25,7 +27,7 @@ import re
 import shutil
 import struct
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from io import BufferedReader
 from pathlib import Path
 from typing import Any
@@ -74,19 +76,37 @@ def write_part(folder: Path, stem: str, data: bytes, suffix: str) -> Path:
     return target
 
 
-def checked(handle: BufferedReader, name: str) -> None:
-    """Raise :class:`Damaged` unless the open part ``handle`` (named ``name``) matches its checksum;
-    reads it in chunks (no big allocation)."""
-    match = _PART.match(name)
-    if match is None:
-        raise Damaged(name)
+def write_part_with(folder: Path, stem: str, write: Callable[[Path], object], suffix: str) -> Path:
+    """A part of ``folder`` that ``write(path)`` writes to a temporary file, then named by its
+    checksum, read back in chunks: the part's bytes are never held in memory."""
+    scratch = temporary(folder)
+    try:
+        write(scratch)
+        with scratch.open("rb") as handle:
+            target = folder / f"{stem}.{_crc_of(handle):08x}.{suffix}"
+        scratch.rename(target)
+    finally:
+        with contextlib.suppress(OSError):
+            scratch.unlink()
+    return target
+
+
+def _crc_of(handle: BufferedReader) -> int:
+    """The CRC-32 of the open file ``handle``, read in chunks from its start."""
     handle.seek(0)
     value = 0
     buffer = bytearray(CHUNK)
     view = memoryview(buffer)
     while count := handle.readinto(buffer):
         value = crc32(view[:count], value)
-    if value != int(match["crc"], 16):
+    return value
+
+
+def checked(handle: BufferedReader, name: str) -> None:
+    """Raise :class:`Damaged` unless the open part ``handle`` (named ``name``) matches its checksum;
+    reads it in chunks (no big allocation)."""
+    match = _PART.match(name)
+    if match is None or _crc_of(handle) != int(match["crc"], 16):
         raise Damaged(name)
 
 

@@ -1,8 +1,9 @@
 """The tables a loaded trace is made of, with their column types, in one place.
 
 A :class:`~tracetui.trace.model.Trace` holds :data:`MODEL_TABLES` (its attributes of those names)
-and its raw args provider's :data:`ARGS_TABLES` (:meth:`~tracetui.trace.args.ArgsBlocks.tables`);
-that is everything a cache stores to rebuild it (``Trace.stored_tables``), with the facts of
+and its raw args provider's :data:`ARGS_TABLES` (:meth:`~tracetui.trace.args.ArgsBlocks.tables`)
+with the file :data:`ARGS_FILE` (:meth:`~tracetui.trace.args.ArgsBlocks.files`); that is everything
+a cache stores to rebuild it (``Trace.stored_tables``, ``Trace.stored_files``), with the facts of
 :data:`FACTS` (``Trace.stored_facts``).
 :func:`schema` gives each table's columns and types as the loader makes them (a test checks
 that a load gives exactly these), so a cache can check an entry's tables before it trusts
@@ -10,7 +11,7 @@ them, and read only the columns it needs.
 
 Sizes (the replicated 1 GB trace, 3.2M events, 2.3M complete ones): ``events`` is most of it; the
 args tables hold only the events of their group that have some; ``recorded_shapes`` is four
-dictionary codes per op; ``args_blocks`` is each event's args deflated (~5% of the JSON).
+dictionary codes per op; :data:`ARGS_FILE` is each event's args deflated (~5% of the JSON).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ MODEL_TABLES = (
     "recorded_shapes",
 )
 ARGS_TABLES = ("args_blocks", "args_lengths")
+ARGS_FILE = "args_data"  # the deflated blocks end to end (``args_blocks`` says where each is)
 FACTS = ("metadata", "format", "gzipped", "truncated", "repairs", "other_phases", "reader")
 # scan tables kept as they are, under the model's name
 _ARG_TABLES = {
@@ -151,7 +153,7 @@ def schema(name: str) -> dict[str, pl.DataType]:
             "kind": text,
         },
         "anomalies": {"kind": text, "event_id": u32, "other_id": u32},
-        "args_blocks": {"first": u32, "size": u32, "data": pl.Binary()},
+        "args_blocks": {"first": u32, "size": u32, "stored": u32},
         "args_lengths": {"length": u32},
     }
     return tables[name]

@@ -23,7 +23,7 @@ from tracetui.trace.args import ArgsBlocks, Deferred, RawArgs
 from tracetui.trace.categories import GPU_LANE, GPU_WORK
 from tracetui.trace.decoded import Decoded
 from tracetui.trace.frames import build_tables
-from tracetui.trace.layout import ARGS_TABLES, schema
+from tracetui.trace.layout import ARGS_FILE, ARGS_TABLES, schema
 from tracetui.trace.links import ANOMALY_SCHEMA
 from tracetui.trace.model import NO_PARTS, PartStore, TableSource, Trace
 from tracetui.trace.nesting import classify_overlaps, nest
@@ -90,11 +90,16 @@ def read_trace(path: str | Path, fraction: Callable[[float], None] | None = None
 
 
 def _cached_args(path: Path, tables: TableSource, ident: str) -> RawArgs:
-    """The raw args of a trace from the cache: from the entry's tables (the deflated blocks the load
-    kept, read on first use), else read again from the file."""
-    if set(ARGS_TABLES) <= set(tables.names):
-        return Deferred(lambda: ArgsBlocks.from_tables(*(tables.table(name) for name in ARGS_TABLES)))
+    """The raw args of a trace from the cache: from the entry's args tables and file (the deflated
+    blocks the load kept, read on first use), else read again from the file."""
+    if set(ARGS_TABLES) <= set(tables.names) and ARGS_FILE in tables.files:
+        return Deferred(partial(_stored_args, tables))
     return Deferred(partial(_args_of_file, path, ident))
+
+
+def _stored_args(tables: TableSource) -> RawArgs:
+    blocks, lengths = (tables.table(name) for name in ARGS_TABLES)
+    return ArgsBlocks.from_tables(blocks, lengths, tables.file(ARGS_FILE))
 
 
 def _args_of_file(path: Path, ident: str | None) -> RawArgs:

@@ -14,11 +14,11 @@ from __future__ import annotations
 import contextlib
 import io
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Protocol, overload
+from typing import Any, BinaryIO, Protocol, overload
 
 import msgspec
 import polars as pl
@@ -44,6 +44,7 @@ class TableSource(Protocol):
     """Where a trace from the cache reads its tables (``names``), each on first use."""
 
     names: tuple[str, ...]
+    files: tuple[str, ...]
 
     def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
         """Table ``name`` (``columns``: only those, in that order)."""
@@ -57,12 +58,20 @@ class TableSource(Protocol):
         """The rows of table ``name`` (none of it read)."""
         ...
 
+    def file(self, name: str) -> BinaryIO:
+        """File ``name``, open and checked (the caller closes it)."""
+        ...
+
 
 class StoredArgs(Protocol):
-    """A raw-args provider whose data a cache can keep as tables (the loader rebuilds it from
-    them: ``loader._cached_args``), instead of reading the trace file again."""
+    """A raw-args provider whose data a cache can keep as tables and files (the loader rebuilds it
+    from them: ``loader._cached_args``), instead of reading the trace file again."""
 
     def tables(self) -> dict[str, pl.DataFrame]: ...
+
+    def files(self) -> dict[str, Callable[[Path], object]]:
+        """By name: a function that writes that file to the path it is given."""
+        ...
 
 
 class PartStore(Protocol):
@@ -194,6 +203,12 @@ class Trace:
         if callable(kept := getattr(self.raw_args, "tables", None)):
             tables |= kept()
         return tables
+
+    def stored_files(self) -> dict[str, Callable[[Path], object]]:
+        """The files that rebuild this trace with its tables (its raw-args provider's when it is a
+        :class:`StoredArgs`), by name: each a function that writes it to the path it is given."""
+        kept = getattr(self.raw_args, "files", None)
+        return kept() if callable(kept) else {}
 
     def stored_facts(self) -> dict[str, Any]:
         """The facts that rebuild this trace (:data:`FACTS`), as JSON values."""
