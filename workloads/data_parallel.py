@@ -3,12 +3,13 @@
 Each rank builds the same weights (seed 0), its own batch (seeded by its rank) and AdamW; the
 workload module only says how the model is wrapped (``DistributedDataParallel``, ``fully_shard``).
 
-``--straggler RANK`` makes that rank spend 4–8 ms a step on the host in its backward: a sleep
-labelled ``straggler_delay`` before the backward of each projection (down, up, gate), a third of it
-each. So the rank is late at every collective its backward starts — DDP's all-reduce of each gradient
-bucket, FSDP's all-gather and reduce-scatter of each unit — not only at the first one: a single
-sleep before ``loss.backward()`` would delay only the first collective after it, and the ranks,
-in step again once it is done, would arrive at the later ones in no set order.
+``--straggler RANK`` makes that rank spend ``--straggler-ms`` (default 6, so 4–8 ms: a third either
+way at random) a step on the host in its backward: a sleep labelled ``straggler_delay`` before the
+backward of each projection (down, up, gate), a third of it each. So the rank is late at every
+collective its backward starts — DDP's all-reduce of each gradient bucket, FSDP's all-gather and
+reduce-scatter of each unit — not only at the first one: a single sleep before ``loss.backward()``
+would delay only the first collective after it, and the ranks, in step again once it is done, would
+arrive at the later ones in no set order.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from torch import nn
 from torch.profiler import record_function
 
 from tracetui.workloads.mlp import GeGLUMLP
+from tracetui.workloads.registry import STRAGGLER_MS
 
 STRAGGLER_LABEL = "straggler_delay"
-STRAGGLER_MS = (4.0, 8.0)  # per step, over the three projections
 LEARNING_RATE = 1e-4
 
 Step = Callable[[], None]
@@ -39,17 +40,18 @@ def build_rank(
     rank: int,
     straggler: int | None = None,
     *,
+    straggler_ms: float = STRAGGLER_MS,
     autocast: torch.dtype | None = None,
 ) -> tuple[Step, tuple[str, ...]]:
     """One training step of this rank under ``label`` (forward, loss, backward with the wrapper's
     collectives, AdamW) and the ``record_function`` labels it emits. The process group must be up.
 
     The model is built in fp32 and given to ``wrap``; ``autocast`` runs the forward under
-    ``torch.autocast`` in that dtype."""
+    ``torch.autocast`` in that dtype. Rank ``straggler`` sleeps ``straggler_ms`` a step (± a third)."""
     torch.manual_seed(0)  # the same weights on every rank, as data parallelism expects
     mlp = GeGLUMLP(shapes["dim"], shapes["hidden"], device=device, dtype=torch.float32)
     if rank == straggler:
-        _straggle(mlp, random.Random(rank))
+        _straggle(mlp, random.Random(rank), straggler_ms)
     model = wrap(mlp)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
     generator = torch.Generator(device="cpu").manual_seed(rank)  # each rank its own batch
@@ -67,9 +69,9 @@ def build_rank(
     return step, labels
 
 
-def _straggle(mlp: GeGLUMLP, delays: random.Random) -> None:
-    """Before the backward of each projection, sleep a third of 4–8 ms (labelled)."""
-    low, high = (ms / 3 / 1000 for ms in STRAGGLER_MS)
+def _straggle(mlp: GeGLUMLP, delays: random.Random, per_step_ms: float) -> None:
+    """Before the backward of each projection, sleep a third of ``per_step_ms`` ± a third (labelled)."""
+    low, high = (per_step_ms * scale / 3 / 1000 for scale in (2 / 3, 4 / 3))
 
     def delay(module: nn.Module, grad_output: object) -> None:
         with record_function(STRAGGLER_LABEL):

@@ -16,6 +16,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from tracetui.workloads import data_parallel
 from tracetui.workloads.mlp import GeGLUMLP
+from tracetui.workloads.registry import STRAGGLER_MS
 
 LABEL = "ddp_step"
 
@@ -26,6 +27,7 @@ def build_rank(
     device: torch.device,
     rank: int,
     straggler: int | None = None,
+    straggler_ms: float = STRAGGLER_MS,
 ) -> tuple[data_parallel.Step, tuple[str, ...]]:
     """One DDP training step of this rank and the ``record_function`` labels it emits."""
 
@@ -33,4 +35,6 @@ def build_rank(
         return DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
 
     autocast = dtype if dtype != torch.float32 and device.type == "cuda" else None
-    return data_parallel.build_rank(LABEL, wrap, shapes, device, rank, straggler, autocast=autocast)
+    return data_parallel.build_rank(
+        LABEL, wrap, shapes, device, rank, straggler, straggler_ms=straggler_ms, autocast=autocast
+    )

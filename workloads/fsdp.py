@@ -24,6 +24,7 @@ from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
 from tracetui.workloads import data_parallel
 from tracetui.workloads.mlp import GeGLUMLP
+from tracetui.workloads.registry import STRAGGLER_MS
 
 LABEL = "fsdp_step"
 
@@ -34,6 +35,7 @@ def build_rank(
     device: torch.device,
     rank: int,
     straggler: int | None = None,
+    straggler_ms: float = STRAGGLER_MS,
 ) -> tuple[data_parallel.Step, tuple[str, ...]]:
     """One FSDP2 training step of this rank and the ``record_function`` labels it emits."""
     mixed = dtype != torch.float32 and device.type == "cuda"
@@ -49,4 +51,4 @@ def build_rank(
         fully_shard(model, mp_policy=policy)
         return model
 
-    return data_parallel.build_rank(LABEL, wrap, shapes, device, rank, straggler)
+    return data_parallel.build_rank(LABEL, wrap, shapes, device, rank, straggler, straggler_ms=straggler_ms)

@@ -100,7 +100,8 @@ WORKLOADS: dict[str, Workload] = {
         ),
     )
 }
-DISTRIBUTED_FLAGS: tuple[str, ...] = ("--ranks", "--backend", "--straggler")
+DISTRIBUTED_FLAGS: tuple[str, ...] = ("--ranks", "--backend", "--straggler", "--straggler-ms")
+STRAGGLER_MS = 6.0  # the straggler's host delay a step (ddp, fsdp), a third either way at random
 BACKENDS: tuple[str, ...] = ("gloo", "nccl")
 DISTRIBUTED: tuple[str, ...] = tuple(w.name for w in WORKLOADS.values() if w.distributed)
 

@@ -6,7 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import DISTRIBUTED_EXPECT, TINY_LINEAR, TINY_MLP, TINY_RANKS, Run, finish, popen_cli
+from .helpers import (
+    DISTRIBUTED_EXPECT,
+    STRAGGLER_MS,
+    TINY_LINEAR,
+    TINY_MLP,
+    TINY_RANKS,
+    Run,
+    finish,
+    popen_cli,
+)
 
 
 @pytest.fixture(scope="session")
@@ -26,11 +35,15 @@ def cpu_captures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
 def rank_captures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
     """``capture ddp`` and ``capture fsdp``, 2 ranks (gloo on the CPU), rank 1 a straggler, the default
     3 steps, every rank checked against ``workloads/expect/distributed.toml``; once per session, one
-    after the other (side by side, four ranks on two cores would be late at random)."""
+    after the other (side by side, four ranks on two cores would be late at random). The straggler
+    sleeps 40–80 ms a step, not the default 4–8: on a busy 2-core machine a rank descheduled at the
+    collectives lost ~23 ms a step (a CI run named rank 0), and the test is of the analysis, not of
+    the machine's scheduler."""
     runs = {}
     for name in ("ddp", "fsdp"):
         cwd = tmp_path_factory.mktemp(name)
-        args = ["capture", name, "--ranks", "2", "--straggler", "1", *TINY_RANKS]
+        straggler = ["--straggler", "1", "--straggler-ms", str(STRAGGLER_MS)]
+        args = ["capture", name, "--ranks", "2", *straggler, *TINY_RANKS]
         runs[name] = finish(popen_cli([*args, "--expect", str(DISTRIBUTED_EXPECT)], cwd), cwd)
     return runs
 

@@ -16,6 +16,7 @@ import tracetui.workloads
 TINY_MLP = ["--batch", "4", "--seq", "2", "--dim", "8", "--hidden", "16"]
 TINY_LINEAR = ["--batch", "4", "--in-dim", "8", "--out-dim", "16"]
 TINY_RANKS = ["--batch", "2", "--seq", "4", "--dim", "16", "--hidden", "32"]
+STRAGGLER_MS = 60.0  # the tests' straggler, 40-80 ms a step: far above a busy machine's noise
 # From the installed package (workloads/expect/ in the repository), so the tests run against a wheel too.
 DISTRIBUTED_EXPECT = Path(tracetui.workloads.__file__).parent / "expect" / "distributed.toml"
 

@@ -33,6 +33,10 @@ def test_the_run_aligns(rank_captures: dict[str, Run]) -> None:
         (["mlp", "--ranks", "2"], "--ranks applies to ddp and fsdp only"),
         (["ddp", "--compile"], "--compile does not apply to ddp"),
         (["fsdp", "--cuda-graph"], "--cuda-graph does not apply to fsdp"),
+        (["mlp", "--straggler", "0"], "--straggler applies to ddp and fsdp only"),
+        (["linear", "--straggler-ms", "10"], "--straggler-ms applies to ddp and fsdp only"),
+        (["ddp", "--straggler-ms", "10"], "--straggler-ms is the delay of --straggler RANK; name the rank"),
+        (["fsdp", "--straggler", "1", "--straggler-ms", "-1"], "Invalid value for '--straggler-ms'"),
         (["ddp", "--ranks", "2", "--straggler", "2"], "--straggler 2 is not a rank of 2"),
         (["fsdp", "--ranks", "3", "--straggler", "5"], "--straggler 5 is not a rank of 3"),
         (["ddp", "--backend", "nccl"], "--backend nccl needs one GPU per rank (2); there is no GPU"),
@@ -61,6 +65,9 @@ def test_multicast_stays_off_in_every_rank() -> None:
     assert env["NCCL_NVLS_ENABLE"] == "0" and env["TORCH_SYMM_MEM_DISABLE_MULTICAST"] == "1"
     assert env["NVSHMEM_DISABLE_NVLS"] == "1"
     assert (env["RANK"], env["LOCAL_RANK"], env["WORLD_SIZE"], env["MASTER_PORT"]) == ("1", "1", "4", "29500")
+    assert env["OMP_NUM_THREADS"] == "1"  # as torchrun: the ranks share the host's cores
+    assert child_env(0, 2, 1, base={"OMP_NUM_THREADS": "3"})["OMP_NUM_THREADS"] == "3"  # the user's own
+    assert "OMP_NUM_THREADS" not in child_env(0, 1, 1, base={})
     assert choose_backend(None, 2, 1) == "gloo" and choose_backend(None, 2, 2) == "nccl"
     assert choose_backend("gloo", 2, 8) == "gloo"
 

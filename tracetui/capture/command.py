@@ -24,6 +24,7 @@ from tracetui.workloads.registry import (
     KERNELS,
     SHAPE_FLAGS,
     SHAPE_HELP,
+    STRAGGLER_MS,
     WORKLOADS,
     ConfigError,
     RunConfig,
@@ -132,7 +133,13 @@ def _shape_options(func: click.decorators.FC) -> click.decorators.FC:
     "--straggler",
     type=click.IntRange(min=0),
     default=None,
-    help="ddp, fsdp: this rank spends 4-8 ms on the host before each backward.",
+    help="ddp, fsdp: this rank spends --straggler-ms on the host in each step's backward.",
+)
+@click.option(
+    "--straggler-ms",
+    type=click.FloatRange(0.0, 10_000.0),
+    default=None,
+    help=f"ddp, fsdp: the straggler's delay a step in ms, ± a third at random [default: {STRAGGLER_MS:g}].",
 )
 @click.option(
     "--steps", type=click.IntRange(1, 100), default=3, show_default=True, help="Active profiler steps."
@@ -164,6 +171,7 @@ def capture_command(
     ranks: int | None,
     backend: str | None,
     straggler: int | None,
+    straggler_ms: float | None,
     **shapes: int | None,
 ) -> None:
     """Profile a built-in WORKLOAD with the blog's settings and write a Chrome trace.
@@ -178,11 +186,10 @@ def capture_command(
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     if config.workload.distributed:
-        _capture_ranks(config, output, ranks or 2, backend, straggler, steps, open_, expect)
+        _capture_ranks(config, output, ranks or 2, backend, (straggler, straggler_ms), steps, open_, expect)
         return
-    given = [
-        flag for flag, value in zip(DISTRIBUTED_FLAGS, (ranks, backend, straggler), strict=True) if value
-    ]
+    values = (ranks, backend, straggler, straggler_ms)
+    given = [flag for flag, value in zip(DISTRIBUTED_FLAGS, values, strict=True) if value is not None]
     if given:
         raise click.UsageError(f"{given[0]} applies to {' and '.join(DISTRIBUTED)} only")
     if output is not None and output.is_dir():
@@ -206,16 +213,20 @@ def _capture_ranks(
     output: Path | None,
     ranks: int,
     backend: str | None,
-    straggler: int | None,
+    straggler_of: tuple[int | None, float | None],
     steps: int,
     open_: bool,
     expect: Path | None,
 ) -> None:
     """``capture ddp|fsdp``: one process per rank, one trace per rank in one directory, then the
-    summary of the run and, with ``--expect``, the check of every rank's trace."""
+    summary of the run and, with ``--expect``, the check of every rank's trace. ``straggler_of`` is
+    the straggler rank and its delay a step in ms, as given (None where not)."""
     name = config.workload.name
+    straggler, straggler_ms = straggler_of
     if straggler is not None and straggler >= ranks:
         raise click.UsageError(f"--straggler {straggler} is not a rank of {ranks}")
+    if straggler is None and straggler_ms is not None:
+        raise click.UsageError("--straggler-ms is the delay of --straggler RANK; name the rank")
     if open_:
         raise click.UsageError(f"--open applies to one trace; run `tracetui open DIR` after {name}")
     if expect is not None:
@@ -231,7 +242,14 @@ def _capture_ranks(
     if out_dir.exists() and not out_dir.is_dir():
         raise click.UsageError(f"{out_dir} is a file; -o names the directory of the rank traces for {name}")
     written = run_ranks_capture(
-        config, out_dir, ranks=ranks, backend=chosen, straggler=straggler, steps=steps, device=device.type
+        config,
+        out_dir,
+        ranks=ranks,
+        backend=chosen,
+        straggler=straggler,
+        straggler_ms=STRAGGLER_MS if straggler_ms is None else straggler_ms,
+        steps=steps,
+        device=device.type,
     )
     size = sum(p.stat().st_size for p in written) / 1024
     where = shown(shlex.quote(str(out_dir)))

@@ -39,8 +39,13 @@ def choose_backend(requested: str | None, ranks: int, gpus: int) -> str:
 
 
 def child_env(rank: int, ranks: int, port: int, base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of rank ``rank``'s process (torchrun's variables, multicast off)."""
+    """The environment of rank ``rank``'s process: torchrun's variables, multicast off, and, as torchrun
+    does for several processes on one host, one OpenMP thread a rank unless ``OMP_NUM_THREADS`` is set
+    (the ranks share the host's cores; more threads each oversubscribe them, and a rank descheduled
+    at a collective looks like a straggler)."""
     env = dict(os.environ if base is None else base)
+    if ranks > 1:
+        env.setdefault("OMP_NUM_THREADS", "1")
     env.update(
         RANK=str(rank),
         LOCAL_RANK=str(rank),
@@ -66,6 +71,7 @@ def run_ranks_capture(
     ranks: int,
     backend: str,
     straggler: int | None,
+    straggler_ms: float,
     steps: int,
     device: str,
     argv: list[str] | None = None,
@@ -80,6 +86,7 @@ def run_ranks_capture(
         "dtype": config.dtype,
         "backend": backend,
         "straggler": straggler,
+        "straggler_ms": straggler_ms,
         "steps": steps,
         "device": device,
         "out_dir": str(out_dir.resolve()),

@@ -36,7 +36,9 @@ def main(job: dict[str, Any]) -> None:
     dist.init_process_group(backend)
     try:
         build_rank = importlib.import_module(job["module"]).build_rank
-        step, labels = build_rank(job["shapes"], torch_dtype(job["dtype"]), device, rank, job["straggler"])
+        step, labels = build_rank(
+            job["shapes"], torch_dtype(job["dtype"]), device, rank, job["straggler"], job["straggler_ms"]
+        )
         for _ in range(WARMUP_STEPS):
             step()
         _sync(device)
@@ -51,7 +53,11 @@ def main(job: dict[str, Any]) -> None:
             "labels": list(labels),
             "steps": job["steps"],
             "schedule": {"wait": WAIT, "warmup": WARMUP, "active": job["steps"]},
-            "distributed": {"backend": backend, "straggler": job["straggler"]},
+            "distributed": {
+                "backend": backend,
+                "straggler": job["straggler"],
+                "straggler_ms": job["straggler_ms"],
+            },
             "versions": versions(device.type) | {"tracetui": __version__},
             "command": job["command"],
         }
