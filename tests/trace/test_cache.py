@@ -27,7 +27,7 @@ from tracetui.insight.summary_data import summary_data
 from tracetui.trace import cache, native, stream
 from tracetui.trace import cache_files as files
 from tracetui.trace.args import ArgsBlocks, Deferred
-from tracetui.trace.layout import schema
+from tracetui.trace.layout import ARGS_FILE, schema
 from tracetui.trace.model import TABLES
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -408,6 +408,78 @@ def test_an_entry_of_another_schema_is_a_miss_and_removed(
     same_trace(first, again)
 
 
+@pytest.mark.parametrize(
+    "listed",
+    [
+        {"args_data": 5},  # not a name
+        {"events": "events.{crc}.bin"},  # a table's name
+        {"args_data": "events.{crc}.bin"},  # another part's file
+        {"args_data": "args_data\\..{crc}.bin"},  # not a plain name
+        {"args_data": "args_data.{crc}.txt.bin"},
+    ],
+)
+def test_a_manifest_listing_files_wrongly_is_a_miss_and_removed(
+    private_cache: Path, tmp_path: Path, listed: dict[str, Any]
+) -> None:
+    """The manifest is read as data: each listed file must be a part of its own name in the entry."""
+    path = copy_fixture(tmp_path, SMALL)
+    first = stored(path)
+    parts = entry_files(path)
+    crc = parts["args_data"].name.split(".")[1]
+    body = json.loads(parts["manifest"].read_bytes())
+    body["files"] = {k: v.format(crc=crc) if isinstance(v, str) else v for k, v in listed.items()}
+    parts["manifest"].unlink()
+    files.write_part(parts["manifest"].parent, "manifest", files.manifest_bytes(body), "json")
+    again = tracetui.load(path)
+    assert not again.from_cache
+    same_trace(first, again)
+    cache.settle()
+    assert tracetui.load(path).from_cache  # rebuilt, and good
+
+
+def test_an_args_file_not_the_size_of_its_blocks_is_one_line_error(
+    private_cache: Path, tmp_path: Path
+) -> None:
+    """The raw args' file is checked (its CRC) when the entry is opened, and its size against its
+    blocks when first read: a file that passes its checksum but is not what its blocks say (a
+    writer's fault) is an error naming the cache, and the entry is removed."""
+    path = copy_fixture(tmp_path)
+    first = stored(path)
+    parts = entry_files(path)
+    data = parts[ARGS_FILE].read_bytes()[:-1]  # one byte short, its name's CRC right
+    short = files.write_part(parts[ARGS_FILE].parent, ARGS_FILE, data, "bin")
+    body = json.loads(parts["manifest"].read_bytes())
+    body["files"][ARGS_FILE] = short.name
+    parts[ARGS_FILE].unlink()
+    parts["manifest"].unlink()
+    files.write_part(parts["manifest"].parent, "manifest", files.manifest_bytes(body), "json")
+    trace = tracetui.load(path)
+    assert trace.from_cache
+    same_trace(first, trace)  # the tables are good
+    with pytest.raises(TraceError, match=r"cache entry was damaged while in use \(args_data\)"):
+        trace.event_args(0)
+    assert not cache.has_entry(path)  # removed: the next open loads the file
+    assert tracetui.load(path).event_args(0) == first.event_args(0)
+
+
+def test_a_file_of_an_entry_is_not_read_as_a_table(private_cache: Path, tmp_path: Path) -> None:
+    path = copy_fixture(tmp_path, SMALL)
+    stored(path)
+    entry = cache.entry_for(path)
+    assert entry is not None
+    body = files.read_manifest(entry)
+    assert body is not None
+    tables = cache.EntryTables(path, entry, body[0]["tables"], body[0]["files"])
+    try:
+        with pytest.raises(KeyError):
+            tables.table("args_data")
+        with pytest.raises(KeyError):
+            tables.file("events")
+    finally:
+        tables.close()
+    assert cache.has_entry(path)  # asked wrongly, not damaged: kept
+
+
 def test_a_table_of_the_wrong_kind_is_a_miss_not_a_crash(private_cache: Path, tmp_path: Path) -> None:
     """A well-formed Arrow file of another table listed as a table (checksum and all): before,
     it crashed every later run until deleted by hand."""
@@ -515,6 +587,7 @@ def test_kill_9_during_the_write_leaves_a_folder_the_next_run_removes(
     assert process.stdout is not None and process.stdout.readline() == b"writing\n"
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
+    process.stdout.close()
     assert leftovers(private_cache) and not cache.has_entry(path)
     first = tracetui.load(path)
     cache.settle()
@@ -595,18 +668,19 @@ def test_a_read_only_cache_serves_its_entries_and_loads_the_rest(private_cache: 
     assert sorted(str(p) for p in private_cache.rglob("*")) == before  # nothing written, nothing removed
 
 
+@pytest.mark.parametrize("failing", ["the second table", ARGS_FILE])
 def test_a_full_disk_gives_a_normal_load_and_leaves_nothing(
-    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
 ) -> None:
-    """ENOSPC is simulated (no small file system to fill here): the second table's write fails
-    halfway, after some bytes reached the disk."""
+    """ENOSPC is simulated (no small file system to fill here): the second table's write, or the
+    raw args' file's, fails halfway, after some bytes reached the disk."""
     path = copy_fixture(tmp_path)
     write_with = files.write_part_with
     calls: list[str] = []
 
     def full(folder: Path, stem: str, write: Callable[[Path], object], suffix: str) -> Path:
         calls.append(stem)
-        if len(calls) != 2:
+        if (len(calls) != 2) if failing != ARGS_FILE else (stem != ARGS_FILE):
             return write_with(folder, stem, write, suffix)
 
         def halfway(scratch: Path) -> None:
@@ -619,7 +693,7 @@ def test_a_full_disk_gives_a_normal_load_and_leaves_nothing(
     monkeypatch.setattr(files, "write_part_with", full)
     first = tracetui.load(path)
     cache.settle()
-    assert len(calls) == 2 and not cache.has_entry(path)
+    assert (len(calls) == 2 if failing != ARGS_FILE else ARGS_FILE in calls) and not cache.has_entry(path)
     assert not leftovers(private_cache) and not cache_dirs(private_cache)
     monkeypatch.setattr(files, "write_part_with", write_with)
     same_trace(first, tracetui.load(path))

@@ -190,6 +190,9 @@ class _Partitions:
     def file(self, name: str) -> BinaryIO:
         raise KeyError(name)
 
+    def damaged(self, what: str) -> TraceError:
+        return TraceError(self.root, f"rank {self.rank}'s {what} is damaged")
+
     def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
         frame = pl.read_parquet(self._file(name), columns=None if columns is None else list(columns))
         coded = [c for c, t in schema(name).items() if t == pl.Categorical and c in frame.columns]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
+import weakref
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -183,6 +184,7 @@ class Spill(Sequence[bytes]):
                 if self._file is None:
                     # open for as long as the trace lives (closed, and gone, with it)
                     self._file = tempfile.TemporaryFile(prefix="tracetui-args-", buffering=0)  # noqa: SIM115
+                    weakref.finalize(self, self._file.close)
                 _write_at(self._file.fileno(), data, self._end)
             except OSError:  # no temporary file, or it is full: the rest stays in memory
                 self._spilling = False
@@ -194,13 +196,17 @@ class Spill(Sequence[bytes]):
 
     @classmethod
     def over(cls, file: BinaryIO, sizes: Sequence[int]) -> Spill:
-        """Blocks of ``sizes`` bytes, end to end in ``file`` (open; it is read, never written, and
-        kept open for as long as the blocks are)."""
+        """Blocks of ``sizes`` bytes, end to end in ``file`` (open; it is read, never written, kept
+        open for as long as the blocks are and closed with them). ValueError if the file does not
+        hold exactly those bytes."""
         spill = cls()
         spill._file, spill._spilling = file, False
+        weakref.finalize(spill, file.close)
         for size in sizes:
             spill._blocks.append((spill._end, size))
             spill._end += size
+        if os.fstat(file.fileno()).st_size != spill._end:
+            raise ValueError("the args blocks' file is not the size of its blocks")
         return spill
 
     def sizes(self) -> list[int]:
@@ -285,7 +291,8 @@ class ArgsBlocks:
     @classmethod
     def from_tables(cls, blocks: pl.DataFrame, lengths: pl.DataFrame, data: BinaryIO) -> ArgsBlocks:
         """The provider of :meth:`tables` and :meth:`files` (as a cache read them back: ``data``
-        open on the ``args_data`` file, kept open and read a block at a time)."""
+        open on the ``args_data`` file, kept open and read a block at a time; closed with the
+        provider). ValueError if ``data`` is not the size the blocks say."""
         stored = blocks["stored"].to_list()
         return cls(
             blocks["first"].to_list(), blocks["size"].to_list(), Spill.over(data, stored), lengths["length"]

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 MIN_BYTES = int(os.environ.get("TRACETUI_CACHE_MIN_BYTES", 8 << 20))
 DEFAULT_MAX = 4 << 30
-FORMAT = 4  # the layout of an entry (this module's and cache_files'); the code version covers the rest
+FORMAT = 5  # the layout of an entry (this module's and cache_files'); the code version covers the rest
 SETTLE_S = 120.0  # how long a process that exits waits for its entry to be written
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _CODE_SUFFIXES = (".py", ".c", ".so", ".pyd")
@@ -197,7 +197,7 @@ class EntryTables:
         try:
             for name, table in listed.items():
                 file, schema, rows = str(table["file"]), table["schema"], table["rows"]
-                if "/" in file or not file.startswith(f"{name}.") or type(rows) is not int:
+                if not files.is_part(file, name) or type(rows) is not int:
                     raise files.Damaged(file)
                 handle = (entry / file).open("rb")
                 self._handles[name] = handle
@@ -207,12 +207,7 @@ class EntryTables:
                     raise files.Damaged(f"{file}: not the table the manifest lists")
                 self._files[name], self._schemas[name], self._heights[name] = file, schema, rows
             for name, file in listed_files.items():
-                if (
-                    not isinstance(file, str)
-                    or "/" in file
-                    or not file.startswith(f"{name}.")
-                    or name in listed
-                ):
+                if not isinstance(file, str) or not files.is_part(file, name) or name in listed:
                     raise files.Damaged(str(file))
                 self._handles[name] = handle = (entry / file).open("rb")
                 files.checked(handle, file)
@@ -227,7 +222,7 @@ class EntryTables:
 
         with self._lock:
             handle = self._handles.get(name)
-            if handle is None:
+            if handle is None or name not in self._files:  # not read yet, and a table (not a file)
                 raise KeyError(name)
             try:
                 if columns is None:
@@ -241,10 +236,7 @@ class EntryTables:
                 if _schema(frame.schema) != wanted or frame.height != self._heights[name]:
                     raise files.Damaged(name)
             except Exception:
-                files.remove(self.entry)
-                raise TraceError(
-                    self.path, f"its cache entry was damaged while in use (table {name}); open it again"
-                ) from None
+                raise self.damaged(f"table {name}") from None
             if columns is None:
                 handle.close()
                 del self._handles[name]
@@ -256,6 +248,11 @@ class EntryTables:
             if name not in self.files or name not in self._handles:
                 raise KeyError(name)
             return self._handles.pop(name)
+
+    def damaged(self, what: str) -> TraceError:
+        """Remove the entry (``what`` of it was found damaged while in use); the error to raise."""
+        files.remove(self.entry)
+        return TraceError(self.path, f"its cache entry was damaged while in use ({what}); open it again")
 
     def columns(self, name: str) -> list[str]:
         """The columns of table ``name``, in order (as the manifest lists them)."""

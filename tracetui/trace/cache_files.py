@@ -53,6 +53,13 @@ def part_name(stem: str, data: bytes, suffix: str) -> str:
     return f"{stem}.{crc32(data):08x}.{suffix}"
 
 
+def is_part(file: str, stem: str) -> bool:
+    """Whether ``file`` is a part's name, of ``stem``, and a plain name in its folder (a manifest's
+    listing is read as data: no other folder, no other part's file)."""
+    found = _PART.match(file)
+    return found is not None and found["stem"] == stem and not any(sep in stem for sep in "/\\")
+
+
 def kind_stem(kind: str) -> str:
     """The file stem of a result's kind (any text: a digest of it)."""
     return hashlib.blake2b(kind.encode(), digest_size=8).hexdigest()

@@ -99,7 +99,12 @@ def _cached_args(path: Path, tables: TableSource, ident: str) -> RawArgs:
 
 def _stored_args(tables: TableSource) -> RawArgs:
     blocks, lengths = (tables.table(name) for name in ARGS_TABLES)
-    return ArgsBlocks.from_tables(blocks, lengths, tables.file(ARGS_FILE))
+    data = tables.file(ARGS_FILE)
+    try:
+        return ArgsBlocks.from_tables(blocks, lengths, data)
+    except ValueError:  # the file is not what its blocks say: the entry is removed
+        data.close()
+        raise tables.damaged(ARGS_FILE) from None
 
 
 def _args_of_file(path: Path, ident: str | None) -> RawArgs:

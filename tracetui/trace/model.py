@@ -23,6 +23,7 @@ from typing import Any, BinaryIO, Protocol, overload
 import msgspec
 import polars as pl
 
+from tracetui.errors import TraceError
 from tracetui.safetext import clean_value
 from tracetui.trace import repair, stats
 from tracetui.trace.align import lookup
@@ -60,6 +61,10 @@ class TableSource(Protocol):
 
     def file(self, name: str) -> BinaryIO:
         """File ``name``, open and checked (the caller closes it)."""
+        ...
+
+    def damaged(self, what: str) -> TraceError:
+        """Forget the source (``what`` of it was found damaged while in use); the error to raise."""
         ...
 
 
