@@ -106,9 +106,14 @@ asyncio.run(main(Path(sys.argv[1])))
 
 
 def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MB, of exactly this child: wait4 on its pid) and stdout of one run."""
+    """Wall seconds, peak RSS (MB, of exactly this child: wait4 on its pid) and stdout of one run.
+    Run from a folder holding no ``tracetui``: ``python -m``/``-c`` put the working folder first on
+    the import path, ahead of ``PYTHONPATH``, so a run started in a checkout would import that
+    checkout's code on both sides of ``--against``."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tempfile.gettempdir()
+    )
     out = proc.stdout.read() if proc.stdout else b""
     err = proc.stderr.read() if proc.stderr else b""
     _, status, usage = os.wait4(proc.pid, 0)
@@ -244,6 +249,8 @@ def main() -> None:
         help="another checkout (its package folder's parent), run in turns as 'before'",
     )
     args = parser.parse_args()
+    args.source, args.workdir = args.source.resolve(), args.workdir.resolve()  # the runs start elsewhere
+    args.against = args.against.resolve() if args.against is not None else None
     compile_tracetui()
     args.workdir.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()[0]
