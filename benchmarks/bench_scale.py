@@ -172,8 +172,8 @@ def measure(trace: Path, runs: int, against: Path | None) -> dict[str, dict[str,
         for side, tree in sides.items():
             cold = dict(os.environ, TRACETUI_NO_CACHE="1", **ALLOCATOR)
             cold.pop("TRACETUI_CACHE_DIR", None)
-            if tree is not None:
-                cold["PYTHONPATH"] = str(tree)
+            # this checkout's code, not whatever the interpreter has installed; or the other tree's
+            cold["PYTHONPATH"] = str(tree if tree is not None else HERE.parent)
             warm = {k: v for k, v in cold.items() if k != "TRACETUI_NO_CACHE"}
             warm["TRACETUI_CACHE_DIR"] = str(Path(cache_root) / side)
             fresh = dict(warm, TRACETUI_CACHE_DIR=str(Path(cache_root) / f"{side}-fresh"))

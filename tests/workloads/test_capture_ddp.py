@@ -37,6 +37,7 @@ def test_the_run_aligns(rank_captures: dict[str, Run]) -> None:
         (["linear", "--straggler-ms", "10"], "--straggler-ms applies to ddp and fsdp only"),
         (["ddp", "--straggler-ms", "10"], "--straggler-ms is the delay of --straggler RANK; name the rank"),
         (["fsdp", "--straggler", "1", "--straggler-ms", "-1"], "Invalid value for '--straggler-ms'"),
+        (["ddp", "--straggler", "1", "--straggler-ms", "nan"], "'--straggler-ms': nan is not"),
         (["ddp", "--ranks", "2", "--straggler", "2"], "--straggler 2 is not a rank of 2"),
         (["fsdp", "--ranks", "3", "--straggler", "5"], "--straggler 5 is not a rank of 3"),
         (["ddp", "--backend", "nccl"], "--backend nccl needs one GPU per rank (2); there is no GPU"),

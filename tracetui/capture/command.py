@@ -7,6 +7,7 @@ the profiling loop are imported when the command runs.
 from __future__ import annotations
 
 import importlib.util
+import math
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -139,6 +140,7 @@ def _shape_options(func: click.decorators.FC) -> click.decorators.FC:
     "--straggler-ms",
     type=click.FloatRange(0.0, 10_000.0),
     default=None,
+    callback=lambda _ctx, _param, value: _finite("--straggler-ms", value),
     help=f"ddp, fsdp: the straggler's delay a step in ms, ± a third at random [default: {STRAGGLER_MS:g}].",
 )
 @click.option(
@@ -208,6 +210,13 @@ def capture_command(
         raise click.exceptions.Exit(code)
 
 
+def _finite(flag: str, value: float | None) -> float | None:
+    """``value`` unless it is NaN (a float range lets NaN through: no comparison is true of it)."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a number", param_hint=f"'{flag}'")
+    return value
+
+
 def _capture_ranks(
     config: RunConfig,
     output: Path | None,
@@ -247,7 +256,7 @@ def _capture_ranks(
         ranks=ranks,
         backend=chosen,
         straggler=straggler,
-        straggler_ms=STRAGGLER_MS if straggler_ms is None else straggler_ms,
+        straggler_ms=None if straggler is None else STRAGGLER_MS if straggler_ms is None else straggler_ms,
         steps=steps,
         device=device.type,
     )

@@ -71,7 +71,7 @@ def run_ranks_capture(
     ranks: int,
     backend: str,
     straggler: int | None,
-    straggler_ms: float,
+    straggler_ms: float | None,
     steps: int,
     device: str,
     argv: list[str] | None = None,

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, overload
 
 import msgspec
 
+from tracetui.errors import TraceError
 from tracetui.trace.layout import ARGS_FILE
 from tracetui.trace.schema import RAW_EMPTY
 
@@ -80,17 +81,25 @@ NO_ARGS = NoArgs()
 
 
 class Deferred:
-    """The provider ``open`` returns, called on first use (and again after it raised)."""
+    """The provider ``open`` returns, called on first use (and again after it raised, unless it
+    raised a :class:`~tracetui.errors.TraceError`: that answer stands, its source is gone)."""
 
     def __init__(self, open: Callable[[], RawArgs]) -> None:
         self._open = open
         self._inner: RawArgs | None = None
+        self._failed: TraceError | None = None
         self._lock = threading.Lock()
 
     def _provider(self) -> RawArgs:
         with self._lock:
+            if self._failed is not None:
+                raise self._failed
             if self._inner is None:
-                self._inner = self._open()
+                try:
+                    self._inner = self._open()
+                except TraceError as exc:
+                    self._failed = exc
+                    raise
             return self._inner
 
     def raw(self, ids: Sequence[int]) -> list[msgspec.Raw]:

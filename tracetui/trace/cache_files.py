@@ -37,7 +37,7 @@ from isal import isal_zlib
 STALE_S = 3600.0  # a leftover of a live process older than this is removed anyway (pid reuse)
 CHUNK = 1 << 20
 MAGIC = b"TTUIPART"
-_PART = re.compile(r"^(?P<stem>[^.]+)\.(?P<crc>[0-9a-f]{8})\.(?P<suffix>[a-z]+)$")
+_PART = re.compile(r"^(?P<stem>[^.]+)\.(?P<crc>[0-9a-f]{8})\.(?P<suffix>[a-z]+)\Z")
 _LEFTOVER = re.compile(r"^\.(?:staging|tmp)-(?P<pid>[0-9]+)-")
 
 

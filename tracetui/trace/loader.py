@@ -102,9 +102,11 @@ def _stored_args(tables: TableSource) -> RawArgs:
     data = tables.file(ARGS_FILE)
     try:
         return ArgsBlocks.from_tables(blocks, lengths, data)
-    except ValueError:  # the file is not what its blocks say: the entry is removed
+    except BaseException as exc:
         data.close()
-        raise tables.damaged(ARGS_FILE) from None
+        if isinstance(exc, ValueError):  # the file is not what its blocks say: the entry is removed
+            raise tables.damaged(ARGS_FILE) from None
+        raise
 
 
 def _args_of_file(path: Path, ident: str | None) -> RawArgs:

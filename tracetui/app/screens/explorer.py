@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -23,6 +24,7 @@ from tracetui.app.widgets.dispatch_tree import DispatchTree
 from tracetui.app.widgets.expect_panel import Checks, ExpectPanel
 from tracetui.app.widgets.timeline import Timeline
 from tracetui.app.widgets.trace_header import TraceHeader
+from tracetui.errors import TraceError
 from tracetui.insight.memory import Memory, memory_of
 from tracetui.safetext import shown
 from tracetui.trace import Trace
@@ -489,7 +491,8 @@ class ExplorerScreen(Screen[None]):
         tables = build_tables(self.trace, insight, memory)
         self.post_message(TablesReady(tables, insight, memory, memory_lanes(memory)))
         if self.trace.events.height:  # decode every event's raw args now, not on the first details
-            self.trace.event_args(int(self.trace.events["id"][0]))
+            with contextlib.suppress(TraceError):  # not readable: the details pane says so
+                self.trace.event_args(int(self.trace.events["id"][0]))
 
     def on_tables_ready(self, message: TablesReady) -> None:
         self._pending.discard("tables")
@@ -592,7 +595,6 @@ class ExplorerScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="export")
     def export_subtree(self, key: NodeKey, model: TreeModel, target: Path) -> None:
         from tracetui.app.exporting import write_export
-        from tracetui.errors import TraceError
         from tracetui.views.subtree import subtree_frame
 
         frame, truncated = subtree_frame(model, key, self.trace.t0_ns)

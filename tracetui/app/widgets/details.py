@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from textual.content import Content
 
 from tracetui import formatting as fmt
+from tracetui.errors import TraceError
 from tracetui.safetext import MAX_SHOWN, shown
 from tracetui.views.distribution import DistributionView, distribution_view
 from tracetui.views.insight import Insight
@@ -370,7 +371,12 @@ def _full_name(out: Lines, name: str) -> None:
 
 
 def _args(out: Lines, trace: Trace, event_id: int) -> None:
-    args = trace.event_args(event_id)
+    try:
+        args = trace.event_args(event_id)
+    except TraceError as exc:  # the args' source is gone (a damaged cache entry, a changed file)
+        out.heading("Args")
+        out.line(("  not readable: ", LABEL), exc.problem)
+        return
     if not args:
         return
     out.heading("Args")
