@@ -40,18 +40,19 @@ def build_rank(
     rank: int,
     straggler: int | None = None,
     *,
-    straggler_ms: float = STRAGGLER_MS,
+    straggler_ms: float | None = None,
     autocast: torch.dtype | None = None,
 ) -> tuple[Step, tuple[str, ...]]:
     """One training step of this rank under ``label`` (forward, loss, backward with the wrapper's
     collectives, AdamW) and the ``record_function`` labels it emits. The process group must be up.
 
     The model is built in fp32 and given to ``wrap``; ``autocast`` runs the forward under
-    ``torch.autocast`` in that dtype. Rank ``straggler`` sleeps ``straggler_ms`` a step (± a third)."""
+    ``torch.autocast`` in that dtype. Rank ``straggler`` sleeps ``straggler_ms`` a step (± a third; default
+    ``STRAGGLER_MS``)."""
     torch.manual_seed(0)  # the same weights on every rank, as data parallelism expects
     mlp = GeGLUMLP(shapes["dim"], shapes["hidden"], device=device, dtype=torch.float32)
     if rank == straggler:
-        _straggle(mlp, random.Random(rank), straggler_ms)
+        _straggle(mlp, random.Random(rank), STRAGGLER_MS if straggler_ms is None else straggler_ms)
     model = wrap(mlp)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
     generator = torch.Generator(device="cpu").manual_seed(rank)  # each rank its own batch

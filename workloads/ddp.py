@@ -16,7 +16,6 @@ from torch.nn.parallel import DistributedDataParallel
 
 from tracetui.workloads import data_parallel
 from tracetui.workloads.mlp import GeGLUMLP
-from tracetui.workloads.registry import STRAGGLER_MS
 
 LABEL = "ddp_step"
 
@@ -27,7 +26,7 @@ def build_rank(
     device: torch.device,
     rank: int,
     straggler: int | None = None,
-    straggler_ms: float = STRAGGLER_MS,
+    straggler_ms: float | None = None,
 ) -> tuple[data_parallel.Step, tuple[str, ...]]:
     """One DDP training step of this rank and the ``record_function`` labels it emits."""
 

@@ -24,7 +24,6 @@ from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
 from tracetui.workloads import data_parallel
 from tracetui.workloads.mlp import GeGLUMLP
-from tracetui.workloads.registry import STRAGGLER_MS
 
 LABEL = "fsdp_step"
 
@@ -35,7 +34,7 @@ def build_rank(
     device: torch.device,
     rank: int,
     straggler: int | None = None,
-    straggler_ms: float = STRAGGLER_MS,
+    straggler_ms: float | None = None,
 ) -> tuple[data_parallel.Step, tuple[str, ...]]:
     """One FSDP2 training step of this rank and the ``record_function`` labels it emits."""
     mixed = dtype != torch.float32 and device.type == "cuda"

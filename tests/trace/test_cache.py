@@ -66,6 +66,25 @@ def entry_files(path: Path) -> dict[str, Path]:
     return {name.split(".")[0]: entry / name for name in os.listdir(entry)}
 
 
+def manifest_of(path: Path) -> tuple[Path, dict[str, Any]]:
+    """The entry manifest's file and body, to change and give to :func:`write_manifest`."""
+    manifest = entry_files(path)["manifest"]
+    return manifest, json.loads(manifest.read_bytes())
+
+
+def write_manifest(manifest: Path, body: dict[str, Any]) -> None:
+    """Replace the entry's manifest with ``body`` (a new file, its CRC right)."""
+    manifest.unlink()
+    files.write_part(manifest.parent, "manifest", files.manifest_bytes(body), "json")
+
+
+def swap_part(part: Path, data: bytes) -> str:
+    """Replace a part of an entry with ``data``, same stem, its CRC right; the new file's name."""
+    stem, _, suffix = part.name.split(".")
+    part.unlink()
+    return files.write_part(part.parent, stem, data, suffix).name
+
+
 def leftovers(root: Path) -> list[Path]:
     """Writes in progress anywhere in the cache (there must be none once a load is over)."""
     return [p for p in root.rglob(".*") if p.name.startswith((".staging-", ".tmp-"))] if root.exists() else []
@@ -226,22 +245,18 @@ def test_an_entry_whose_manifest_misstates_a_table_is_a_miss(private_cache: Path
     (the entry is removed), and a manifest without them is a miss."""
     path = copy_fixture(tmp_path, SMALL)
     stored(path)
-    manifest = entry_files(path)["manifest"]
-    body = json.loads(manifest.read_bytes())
+    manifest, body = manifest_of(path)
     body["tables"]["events"]["rows"] += 1
-    manifest.unlink()
-    files.write_part(manifest.parent, "manifest", files.manifest_bytes(body), "json")
+    write_manifest(manifest, body)
     again = tracetui.load(path)
     assert again.from_cache
     with pytest.raises(TraceError, match="cache entry was damaged"):
         again.events  # noqa: B018 (the table read does not match: checked)
     assert not cache.has_entry(path)
     stored(path)
-    manifest = entry_files(path)["manifest"]
-    body = json.loads(manifest.read_bytes())
+    manifest, body = manifest_of(path)
     del body["tables"]["events"]["rows"]
-    manifest.unlink()
-    files.write_part(manifest.parent, "manifest", files.manifest_bytes(body), "json")
+    write_manifest(manifest, body)
     assert not tracetui.load(path).from_cache  # a manifest without rows: a miss
 
 
@@ -391,8 +406,7 @@ def test_an_entry_of_another_schema_is_a_miss_and_removed(
 ) -> None:
     path = copy_fixture(tmp_path, SMALL)
     first = stored(path)
-    manifest = entry_files(path)["manifest"]
-    body = json.loads(manifest.read_bytes())
+    manifest, body = manifest_of(path)
     body[field] = {
         "format": 2,
         "code": "0.1.0",
@@ -401,8 +415,7 @@ def test_an_entry_of_another_schema_is_a_miss_and_removed(
         "facts": {},
         "files": {"args_data": "../args_data.00000000.bin"},
     }[field]
-    manifest.unlink()
-    files.write_part(manifest.parent, "manifest", files.manifest_bytes(body), "json")
+    write_manifest(manifest, body)
     again = tracetui.load(path)
     assert not again.from_cache
     same_trace(first, again)
@@ -425,12 +438,10 @@ def test_a_manifest_listing_files_wrongly_is_a_miss_and_removed(
     """The manifest is read as data: each listed file must be a part of its own name in the entry."""
     path = copy_fixture(tmp_path, SMALL)
     first = stored(path)
-    parts = entry_files(path)
-    crc = parts["args_data"].name.split(".")[1]
-    body = json.loads(parts["manifest"].read_bytes())
+    crc = entry_files(path)[ARGS_FILE].name.split(".")[1]
+    manifest, body = manifest_of(path)
     body["files"] = {k: v.format(crc=crc) if isinstance(v, str) else v for k, v in listed.items()}
-    parts["manifest"].unlink()
-    files.write_part(parts["manifest"].parent, "manifest", files.manifest_bytes(body), "json")
+    write_manifest(manifest, body)
     again = tracetui.load(path)
     assert not again.from_cache
     same_trace(first, again)
@@ -446,14 +457,10 @@ def test_an_args_file_not_the_size_of_its_blocks_is_one_line_error(
     writer's fault) is an error naming the cache, and the entry is removed."""
     path = copy_fixture(tmp_path)
     first = stored(path)
-    parts = entry_files(path)
-    data = parts[ARGS_FILE].read_bytes()[:-1]  # one byte short, its name's CRC right
-    short = files.write_part(parts[ARGS_FILE].parent, ARGS_FILE, data, "bin")
-    body = json.loads(parts["manifest"].read_bytes())
-    body["files"][ARGS_FILE] = short.name
-    parts[ARGS_FILE].unlink()
-    parts["manifest"].unlink()
-    files.write_part(parts["manifest"].parent, "manifest", files.manifest_bytes(body), "json")
+    part = entry_files(path)[ARGS_FILE]
+    manifest, body = manifest_of(path)
+    body["files"][ARGS_FILE] = swap_part(part, part.read_bytes()[:-1])  # one byte short, its CRC right
+    write_manifest(manifest, body)
     trace = tracetui.load(path)
     assert trace.from_cache
     same_trace(first, trace)  # the tables are good
@@ -488,12 +495,9 @@ def test_a_table_of_the_wrong_kind_is_a_miss_not_a_crash(private_cache: Path, tm
     path = copy_fixture(tmp_path)
     first = stored(path)
     parts = entry_files(path)
-    manifest = json.loads(parts["manifest"].read_bytes())
-    wrong = files.write_part(parts["events"].parent, "events", parts["flows"].read_bytes(), "arrow")
-    manifest["tables"]["events"]["file"] = wrong.name
-    parts["events"].unlink()
-    parts["manifest"].unlink()
-    files.write_part(parts["manifest"].parent, "manifest", files.manifest_bytes(manifest), "json")
+    manifest, body = manifest_of(path)
+    body["tables"]["events"]["file"] = swap_part(parts["events"], parts["flows"].read_bytes())
+    write_manifest(manifest, body)
     again = tracetui.load(path)
     assert not again.from_cache
     same_trace(first, again)

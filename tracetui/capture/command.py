@@ -188,7 +188,7 @@ def capture_command(
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from None
     if config.workload.distributed:
-        _capture_ranks(config, output, ranks or 2, backend, (straggler, straggler_ms), steps, open_, expect)
+        _capture_ranks(config, output, ranks or 2, backend, straggler, straggler_ms, steps, open_, expect)
         return
     values = (ranks, backend, straggler, straggler_ms)
     given = [flag for flag, value in zip(DISTRIBUTED_FLAGS, values, strict=True) if value is not None]
@@ -222,16 +222,15 @@ def _capture_ranks(
     output: Path | None,
     ranks: int,
     backend: str | None,
-    straggler_of: tuple[int | None, float | None],
+    straggler: int | None,
+    straggler_ms: float | None,
     steps: int,
     open_: bool,
     expect: Path | None,
 ) -> None:
     """``capture ddp|fsdp``: one process per rank, one trace per rank in one directory, then the
-    summary of the run and, with ``--expect``, the check of every rank's trace. ``straggler_of`` is
-    the straggler rank and its delay a step in ms, as given (None where not)."""
+    summary of the run and, with ``--expect``, the check of every rank's trace."""
     name = config.workload.name
-    straggler, straggler_ms = straggler_of
     if straggler is not None and straggler >= ranks:
         raise click.UsageError(f"--straggler {straggler} is not a rank of {ranks}")
     if straggler is None and straggler_ms is not None:

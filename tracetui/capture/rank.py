@@ -36,9 +36,8 @@ def main(job: dict[str, Any]) -> None:
     dist.init_process_group(backend)
     try:
         build_rank = importlib.import_module(job["module"]).build_rank
-        delay = {} if job["straggler_ms"] is None else {"straggler_ms": job["straggler_ms"]}
         dtype = torch_dtype(job["dtype"])
-        step, labels = build_rank(job["shapes"], dtype, device, rank, job["straggler"], **delay)
+        step, labels = build_rank(job["shapes"], dtype, device, rank, job["straggler"], job["straggler_ms"])
         for _ in range(WARMUP_STEPS):
             step()
         _sync(device)

@@ -102,10 +102,11 @@ def _stored_args(tables: TableSource) -> RawArgs:
     data = tables.file(ARGS_FILE)
     try:
         return ArgsBlocks.from_tables(blocks, lengths, data)
-    except BaseException as exc:
+    except ValueError:  # the file is not what its blocks say: the entry is removed
         data.close()
-        if isinstance(exc, ValueError):  # the file is not what its blocks say: the entry is removed
-            raise tables.damaged(ARGS_FILE) from None
+        raise tables.damaged(ARGS_FILE) from None
+    except BaseException:
+        data.close()
         raise
 
 
