@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -44,13 +45,21 @@ class Replayed:
 
 
 def innermost_ops(events: list[dict[str, Any]], instants: list[int]) -> dict[int, str | None]:
-    """For each instant (index in ``events``), the innermost ``cpu_op`` of its thread holding it
-    (bounds inclusive): a sweep per thread with a stack of the open ops."""
-    ops_by_thread: dict[tuple[str, str], list[tuple[int, int, int, str]]] = defaultdict(list)
+    """For each instant (index in ``events``), the innermost ``cpu_op`` of its thread holding it."""
+    return innermost(events, instants, lambda e: e.get("cat") == "cpu_op")
+
+
+def innermost(
+    events: list[dict[str, Any]], instants: list[int], kept: Callable[[dict[str, Any]], bool]
+) -> dict[int, str | None]:
+    """For each instant (index in ``events``), the name of the innermost complete event of its
+    thread for which ``kept`` holds that holds the instant (bounds inclusive): a sweep per thread
+    with a stack of the open events."""
+    spans_by_thread: dict[tuple[str, str], list[tuple[int, int, int, str]]] = defaultdict(list)
     for index, e in enumerate(events):
-        if e.get("ph") == "X" and e.get("cat") == "cpu_op":
+        if e.get("ph") == "X" and kept(e):
             start = ns(e["ts"])
-            ops_by_thread[(str(e["pid"]), str(e["tid"]))].append(
+            spans_by_thread[(str(e["pid"]), str(e["tid"]))].append(
                 (start, -(start + ns(e["dur"])), index, e["name"])
             )
     points_by_thread: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
@@ -59,16 +68,16 @@ def innermost_ops(events: list[dict[str, Any]], instants: list[int]) -> dict[int
         points_by_thread[(str(e["pid"]), str(e["tid"]))].append((ns(e["ts"]), index))
     found: dict[int, str | None] = {}
     for thread, points in points_by_thread.items():
-        ops = sorted(ops_by_thread.get(thread, []))
+        spans = sorted(spans_by_thread.get(thread, []))
         stack: list[tuple[int, str]] = []  # (end, name), outermost first
-        next_op = 0
+        next_span = 0
         for t, index in sorted(points):
-            while next_op < len(ops) and ops[next_op][0] <= t:
-                start, neg_end, _, name = ops[next_op]
+            while next_span < len(spans) and spans[next_span][0] <= t:
+                start, neg_end, _, name = spans[next_span]
                 while stack and stack[-1][0] < start:
                     stack.pop()
                 stack.append((-neg_end, name))
-                next_op += 1
+                next_span += 1
             while stack and stack[-1][0] < t:
                 stack.pop()
             found[index] = stack[-1][1] if stack else None

@@ -3,6 +3,7 @@ traces made for one case each (address reuse, no enclosing op, a leak)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import polars as pl
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.insight import memory_traces as mt
-from tests.insight.memory_replay import read, replay
+from tests.insight.memory_replay import innermost, read, replay
 from tracetui.insight.memory import memory_of
 from tracetui.insight.memory.pairing import pair_events
 from tracetui.insight.memory.table import SCHEMA
@@ -19,6 +20,8 @@ from tracetui.trace import load
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 MEMORY_TRACE = FIXTURES / "mlp_train_tbhandler_stack_memory.pt.trace.json.gz"
+TWO_DEVICES = Path(__file__).parents[2] / "sample_traces" / "transformer_block_train_memory.json.gz"
+SOURCE_LINE = re.compile(r"\(\d+\): ")  # a python frame of a source line
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +49,52 @@ def test_every_event_has_the_innermost_op_of_a_replay(fixture_memory) -> None:  
     assert dict(zip(events["id"].to_list(), events["op"].to_list(), strict=True)) == expected
     assert events["op"].null_count() > 0  # frees after an op returned, in python code
     assert events.filter(pl.col("op").is_null())["frame"].null_count() == 0  # … whose frame is known
+
+
+def test_every_event_has_the_innermost_python_frame_of_a_replay(fixture_memory) -> None:  # type: ignore[no-untyped-def]
+    raw = read(MEMORY_TRACE)
+    instants = [i for i, e in enumerate(raw) if e.get("ph") in ("i", "I") and e.get("name") == "[memory]"]
+    expected = innermost(
+        raw, instants, lambda e: e.get("cat") == "python_function" and bool(SOURCE_LINE.search(e["name"]))
+    )
+    events = fixture_memory.events
+    assert dict(zip(events["id"].to_list(), events["frame"].to_list(), strict=True)) == expected
+    assert 0 < events["frame"].null_count() < events.height  # some instants are in no source line
+
+
+def test_each_device_is_read_from_its_own_events_alone() -> None:
+    memory = memory_of(load(TWO_DEVICES))
+    expected = replay(TWO_DEVICES)
+    events = memory.events
+    assert [d.device for d in memory.devices] == ["cuda:0", "cpu"]
+    labels = {(1, 0): "cuda:0", (0, -1): "cpu"}
+    assert {labels[k]: v for k, v in expected.peak.items()} == {
+        d.device: d.peak["allocated"] for d in memory.devices
+    }
+    for device in memory.devices:
+        own = events.filter(pl.col("device") == device.device)
+        timed = own.filter(pl.col("allocated").is_not_null())
+        allocs = own.filter(pl.col("kind") == "alloc").rows(named=True)
+        assert (device.events, device.allocations) == (own.height, len(allocs))
+        assert device.frees == own.filter(pl.col("kind") == "free").height
+        first_peak = timed.filter(pl.col("allocated") == timed["allocated"].max())["order"].min()
+        assert device.peak["order"] == first_peak
+        assert (device.end_allocated, device.peak_reserved) == (
+            timed["allocated"][-1],
+            timed["reserved"].max(),
+        )
+        by_size = sorted(allocs, key=lambda row: (-row["bytes"], row["order"]))
+        assert memory.largest(5, device.device).rows(named=True) == by_size[:5]
+        alive = [
+            r
+            for r in by_size
+            if r["order"] <= first_peak and (r["pair_order"] or first_peak + 1) > first_peak
+        ]
+        assert device.alive.rows(named=True) == alive
+    every = sorted(
+        events.filter(pl.col("kind") == "alloc").rows(named=True), key=lambda r: (-r["bytes"], r["order"])
+    )
+    assert memory.largest(7).rows(named=True) == every[:7]
 
 
 def test_every_event_is_one_row_in_time_order(fixture_memory) -> None:  # type: ignore[no-untyped-def]

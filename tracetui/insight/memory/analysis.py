@@ -98,10 +98,18 @@ class Memory:
 
     def largest(self, limit: int = 10, device: str | None = None) -> pl.DataFrame:
         """The largest single allocations (memory-table rows; of one device if given), biggest first."""
-        allocs = self.events.filter(pl.col("kind") == "alloc")
+        allocs = pl.col("kind") == "alloc"
         if device is not None:
-            allocs = allocs.filter(pl.col("device") == device)
-        return allocs.sort(["bytes", "order"], descending=[True, False]).head(limit)
+            allocs &= pl.col("device") == device
+        rows = (  # found on the few columns that choose them: only the rows shown are gathered
+            self.events.lazy()
+            .with_row_index("row")
+            .filter(allocs)
+            .sort(["bytes", "order"], descending=[True, False])  # ``order`` is unique: no ties
+            .head(limit)
+            .collect()["row"]
+        )
+        return self.events[rows]
 
     def below(self, track: int, pos: int, end_pos: int) -> pl.DataFrame:
         """The events that happened inside a CPU subtree (positions ``[pos, end_pos)`` on ``track``:
@@ -113,35 +121,41 @@ class Memory:
 def memory_of(trace: Trace) -> Memory:
     """The memory reading of ``trace`` (no devices when it has no memory events)."""
     events = memory_events(trace)
-    devices = tuple(
-        _device(name, rows)
-        for (name,), rows in events.group_by("device", maintain_order=True)
-        if rows["allocated"].drop_nulls().len()
-    )
-    devices = tuple(sorted(devices, key=lambda d: (d.device == "cpu", d.device)))
+    found = (_device(name, events) for name in events["device"].unique(maintain_order=True))
+    devices = tuple(sorted((d for d in found if d is not None), key=lambda d: (d.device == "cpu", d.device)))
     return Memory(events, devices, _per_op(events, devices))
 
 
-def _device(name: str, rows: pl.DataFrame) -> DeviceMemory:
-    timed = rows.filter(pl.col("allocated").is_not_null())
-    peak = timed.row(int(timed["allocated"].arg_max() or 0), named=True)
+def _device(name: str, events: pl.DataFrame) -> DeviceMemory | None:
+    """One device's reading (None: none of its events has the allocator's totals). Each question
+    reads only its columns of the device's rows (a lazy filter): no copy of the device's table."""
+    rows = events.lazy().with_row_index("row").filter(pl.col("device") == name)
+    timed = rows.filter(pl.col("allocated").is_not_null()).select("row", "allocated", "reserved").collect()
+    if timed.is_empty():
+        return None
+    at = int(timed["allocated"].arg_max() or 0)  # the first time the allocated total is highest
+    peak = events.row(int(timed["row"][at]), named=True)
     order = peak["order"]
-    allocs = rows.filter(pl.col("kind") == "alloc")
-    alive = allocs.filter(
-        (pl.col("order") <= order) & (pl.col("pair_order").is_null() | (pl.col("pair_order") > order))
-    ).sort(["bytes", "order"], descending=[True, False])
-    last = timed.row(timed.height - 1, named=True)
+    alloc, free = pl.col("kind") == "alloc", pl.col("kind") == "free"
+    counts = rows.select(pl.len(), alloc.sum().alias("allocs"), free.sum().alias("frees")).collect().row(0)
+    alive = (
+        rows.filter(alloc & (pl.col("order") <= order))
+        .filter(pl.col("pair_order").is_null() | (pl.col("pair_order") > order))
+        .drop("row")
+        .collect()
+        .sort(["bytes", "order"], descending=[True, False])
+    )
     steps = _steps(rows)
     suspect, verdict = _trend(steps)
     return DeviceMemory(
         device=name,
-        events=rows.height,
-        allocations=allocs.height,
-        frees=int((rows["kind"] == "free").sum()),
+        events=int(counts[0]),
+        allocations=int(counts[1]),
+        frees=int(counts[2]),
         peak={k: peak[k] for k in PEAK_FIELDS},
         peak_reserved=int(timed["reserved"].max() or 0),  # type: ignore[arg-type]
-        end_allocated=int(last["allocated"]),
-        end_reserved=int(last["reserved"] or 0),
+        end_allocated=int(timed["allocated"][-1]),
+        end_reserved=int(timed["reserved"][-1] or 0),
         before_trace_at_peak=int(peak["allocated"]) - int(alive["bytes"].sum()),
         alive=alive,
         steps=steps,
@@ -150,7 +164,7 @@ def _device(name: str, rows: pl.DataFrame) -> DeviceMemory:
     )
 
 
-def _steps(rows: pl.DataFrame) -> pl.DataFrame:
+def _steps(rows: pl.LazyFrame) -> pl.DataFrame:
     """Per step with memory events: the level before its first event, its peak and its end."""
     timed = rows.filter(pl.col("step_id").is_not_null() & pl.col("allocated").is_not_null())
     return (
@@ -165,6 +179,7 @@ def _steps(rows: pl.DataFrame) -> pl.DataFrame:
         .sort("first")
         .with_columns(change=pl.col("end") - pl.col("start"))
         .drop("first")
+        .collect()
     )
 
 

@@ -5,8 +5,11 @@ frame of a source line, with ``with_stack``).
 One ``join_asof`` finds, per instant, the last event of its thread (in preorder) that started at
 or before it; the events holding the instant are that event's ancestors-or-self that have not
 ended yet, so the innermost is found by climbing parent links, all instants at once, while the
-candidate ended before its instant (one round per level of the deepest climb; each round is a
-gather by position over the instants still climbing).
+candidate ended before its instant (one round per level of the deepest climb; each round looks
+up only the instants still climbing). The python frame is found the same way, from the event
+found. Only the instants' own rows are gathered: nothing the size of the events table is made
+beyond the start times the ``join_asof`` needs (a 1 GB trace with python stacks has ~3M CPU
+events; its ~440k memory instants each climb a few levels).
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tracetui.trace.align import rows_of
-from tracetui.trace.nesting import ancestor_ids
 from tracetui.trace.text import matches
 
 if TYPE_CHECKING:
@@ -33,6 +35,7 @@ ENCLOSING_SCHEMA = {
     "annotation_id": pl.UInt32,
     "frame_id": pl.UInt32,
 }
+_COLUMNS = ("id", "cat", "name", "track", "pos", "start_ns", "end_ns", "parent", "op_id", "annotation_id")
 
 
 def enclosing(trace: Trace, points: pl.DataFrame) -> pl.DataFrame:
@@ -44,14 +47,16 @@ def enclosing(trace: Trace, points: pl.DataFrame) -> pl.DataFrame:
     located = points.select("id", "pid", "tid", "ts_ns").join(
         tracks, on=["pid", "tid"], how="left", maintain_order="left"
     )
-    tree = _tree(trace)
-    row = _innermost(located, tree)
-    found = pl.lit(row)
+    events = trace.columns_of("events", *_COLUMNS)
+    row = _innermost(located, events)  # the events row of each point's innermost event
     inside = row.is_not_null()
-    picked = tree.select(
-        pl.when(inside).then(pl.col(name).gather(found.fill_null(0)))
-        for name in ("id", "pos", "op_here", "annotation_id", "frame_id")
+    held = events.select("id", "pos", "cat", "op_id", "annotation_id")[row.fill_null(0)]
+    op_here = pl.when(pl.col("cat") == "cpu_op").then(pl.col("id")).otherwise(pl.col("op_id"))
+    picked = held.select(
+        pl.when(pl.lit(inside)).then(column)
+        for column in (pl.col("id"), pl.col("pos"), op_here.alias("op_here"), pl.col("annotation_id"))
     )
+    frame = _source_frames(events, row)
     result = pl.DataFrame(
         {
             "id": located["id"],
@@ -60,68 +65,61 @@ def enclosing(trace: Trace, points: pl.DataFrame) -> pl.DataFrame:
             "enclosing_pos": picked["pos"],
             "op_id": picked["op_here"],
             "annotation_id": picked["annotation_id"],
-            "frame_id": picked["frame_id"],
+            "frame_id": frame,
         }
     )
     return result.select(pl.col(name).cast(dtype) for name, dtype in ENCLOSING_SCHEMA.items())
 
 
-def _tree(trace: Trace) -> pl.DataFrame:
-    """The CPU events in preorder (row = position), with each one's parent row, innermost op
-    (itself if it is one) and nearest python source frame (ancestor or self)."""
-    events = trace.events.select(
-        "id", "cat", "name", "track", "pos", "start_ns", "end_ns", "parent", "op_id", "annotation_id"
-    )
-    tree = (
-        events.filter(pl.col("pos").is_not_null())
-        .sort("pos")
-        .with_columns(
-            op_here=pl.when(pl.col("cat") == "cpu_op").then(pl.col("id")).otherwise(pl.col("op_id"))
-        )
-    )
-    if tree.is_empty():
-        return tree.with_columns(parent_pos=pl.lit(-1, pl.Int64), frame_id=pl.lit(None, pl.UInt32))
-    tree = tree.with_columns(parent_pos=_parent_rows(events, tree))
-    source = (pl.col("cat") == "python_function") & matches("name", SOURCE_FRAME)
-    if not tree.select(source.any()).item():
-        return tree.with_columns(frame_id=pl.lit(None, pl.UInt32))
-    return tree.with_columns(frame_id=ancestor_ids(tree, source))
-
-
-def _parent_rows(events: pl.DataFrame, tree: pl.DataFrame) -> pl.Series:
-    """Row in ``tree`` of each row's parent (-1 for roots). Positions are the rows when they run
-    0..n-1 (as the nesting numbers them); otherwise a join finds them."""
-    parents = tree["parent"]
-    if tree["pos"][0] == 0 and tree["pos"][-1] == tree.height - 1:
-        known = parents.fill_null(tree["id"][0])
-        rows = events["pos"].gather(rows_of(events, known))
-        return rows.zip_with(parents.is_not_null(), pl.Series([-1], dtype=pl.Int64)).cast(pl.Int64)
-    index = tree.select(pl.col("id").alias("parent"), pl.int_range(pl.len(), dtype=pl.Int64).alias("row"))
-    joined = tree.select("parent").join(index, on="parent", how="left", maintain_order="left")
-    return joined["row"].fill_null(-1)
-
-
-def _innermost(located: pl.DataFrame, tree: pl.DataFrame) -> pl.Series:
-    """Row in ``tree`` of the innermost event holding each located point (null: none)."""
-    starts = tree.select("track", "start_ns", pl.int_range(pl.len(), dtype=pl.Int64).alias("row"))
-    starts = starts.filter(pl.col("start_ns").is_not_null()).sort("start_ns", "row")
+def _innermost(located: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
+    """Row in ``events`` of the innermost CPU event holding each located point (null: none)."""
+    starts = events.select("track", "start_ns", "pos", pl.int_range(pl.len(), dtype=pl.UInt32).alias("row"))
+    starts = starts.filter(pl.col("pos").is_not_null() & pl.col("start_ns").is_not_null())
+    starts = starts.sort("start_ns", "pos").drop("pos")  # equal starts: the later in preorder (inner)
     order = located.with_row_index("at").filter(pl.col("track").is_not_null() & pl.col("ts_ns").is_not_null())
     current = order.sort("ts_ns").join_asof(
         starts, left_on="ts_ns", right_on="start_ns", by="track", strategy="backward", check_sortedness=False
     )
+    del starts
     current = current.select("at", "ts_ns", "row").filter(pl.col("row").is_not_null())
-    ends, parents = tree["end_ns"], tree["parent_pos"]
+    ends, parents = events["end_ns"], events["parent"]
     found: list[pl.DataFrame] = []
     while not current.is_empty():
         rows = current["row"]
         current = current.with_columns(end=ends.gather(rows), up=parents.gather(rows))
         holds = pl.col("end") >= pl.col("ts_ns")
         found.append(current.filter(holds).select("at", "row"))
-        current = current.filter(~holds & (pl.col("up") >= 0)).select(
-            "at", "ts_ns", pl.col("up").alias("row")
+        current = current.filter(~holds & pl.col("up").is_not_null())
+        current = current.select("at", "ts_ns", rows_of(events, current["up"]).alias("row"))
+    return _scattered(located.height, found)
+
+
+def _source_frames(events: pl.DataFrame, row: pl.Series) -> pl.Series:
+    """The id of the nearest python source frame holding each events row of ``row`` (itself, or
+    an ancestor; null: none, or a null row)."""
+    source = (pl.col("cat") == "python_function") & matches("name", SOURCE_FRAME)
+    marked = events.select(source.fill_null(False)).to_series()
+    if not marked.any():
+        return pl.repeat(None, len(row), dtype=pl.UInt32, eager=True)
+    ids, parents = events["id"], events["parent"]
+    current = pl.DataFrame({"at": pl.int_range(len(row), dtype=pl.UInt32, eager=True), "row": row})
+    current = current.filter(pl.col("row").is_not_null())
+    found: list[pl.DataFrame] = []
+    while not current.is_empty():
+        rows = current["row"]
+        current = current.with_columns(
+            here=marked.gather(rows), up=parents.gather(rows), frame=ids.gather(rows)
         )
-    result = pl.repeat(None, located.height, dtype=pl.Int64, eager=True)
+        found.append(current.filter(pl.col("here")).select("at", "frame"))
+        current = current.filter(~pl.col("here") & pl.col("up").is_not_null())
+        current = current.select("at", rows_of(events, current["up"]).alias("row"))
+    return _scattered(len(row), found).cast(pl.UInt32)
+
+
+def _scattered(size: int, found: list[pl.DataFrame]) -> pl.Series:
+    """``size`` nulls, with the found frames' values (second column) placed at their ``at`` rows."""
+    result = pl.repeat(None, size, dtype=pl.Int64, eager=True)
     if found:
         hits = pl.concat(found)
-        result = result.scatter(hits["at"], hits["row"])
+        result = result.scatter(hits["at"], hits.to_series(1).cast(pl.Int64))
     return result

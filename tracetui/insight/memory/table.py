@@ -19,6 +19,7 @@ import polars as pl
 
 from tracetui.insight.memory.enclosing import enclosing
 from tracetui.insight.memory.pairing import pair_events
+from tracetui.trace.align import lookup
 from tracetui.trace.links import steps_at
 from tracetui.trace.times import exact_ns
 
@@ -129,16 +130,14 @@ def memory_events(trace: Trace) -> pl.DataFrame:
     if rows.is_empty():
         return pl.DataFrame(schema=SCHEMA)
     rows = rows.join(enclosing(trace, rows), on="id", how="left", maintain_order="left")
-    steps = steps_at(trace.events, rows.select("id", "pid", pl.col("ts_ns").alias("start_ns")))
+    events = trace.columns_of("events", "id", "cat", "name", "pid", "start_ns", "end_ns")
+    steps = steps_at(events, rows.select("id", "pid", pl.col("ts_ns").alias("start_ns")))
     rows = rows.join(steps, on="id", how="left", maintain_order="left")
-    names = trace.events.select("id", "name")
-    for column in ("op", "annotation", "step", "frame"):
-        rows = rows.join(
-            names.rename({"id": f"{column}_id", "name": column}),
-            on=f"{column}_id",
-            how="left",
-            maintain_order="left",
-        )
+    names = events.select("id", "name")  # looked up by id: no hash table of every event's name
+    rows = rows.with_columns(
+        lookup(names, rows[f"{column}_id"], "name").to_series().alias(column)
+        for column in ("op", "annotation", "step", "frame")
+    )
     rows = rows.join(pair_events(rows), on="id", how="left", maintain_order="left")
     rows = rows.with_columns(
         lifetime_us=pl.when(pl.col("kind") == "alloc").then((pl.col("pair_ns") - pl.col("ts_ns")) / 1000),
