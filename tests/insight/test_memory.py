@@ -16,11 +16,12 @@ from tests.insight.memory_replay import innermost, read, replay
 from tracetui.insight.memory import memory_of
 from tracetui.insight.memory.pairing import pair_events
 from tracetui.insight.memory.table import SCHEMA
+from tracetui.sample_traces import default_trace
 from tracetui.trace import load
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 MEMORY_TRACE = FIXTURES / "mlp_train_tbhandler_stack_memory.pt.trace.json.gz"
-TWO_DEVICES = Path(__file__).parents[2] / "sample_traces" / "transformer_block_train_memory.json.gz"
+TWO_DEVICES = default_trace().parent / "transformer_block_train_memory.json.gz"  # as installed
 SOURCE_LINE = re.compile(r"\(\d+\): ")  # a python frame of a source line
 
 
