@@ -9,6 +9,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.insight import memory_traces as mt
 from tracetui.insight.memory import NO_OP, memory_of
@@ -23,8 +25,8 @@ def lane(**kw: object) -> MemoryLane:
     base = {
         "label": "alloc cuda:0",
         "device": "cuda:0",
-        "times": [10, 20, 30],
-        "levels": [150, 300, 120],
+        "times": pl.Series([10, 20, 30], dtype=pl.Int64),
+        "levels": pl.Series([150, 300, 120], dtype=pl.Int64),
         "start_level": 100,
         "floor": 100,
         "scale": 300,
@@ -41,9 +43,37 @@ def test_a_lane_reads_levels_and_the_highest_in_a_slice() -> None:
     assert memory.highest(25, 40) == 300 and memory.highest(31, 40) == 120
     assert memory.fraction(0, 5) == 0 and memory.fraction(20, 21) == 1
     assert memory.peak_in(15, 25) and not memory.peak_in(21, 40)
-    assert lane(levels=[0, 0, 0], start_level=0, floor=0, scale=0).fraction(0, 40) is None  # nothing held
+    nothing = lane(levels=pl.Series([0, 0, 0]), start_level=0, floor=0, scale=0)
+    assert nothing.fraction(0, 40) is None  # nothing held
     assert lane(floor=300).fraction(0, 40) == 1.0  # a level that never moves: full
     assert memory.legend == "cuda:0 100 B–300 B"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 50), st.integers(0, 1000)), max_size=40),
+    st.lists(st.tuples(st.integers(-5, 60), st.integers(1, 20)), min_size=1, max_size=30),
+)
+def test_a_row_of_cells_reads_what_each_cell_alone_reads(
+    events: list[tuple[int, int]], cells: list[tuple[int, int]]
+) -> None:
+    """A timeline row asks for all its cells at once (:meth:`MemoryLane.fractions`): each must be
+    what a plain scan of the events gives for that slice alone (events at a cell's start count,
+    those at its end do not; cells may overlap)."""
+    events.sort(key=lambda e: e[0])
+    times, levels = [t for t, _ in events], [v for _, v in events]
+    memory = lane(times=pl.Series(times, dtype=pl.Int64), levels=pl.Series(levels, dtype=pl.Int64), floor=0)
+    starts, ends = [lo for lo, _ in cells], [lo + width for lo, width in cells]
+
+    def plain(start: int, end: int) -> int:
+        held = [v for t, v in events if t <= start]
+        inside = [v for t, v in events if start < t < end]
+        return max([held[-1] if held else 100, *inside])
+
+    assert memory.highests(starts, ends) == [plain(lo, hi) for lo, hi in zip(starts, ends, strict=True)]
+    assert memory.fractions(starts, ends) == [
+        memory.fraction(lo, hi) for lo, hi in zip(starts, ends, strict=True)
+    ]
 
 
 def test_lanes_of_the_fixture() -> None:
@@ -55,7 +85,7 @@ def test_lanes_of_the_fixture() -> None:
     assert max(allocated.levels) == device.peak["allocated"]  # the peak the summary shows
     assert allocated.scale == reserved.scale == device.peak_reserved
     assert allocated.floor == min(allocated.levels) == device.end_allocated
-    assert allocated.times == sorted(allocated.times) and len(allocated.times) == 72
+    assert allocated.times.is_sorted() and len(allocated.times) == 72
 
 
 def test_the_memory_table_lists_every_event_and_leads_to_its_op(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ allocations and frees of one node for the details pane. Pure; everything reads o
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,12 +23,15 @@ MAX_LISTED = 20
 
 @dataclass(frozen=True)
 class MemoryLane:
-    """A device's allocated (or reserved) total over time: the level after each event, in ns."""
+    """A device's allocated (or reserved) total over time: the level after each event, in ns.
+
+    ``times`` and ``levels`` are columns (Int64), not lists: a trace with 440k memory events would
+    hold ~50 MB of python ints for its lanes; a slice of time is found by binary search."""
 
     label: str
     device: str
-    times: list[int]
-    levels: list[int]
+    times: pl.Series
+    levels: pl.Series
     start_level: int
     """The level before the first event."""
     floor: int
@@ -46,22 +49,41 @@ class MemoryLane:
 
     def level_at(self, t: int) -> int:
         """The level at ``t`` (after every event at or before it)."""
-        index = bisect_right(self.times, t)
-        return self.levels[index - 1] if index else self.start_level
+        index = int(self.times.search_sorted(t, side="right"))
+        return int(self.levels[index - 1]) if index else self.start_level
 
     def highest(self, start: int, end: int) -> int:
         """The highest level in ``[start, end)``."""
-        first, last = bisect_right(self.times, start), bisect_left(self.times, end)
-        inside = self.levels[first:last]
-        return max(self.level_at(start), max(inside)) if inside else self.level_at(start)
+        return self.highests([start], [end])[0]
+
+    def highests(self, starts: Sequence[int], ends: Sequence[int]) -> list[int]:
+        """:meth:`highest` of each slice ``[starts[i], ends[i])`` (a timeline's cells): the level
+        at each start in one search, then the events inside each slice."""
+        times, levels = self.times, self.levels
+        at = times.search_sorted(pl.Series(starts, dtype=pl.Int64), side="right")  # events up to a start
+        ahead = times.search_sorted(pl.Series(ends, dtype=pl.Int64), side="left")  # events before an end
+        before = levels.gather((at.cast(pl.Int64) - 1).clip(0)).to_list() if len(levels) else [None] * len(at)
+        result = []
+        for first, last, level in zip(at.to_list(), ahead.to_list(), before, strict=True):
+            here = level if first else self.start_level
+            if last > first:  # events strictly inside the slice
+                inside = levels.slice(first, last - first).max()
+                here = max(here, int(inside))  # type: ignore[arg-type]
+            result.append(here)
+        return result
 
     def fraction(self, start: int, end: int) -> float | None:
         """The highest level in ``[start, end)`` between :attr:`floor` (0) and :attr:`scale` (1);
         None when nothing is held."""
-        level = self.highest(start, end)
-        if level <= 0:
-            return None
-        return (level - self.floor) / (self.scale - self.floor) if self.scale > self.floor else 1.0
+        return self.fractions([start], [end])[0]
+
+    def fractions(self, starts: Sequence[int], ends: Sequence[int]) -> list[float | None]:
+        """:meth:`fraction` of each slice (a timeline's cells, in one pass)."""
+        span = self.scale - self.floor
+        return [
+            None if level <= 0 else (level - self.floor) / span if span > 0 else 1.0
+            for level in self.highests(starts, ends)
+        ]
 
     def peak_in(self, start: int, end: int) -> bool:
         return self.peak_ns is not None and start <= self.peak_ns < end
@@ -71,25 +93,26 @@ def memory_lanes(memory: Memory) -> list[MemoryLane]:
     """Per device (GPUs first): its allocated lane, with the peak marked, and its reserved lane
     when the allocator reserves (the CPU's does not)."""
     result: list[MemoryLane] = []
+    timed = memory.events.lazy().filter(pl.col("allocated").is_not_null() & pl.col("ts_ns").is_not_null())
     for device in memory.devices:
-        rows = memory.events.filter(
-            (pl.col("device") == device.device)
-            & pl.col("allocated").is_not_null()
-            & pl.col("ts_ns").is_not_null()
+        rows = (  # only the columns a lane reads (the table has 29)
+            timed.filter(pl.col("device") == device.device)
+            .select(pl.col("ts_ns").cast(pl.Int64), pl.col("allocated").cast(pl.Int64), "reserved", "bytes")
+            .collect()
         )
         if rows.is_empty():
             continue
-        times = rows["ts_ns"].to_list()
         first = rows.row(0, named=True)
         start = first["allocated"] - (first["bytes"] or 0)
         floor = max(0, min(start, int(rows["allocated"].min() or 0)))  # type: ignore[arg-type]
         scale = max(device.peak["allocated"], device.peak_reserved)
+        times = rows["ts_ns"]
         result.append(
             MemoryLane(
                 label=f"alloc {device.device}",
                 device=device.device,
                 times=times,
-                levels=rows["allocated"].to_list(),
+                levels=rows["allocated"],
                 start_level=start,
                 floor=floor,
                 scale=scale,
@@ -97,9 +120,9 @@ def memory_lanes(memory: Memory) -> list[MemoryLane]:
             )
         )
         if device.peak_reserved > 0:
-            reserved = rows["reserved"].fill_null(0).to_list()
+            reserved = rows["reserved"].fill_null(0).cast(pl.Int64)
             lane = MemoryLane(
-                f"resv {device.device}", device.device, times, reserved, reserved[0], floor, scale
+                f"resv {device.device}", device.device, times, reserved, int(reserved[0]), floor, scale
             )
             result.append(lane)
     return result[:MAX_MEMORY_LANES]

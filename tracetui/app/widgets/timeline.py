@@ -192,12 +192,13 @@ class Timeline(CachedStyles, Widget):
         segments = [Segment(pad(" " + lane.label, LABEL_WIDTH - 1) + " ", base + self._style("label"))]
         level_style, peak_style, idle_style = self._style("memory"), self._style("peak"), self._style("idle")
         span_style = Style(bgcolor=self._style("span").bgcolor)
-        for cell in range(cells):
-            lo = int(start + cell * step)
-            hi = max(int(start + (cell + 1) * step), lo + 1)
+        los = [int(start + cell * step) for cell in range(cells)]
+        his = [max(int(start + (cell + 1) * step), lo + 1) for cell, lo in enumerate(los)]
+        fractions = lane.fractions(los, his)  # one pass over the lane for the whole row
+        for lo, hi, fraction in zip(los, his, fractions, strict=True):
             if lane.peak_in(lo, hi):
                 char, style = PEAK, peak_style
-            elif (fraction := lane.fraction(lo, hi)) is None:
+            elif fraction is None:
                 char, style = "·", idle_style
             else:
                 char, style = BLOCKS[max(1, min(8, round(fraction * 8)))], level_style
