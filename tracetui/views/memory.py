@@ -49,8 +49,7 @@ class MemoryLane:
 
     def level_at(self, t: int) -> int:
         """The level at ``t`` (after every event at or before it)."""
-        index = int(self.times.search_sorted(t, side="right"))
-        return int(self.levels[index - 1]) if index else self.start_level
+        return self.highest(t, t)  # an empty slice: the level at its start
 
     def highest(self, start: int, end: int) -> int:
         """The highest level in ``[start, end)``."""
@@ -97,7 +96,7 @@ def memory_lanes(memory: Memory) -> list[MemoryLane]:
     for device in memory.devices:
         rows = (  # only the columns a lane reads (the table has 29)
             timed.filter(pl.col("device") == device.device)
-            .select(pl.col("ts_ns").cast(pl.Int64), pl.col("allocated").cast(pl.Int64), "reserved", "bytes")
+            .select("ts_ns", "allocated", "reserved", "bytes")  # Int64 (the table's SCHEMA)
             .collect()
         )
         if rows.is_empty():
@@ -120,7 +119,7 @@ def memory_lanes(memory: Memory) -> list[MemoryLane]:
             )
         )
         if device.peak_reserved > 0:
-            reserved = rows["reserved"].fill_null(0).cast(pl.Int64)
+            reserved = rows["reserved"].fill_null(0)
             lane = MemoryLane(
                 f"resv {device.device}", device.device, times, reserved, int(reserved[0]), floor, scale
             )
