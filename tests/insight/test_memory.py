@@ -212,3 +212,48 @@ def test_pairing_matches_a_replay(history: list[tuple[int, int]], cut_start: boo
             expected[start], expected[index] = index, start
     found = pair_events(frame)
     assert dict(zip(found["id"].to_list(), found["pair_id"].to_list(), strict=True)) == expected
+
+
+# ---- where an instant happened: any nesting of ops on several threads ------------------------------
+@st.composite
+def threads_of_ops(draw: st.DrawFn) -> list[tuple[int, int, int]]:
+    """(tid, start, end) of properly nested ops (µs) on two threads whose times interleave: equal
+    starts (an op and its first child), equal ends, identical spans, and gaps."""
+    ops: list[tuple[int, int, int]] = []
+    for tid in (1, 2):
+        kept: list[tuple[int, int]] = []
+        for _ in range(draw(st.integers(0, 12))):
+            start = draw(st.integers(0, 12))
+            end = start + draw(st.integers(0, 8))
+            nests = all(
+                end <= s or start >= e or (s <= start and end <= e) or (start <= s and e <= end)
+                for s, e in kept
+            )
+            if nests:  # no partial overlaps: each op holds or is held by or is apart from the others
+                kept.append((start, end))
+        ops += [(tid, start, end) for start, end in kept]
+    return ops
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    threads_of_ops(),
+    st.lists(st.tuples(st.sampled_from([1, 2, 3]), st.integers(-1, 21)), min_size=1, max_size=20),
+)
+def test_each_instant_is_placed_in_the_innermost_op_holding_it(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[int, int, int]], instants: list[tuple[int, int]]
+) -> None:
+    """Against a plain scan: the innermost op of the instant's thread whose span holds it (bounds
+    included); of equal starts the shorter, of identical spans the later written. Thread 3 has no ops."""
+    alloc = mt.Allocator()
+    events = [mt.op(f"op{k}", start, end - start, tid=tid) for k, (tid, start, end) in enumerate(ops)]
+    events += [alloc.alloc(ts, addr, 512, tid=tid) for addr, (tid, ts) in enumerate(instants)]
+    path = mt.write(tmp_path_factory.mktemp("nest") / "t.json", events)
+    table = memory_of(load(path)).events.sort("id")
+    expected = []
+    for tid, ts in instants:
+        holders = [
+            (start, -end, k) for k, (t, start, end) in enumerate(ops) if t == tid and start <= ts <= end
+        ]
+        expected.append(f"op{max(holders)[2]}" if holders else None)
+    assert table["op"].cast(pl.String).to_list() == expected

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui import formatting as fmt
-from tracetui.insight.memory.table import memory_events
+from tracetui.insight.memory.table import SCHEMA, memory_events
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -66,7 +66,7 @@ class DeviceMemory:
         """The allocations alive at the peak grouped by ``column`` (``op``, ``annotation``,
         ``step``, ``frame``): ``bytes``, ``count``, biggest first (null: none, e.g. no op)."""
         if self.alive.is_empty():
-            return pl.DataFrame(schema={column: pl.String, **GROUPED_SCHEMA})
+            return pl.DataFrame(schema={column: SCHEMA[column], **GROUPED_SCHEMA})
         grouped = self.alive.group_by(column).agg(
             pl.col("bytes").sum().cast(pl.Int64).alias("bytes"), pl.len().cast(pl.UInt32).alias("count")
         )
@@ -210,7 +210,7 @@ def _trend(steps: pl.DataFrame) -> tuple[bool, str]:
 
 def _per_op(events: pl.DataFrame, devices: tuple[DeviceMemory, ...]) -> pl.DataFrame:
     """Per device and op name: what it allocated and freed, and what of it was alive at the peak."""
-    schema = {"device": pl.String, "op": pl.String}
+    schema = {"device": SCHEMA["device"], "op": SCHEMA["op"]}
     if events.is_empty():
         counts = {c: pl.Int64 for c in ("allocs", "allocated", "frees", "freed", "net", "at_peak", "at_end")}
         return pl.DataFrame(schema={**schema, **counts})
@@ -223,7 +223,9 @@ def _per_op(events: pl.DataFrame, devices: tuple[DeviceMemory, ...]) -> pl.DataF
         pl.col("bytes").filter(alloc & pl.col("alive_at_end")).sum().cast(pl.Int64).alias("at_end"),
     )
     peaks = [
-        d.alive_by("op").select(pl.lit(d.device).alias("device"), "op", pl.col("bytes").alias("at_peak"))
+        d.alive_by("op").select(
+            pl.lit(d.device, SCHEMA["device"]).alias("device"), "op", pl.col("bytes").alias("at_peak")
+        )
         for d in devices
     ]
     at_peak = pl.concat(peaks) if peaks else pl.DataFrame(schema={**schema, "at_peak": pl.Int64})

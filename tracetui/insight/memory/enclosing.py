@@ -49,13 +49,9 @@ def enclosing(trace: Trace, points: pl.DataFrame) -> pl.DataFrame:
     )
     events = trace.columns_of("events", *_COLUMNS)
     row = _innermost(located, events)  # the events row of each point's innermost event
-    inside = row.is_not_null()
-    held = events.select("id", "pos", "cat", "op_id", "annotation_id")[row.fill_null(0)]
+    held = events.select(pl.col("id", "pos", "cat", "op_id", "annotation_id").gather(row))  # null row: nulls
     op_here = pl.when(pl.col("cat") == "cpu_op").then(pl.col("id")).otherwise(pl.col("op_id"))
-    picked = held.select(
-        pl.when(pl.lit(inside)).then(column)
-        for column in (pl.col("id"), pl.col("pos"), op_here.alias("op_here"), pl.col("annotation_id"))
-    )
+    picked = held.select("id", "pos", op_here.alias("op_here"), "annotation_id")
     frame = _source_frames(events, row)
     result = pl.DataFrame(
         {
@@ -73,11 +69,9 @@ def enclosing(trace: Trace, points: pl.DataFrame) -> pl.DataFrame:
 
 def _innermost(located: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
     """Row in ``events`` of the innermost CPU event holding each located point (null: none)."""
-    starts = events.select("track", "start_ns", "pos", pl.int_range(pl.len(), dtype=pl.UInt32).alias("row"))
-    starts = starts.filter(pl.col("pos").is_not_null() & pl.col("start_ns").is_not_null())
-    starts = starts.sort("start_ns", "pos").drop("pos")  # equal starts: the later in preorder (inner)
+    starts = _in_preorder(events)  # sorted by start within each track: what the join needs
     order = located.with_row_index("at").filter(pl.col("track").is_not_null() & pl.col("ts_ns").is_not_null())
-    current = order.sort("ts_ns").join_asof(
+    current = order.sort("ts_ns").join_asof(  # equal starts: the last row, the later in preorder (inner)
         starts, left_on="ts_ns", right_on="start_ns", by="track", strategy="backward", check_sortedness=False
     )
     del starts
@@ -92,6 +86,17 @@ def _innermost(located: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
         current = current.filter(~holds & pl.col("up").is_not_null())
         current = current.select("at", "ts_ns", rows_of(events, current["up"]).alias("row"))
     return _scattered(located.height, found)
+
+
+def _in_preorder(events: pl.DataFrame) -> pl.DataFrame:
+    """``track``, ``start_ns`` and the events ``row`` of the events in the CPU trees, in preorder:
+    by track, then start (each tree row placed at its position: no sort of the events)."""
+    placed = events.select("pos", pl.int_range(pl.len(), dtype=pl.UInt32).alias("row"))
+    placed = placed.filter(pl.col("pos").is_not_null())
+    # positions are a preorder of all the tracks, one after another (0..n-1, as nesting makes them)
+    row = pl.zeros(placed.height, pl.UInt32, eager=True).scatter(placed["pos"], placed["row"])
+    del placed
+    return events.select("track", "start_ns")[row].with_columns(row.alias("row"))
 
 
 def _source_frames(events: pl.DataFrame, row: pl.Series) -> pl.Series:
