@@ -257,3 +257,26 @@ def test_each_instant_is_placed_in_the_innermost_op_holding_it(
         ]
         expected.append(f"op{max(holders)[2]}" if holders else None)
     assert table["op"].cast(pl.String).to_list() == expected
+
+
+def test_each_event_is_labelled_with_its_device(tmp_path: Path) -> None:
+    """Labels as torch prints them (ROCm's GPUs are ``cuda``), made once per device and placed on
+    every row: the CPU allocator's device -1 is ``cpu``, an unknown type keeps its number, and an
+    event with no device is ``unknown``."""
+    devices = [(1, 0), (0, -1), (19, 1), (42, 0), (1, 3), None, (1, 0)]
+    events = [mt.op("aten::empty", 0, 100)]
+    for k, device in enumerate(devices):
+        event = mt.mem(1 + k, addr=k, nbytes=512, allocated=512 * (k + 1), device=device or (1, 0))
+        if device is None:
+            del event["args"]["Device Type"], event["args"]["Device Id"]
+        events.append(event)
+    table = memory_of(load(mt.write(tmp_path / "devices.json", events))).events
+    assert table.sort("order")["device"].cast(pl.String).to_list() == [
+        "cuda:0",
+        "cpu",
+        "mtia:1",
+        "type 42:0",
+        "cuda:3",
+        "unknown",
+        "cuda:0",
+    ]

@@ -95,29 +95,32 @@ def device_label() -> pl.Expr:
 
 
 def memory_events(trace: Trace) -> pl.DataFrame:
-    """The memory table of ``trace`` (empty, with every column, when it has no memory events)."""
+    """The memory table of ``trace`` (empty, with every column, when it has no memory events).
+
+    What is found for the rows (where they happened, their step, their pair) is placed beside
+    them in their order: no join copies the table."""
     instants = trace.instants
     if "alloc_bytes" not in instants.columns:  # a trace with no instant carrying args
         instants = instants.with_columns(
             pl.lit(None, pl.Int64).alias(c)
             for c in ("alloc_bytes", "addr", "total_allocated", "total_reserved", "device_type", "device_id")
         )
+    text = SCHEMA["kind"]
     rows = (
         instants.filter(pl.col("name") == MEMORY_EVENT)
         .select(
             "id",
             "ts",
             exact_ns("ts").alias("ts_ns"),
-            device_label().alias("device"),
             "device_type",
             "device_id",
             "addr",
             pl.col("alloc_bytes").alias("bytes"),
             pl.when(pl.col("alloc_bytes") > 0)
-            .then(pl.lit("alloc"))
+            .then(pl.lit("alloc", text))
             .when(pl.col("alloc_bytes") < 0)
-            .then(pl.lit("free"))
-            .otherwise(pl.lit("none"))
+            .then(pl.lit("free", text))
+            .otherwise(pl.lit("none", text))
             .alias("kind"),
             pl.col("total_allocated").alias("allocated"),
             pl.col("total_reserved").alias("reserved"),
@@ -129,18 +132,29 @@ def memory_events(trace: Trace) -> pl.DataFrame:
     )
     if rows.is_empty():
         return pl.DataFrame(schema=SCHEMA)
-    rows = rows.join(enclosing(trace, rows), on="id", how="left", maintain_order="left")
+    rows = rows.hstack([_devices(rows)])
+    ids = rows.select("id")
+    rows = rows.hstack(enclosing(trace, rows).drop("id"))  # one row each, in their order
     events = trace.columns_of("events", "id", "cat", "name", "pid", "start_ns", "end_ns")
     steps = steps_at(events, rows.select("id", "pid", pl.col("ts_ns").alias("start_ns")))
-    rows = rows.join(steps, on="id", how="left", maintain_order="left")
+    rows = rows.hstack(ids.join(steps, on="id", how="left", maintain_order="left").drop("id"))
     names = events.select("id", "name")  # looked up by id: no hash table of every event's name
     rows = rows.with_columns(
         lookup(names, rows[f"{column}_id"], "name").to_series().alias(column)
         for column in ("op", "annotation", "step", "frame")
     )
-    rows = rows.join(pair_events(rows), on="id", how="left", maintain_order="left")
+    pairs = pair_events(rows)
+    rows = rows.hstack(ids.join(pairs, on="id", how="left", maintain_order="left").drop("id"))
     rows = rows.with_columns(
         lifetime_us=pl.when(pl.col("kind") == "alloc").then((pl.col("pair_ns") - pl.col("ts_ns")) / 1000),
         alive_at_end=pl.when(pl.col("kind") == "alloc").then(pl.col("pair_id").is_null()),
     )
     return rows.select(pl.col(name).cast(dtype) for name, dtype in SCHEMA.items())
+
+
+def _devices(rows: pl.DataFrame) -> pl.Series:
+    """Each row's device label, made once per device (a trace has a few) and placed by a join."""
+    key = ["device_type", "device_id"]
+    labels = rows.select(key).unique().with_columns(device_label().cast(SCHEMA["device"]).alias("device"))
+    placed = rows.select(key).join(labels, on=key, how="left", maintain_order="left", nulls_equal=True)
+    return placed["device"]
