@@ -255,8 +255,11 @@ def test_each_instant_is_placed_in_the_innermost_op_holding_it(
         holders = [
             (start, -end, k) for k, (t, start, end) in enumerate(ops) if t == tid and start <= ts <= end
         ]
-        expected.append(f"op{max(holders)[2]}" if holders else None)
-    assert table["op"].cast(pl.String).to_list() == expected
+        expected.append(max(holders)[2] if holders else None)  # op k is event k of the file
+    assert table["enclosing_id"].to_list() == expected
+    assert table["op"].to_list() == [None if k is None else f"op{k}" for k in expected]
+    threads = {t for t, _, _ in ops}  # a thread with no events has no CPU track (thread 3 never has)
+    assert table["track"].is_null().to_list() == [tid not in threads for tid, _ in instants]
 
 
 def test_each_event_is_labelled_with_its_device(tmp_path: Path) -> None:
@@ -271,7 +274,7 @@ def test_each_event_is_labelled_with_its_device(tmp_path: Path) -> None:
             del event["args"]["Device Type"], event["args"]["Device Id"]
         events.append(event)
     table = memory_of(load(mt.write(tmp_path / "devices.json", events))).events
-    assert table.sort("order")["device"].cast(pl.String).to_list() == [
+    assert table.sort("order")["device"].to_list() == [
         "cuda:0",
         "cpu",
         "mtia:1",
@@ -280,3 +283,18 @@ def test_each_event_is_labelled_with_its_device(tmp_path: Path) -> None:
         "unknown",
         "cuda:0",
     ]
+
+
+def test_a_trace_with_memory_events_and_no_cpu_event_reads_them_all(tmp_path: Path) -> None:
+    """Memory events beside GPU events only, or alone: every event is read, none placed in an op
+    (before, the placing failed with an out-of-bounds gather)."""
+    kernel = {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 5, "args": {}}
+    for name, others in (("alone", []), ("gpu_only", [kernel])):
+        alloc = mt.Allocator()
+        events = [*others, alloc.alloc(2, 1, 512), alloc.alloc(3, 2, 1024), alloc.free(4, 1)]
+        memory = memory_of(load(mt.write(tmp_path / f"{name}.json", events)))
+        assert memory.events.height == 3, name
+        assert memory.events["op"].null_count() == 3 and memory.events["enclosing_id"].null_count() == 3
+        device = memory.device("cuda:0")
+        assert device is not None and device.peak["allocated"] == 1536
+        assert memory.ops["op"].to_list() == [None] and memory.ops.schema["op"] == SCHEMA["op"]
