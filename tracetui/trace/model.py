@@ -542,18 +542,12 @@ _TREE_COLUMNS = ("id", "parent", "pos", "cat")
 
 
 def _visible_parents(events: pl.DataFrame, hide_python: bool) -> pl.DataFrame:
+    from tracetui.trace.nesting import ancestor_ids, rows_in_preorder
+
     kept = ("id", "parent") if not hide_python else ("id", "parent", "cat")
-    tree = events.lazy().filter(pl.col("pos").is_not_null()).select(*kept, "pos").collect()
-    # positions are a preorder of all the tracks, one after another: placing each row at its
-    # position orders them (no sort)
-    order = pl.zeros(len(tree), pl.UInt32, eager=True).scatter(
-        tree["pos"], pl.int_range(len(tree), dtype=pl.UInt32, eager=True)
-    )
-    tree = tree.select(kept)[order]
+    tree = events.select(kept)[rows_in_preorder(events["pos"])]
     if not hide_python:
         return tree
-    from tracetui.trace.nesting import ancestor_ids
-
     tree = tree.with_columns(parent_pos=_positions(tree))
     shown = ancestor_ids(tree, pl.col("cat") != "python_function", include_self=False)
     return tree.with_columns(parent=shown).filter(pl.col("cat") != "python_function").select("id", "parent")

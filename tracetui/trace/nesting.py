@@ -212,6 +212,14 @@ def _with_siblings(cpu: pl.DataFrame) -> pl.DataFrame:
     return cpu.with_columns(siblings.drop("pos"))
 
 
+def rows_in_preorder(pos: pl.Series) -> pl.Series:
+    """The frame row at each tree position, from the frame's ``pos`` column (null: not in a tree).
+    Positions are 0..n-1 over the tree rows, the tracks one after another (:func:`nest`), so
+    placing each row at its position orders them by track, then start: one scatter, no sort."""
+    placed = pos.is_not_null()
+    return pl.zeros(int(placed.sum()), pl.UInt32, eager=True).scatter(pos.filter(placed), placed.arg_true())
+
+
 def ancestor_ids(tree: pl.DataFrame, marked: pl.Expr, include_self: bool = True) -> pl.Series:
     """Event id of each row's nearest ancestor (or self) for which ``marked`` holds."""
     mark = tree.select(marked.fill_null(False)).to_series()

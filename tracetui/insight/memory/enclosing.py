@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tracetui.trace.align import rows_of
+from tracetui.trace.nesting import rows_in_preorder
 from tracetui.trace.text import matches
 
 if TYPE_CHECKING:
@@ -90,12 +91,8 @@ def _innermost(located: pl.DataFrame, events: pl.DataFrame) -> pl.Series:
 
 def _in_preorder(events: pl.DataFrame) -> pl.DataFrame:
     """``track``, ``start_ns`` and the events ``row`` of the events in the CPU trees, in preorder:
-    by track, then start (each tree row placed at its position: no sort of the events)."""
-    placed = events.select("pos", pl.int_range(pl.len(), dtype=pl.UInt32).alias("row"))
-    placed = placed.filter(pl.col("pos").is_not_null())
-    # positions are a preorder of all the tracks, one after another (0..n-1, as nesting makes them)
-    row = pl.zeros(placed.height, pl.UInt32, eager=True).scatter(placed["pos"], placed["row"])
-    del placed
+    by track, then start (no sort of the events)."""
+    row = rows_in_preorder(events["pos"])
     return events.select("track", "start_ns")[row].with_columns(row.alias("row"))
 
 

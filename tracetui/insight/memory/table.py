@@ -105,7 +105,7 @@ def memory_events(trace: Trace) -> pl.DataFrame:
             pl.lit(None, pl.Int64).alias(c)
             for c in ("alloc_bytes", "addr", "total_allocated", "total_reserved", "device_type", "device_id")
         )
-    text = SCHEMA["kind"]
+    kind = SCHEMA["kind"]
     rows = (
         instants.filter(pl.col("name") == MEMORY_EVENT)
         .select(
@@ -117,10 +117,10 @@ def memory_events(trace: Trace) -> pl.DataFrame:
             "addr",
             pl.col("alloc_bytes").alias("bytes"),
             pl.when(pl.col("alloc_bytes") > 0)
-            .then(pl.lit("alloc", text))
+            .then(pl.lit("alloc", kind))
             .when(pl.col("alloc_bytes") < 0)
-            .then(pl.lit("free", text))
-            .otherwise(pl.lit("none", text))
+            .then(pl.lit("free", kind))
+            .otherwise(pl.lit("none", kind))
             .alias("kind"),
             pl.col("total_allocated").alias("allocated"),
             pl.col("total_reserved").alias("reserved"),
