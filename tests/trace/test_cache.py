@@ -4,6 +4,7 @@ give a correct trace (from the file) and leave nothing behind."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gzip
 import json
@@ -907,15 +908,58 @@ def test_a_result_kept_before_its_entry_is_written_joins_it(
     same_trace(first, again)
 
 
+PINNED_LOAD = (  # keys entries with the code version given: an edit of the tree meanwhile splits no key
+    "import sys, tracetui; from tracetui import cli; from tracetui.trace import cache; "
+    "cache.code_version = lambda: sys.argv[2]; tracetui.load(sys.argv[1]); cli._exit(0)"
+)
+
+
 def test_two_processes_writing_one_entry_leave_one_good_entry(private_cache: Path, tmp_path: Path) -> None:
     path = copy_fixture(tmp_path)
-    script = "import sys, tracetui; from tracetui import cli; tracetui.load(sys.argv[1]); cli._exit(0)"
-    processes = [run_python(script, private_cache, str(path)) for _ in range(2)]
+    version = cache.code_version()
+    processes = [run_python(PINNED_LOAD, private_cache, str(path), version) for _ in range(2)]
     assert [p.wait(timeout=120) for p in processes] == [0, 0]
     assert len(cache_dirs(private_cache)) == 1 and not leftovers(private_cache)
     manifests = files.parts(cache.entry_for(path), "manifest", "json")  # type: ignore[arg-type]
     assert len(manifests) == 1
     assert tracetui.load(path).from_cache
+
+
+def test_an_entry_removed_while_another_process_installs_it_is_left_whole(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One process removes a damaged entry (a listing, then a file at a time) while another, which
+    found no manifest, installs a good one under the same name: before, the removal went on to
+    delete the files the install had just moved in (the same bytes: the same names)."""
+    path = copy_fixture(tmp_path)
+    stored(path)
+    entry = cache.entry_for(path)
+    assert entry is not None
+    staging = files.temporary(private_cache, "staging")
+    shutil.copytree(entry, staging)  # the other process's write, done
+    part = next(entry.glob("events.*"))
+    data = bytearray(part.read_bytes())
+    data[-1] ^= 1
+    part.write_bytes(bytes(data))
+
+    def rmtree(folder: Path, ignore_errors: bool = False) -> None:
+        """shutil.rmtree's steps, the manifest first; the other process installs meanwhile."""
+        names = sorted(os.listdir(folder), key=lambda name: not name.startswith("manifest."))
+        for number, name in enumerate(names):
+            (Path(folder) / name).unlink()
+            if number == 0:  # no manifest now: the other process installs (its _write's steps)
+                try:
+                    cache._install(staging, entry)
+                finally:
+                    files.remove(staging)
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(files.shutil, "rmtree", rmtree)
+        assert cache.lookup(path, (), lambda tables, ident: None) is None  # damaged: removed
+    assert tracetui.load(path).from_cache  # the entry the other process installed, whole
+    assert len(cache_dirs(private_cache)) == 1 and not leftovers(private_cache)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the XDG folders are Linux's convention")

@@ -185,9 +185,16 @@ def read_manifest(entry: Path) -> tuple[dict[str, Any], Path] | None:
 
 
 def remove(path: Path) -> None:
-    """Remove a folder or a file, whatever is left of it."""
+    """Remove a folder or a file, whatever is left of it. A folder is first renamed aside (one
+    atomic step; a write in progress of this process, should it stop here): a removal that takes a
+    file at a time never deletes what another process installs under the name meanwhile."""
     if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
+        aside = temporary(path.parent, "staging")
+        try:
+            path.rename(aside)
+        except OSError:  # gone already, or a read-only cache: removed in place, as before
+            aside = path
+        shutil.rmtree(aside, ignore_errors=True)
     else:
         with contextlib.suppress(OSError):
             path.unlink()
