@@ -62,6 +62,10 @@ def _naming(trace: Trace) -> dict[str, Any]:
 
 
 def _computed(trace: Trace) -> dict[str, Any]:
+    # the readings that need the most memory while they are made come first, while the trace keeps
+    # the least beside its tables (each keeps some of what it made for the readings after it): the
+    # memory reading (keeps nothing), the annotations and steps, the rooflines
+    memory = memory_data(memory_of(trace), trace.t0_ns)
     annotations = (
         trace.annotations.join(_mean_verdicts(annotation_verdicts(trace)), on="name", how="left")
         .join(annotation_thread_splits(trace).rename({"split": "kernels_split"}), on="name", how="left")
@@ -76,6 +80,7 @@ def _computed(trace: Trace) -> dict[str, Any]:
         .join(thread_splits(trace).rename({"span": "id", "split": "kernels_split"}), on="id", how="left")
         .join(_step_threads(trace), on="id", how="left")
     )
+    rooflines = kernel_rooflines(trace)
     naming = _naming(trace)
     return {
         "schema": SCHEMA,
@@ -180,7 +185,7 @@ def _computed(trace: Trace) -> dict[str, Any]:
         "step_times": distribution_record(step_distribution(trace.steps), trace),
         "runtime": records(trace.runtime, ["name", "calls", "cpu_us", "gpu_events", "kernels", "gpu_us"]),
         "rooflines": records(
-            kernel_rooflines(trace),
+            rooflines,
             [
                 "name",
                 "short",
@@ -212,7 +217,7 @@ def _computed(trace: Trace) -> dict[str, Any]:
             "by_kind": _value_counts(trace.anomalies, "kind"),
             "items": _anomaly_records(trace),
         },
-        "memory": memory_data(memory_of(trace), trace.t0_ns),
+        "memory": memory,
     }
 
 
@@ -253,7 +258,7 @@ def _counts(trace: Trace) -> dict[str, Any]:
     return {
         "by_category": by_category,
         "instants": len(trace.instants),
-        "flows": _value_counts(trace.flows, "cat"),
+        "flows": _value_counts(trace.columns_of("flows", "cat"), "cat"),  # a load keeps them aside
         "metadata_events": len(trace.meta_events),
         "other_phases": trace.other_phases,
         "kernels": by_category.get("kernel", 0),

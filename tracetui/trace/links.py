@@ -168,9 +168,13 @@ def external_id_mismatches(events: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+FLOW_COLUMNS = ("cat", "ph", "id", "flow_id", "ts")  # the flows' columns the forward links read
+
+
 def forward_links(events: pl.DataFrame, op_args: pl.DataFrame, flows: pl.DataFrame) -> pl.DataFrame:
-    """``(id, fwd_id)`` for backward ops: from ``fwdbwd`` flows, else sequence numbers (of
-    ``op_args``: ``id``, ``seq``, ``fwd_tid``). ``track``: each event's and flow's thread."""
+    """``(id, fwd_id)`` for backward ops: from ``fwdbwd`` flows (:data:`FLOW_COLUMNS`, with
+    ``ts_ns``), else sequence numbers (of ``op_args``: ``id``, ``seq``, ``fwd_tid``). ``track``:
+    each event's and flow's thread."""
     fwdbwd = (  # only the columns read below: the flows are as many as the ops
         flows.lazy()
         .filter(pl.col("cat") == "fwdbwd")
@@ -182,16 +186,22 @@ def forward_links(events: pl.DataFrame, op_args: pl.DataFrame, flows: pl.DataFra
         # starting at a flow's timestamp are read: a join on all of them costs their size again).
         at_flow = pl.col("start_ns").is_in(fwdbwd["ts_ns"].drop_nulls().unique().implode())
         ops = events.lazy().filter(is_op() & at_flow).select("id", "track", "start_ns", "depth").collect()
-        bound = (  # joined on the time alone (one integer key: a smaller table than two), then the thread
-            fwdbwd.join(ops, left_on="ts_ns", right_on="start_ns", suffix="_op")
-            .filter(pl.col("track") == pl.col("track_op"))
-            .sort("depth", descending=True)
-            .unique("id", keep="first")
+        # the deepest op starting at each (time, thread), found among the ops (not the flows
+        # joined to them: a copy of the flows, twice, for a sort and a dedup)
+        deepest = ops.sort("depth", descending=True, maintain_order=True).unique(
+            ["start_ns", "track"], keep="first", maintain_order=True
         )
+        bound = (  # joined on the time alone (one integer key: a smaller table than two), then the thread
+            fwdbwd.join(deepest, left_on="ts_ns", right_on="start_ns", suffix="_op")
+            .filter(pl.col("track") == pl.col("track_op"))
+            .select("ph", "flow_id", "id_op")
+        )
+        del ops, deepest
         # each end to its start: joined on a hash of the flow id (an integer key), the ids compared after
         key = pl.col("flow_id").hash().alias("key")
         starts = bound.filter(pl.col("ph") == "s").select(key, "flow_id", pl.col("id_op").alias("fwd_id"))
         ends = bound.filter(pl.col("ph") == "f").select(key, "flow_id", pl.col("id_op").alias("id"))
+        del bound
         pairs = ends.join(starts, on="key").filter(pl.col("flow_id") == pl.col("flow_id_right"))
         return pairs.select("id", "fwd_id").unique("id", keep="first").sort("id")
     ops = events.lazy().filter(is_op()).select("id", "track", "start_ns", "depth").collect()

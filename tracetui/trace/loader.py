@@ -25,10 +25,11 @@ from tracetui.trace.decoded import Decoded
 from tracetui.trace.frames import build_tables
 from tracetui.trace.layout import ARGS_FILE, ARGS_TABLES, schema
 from tracetui.trace.links import ANOMALY_SCHEMA
-from tracetui.trace.model import NO_PARTS, PartStore, TableSource, Trace
+from tracetui.trace.model import NO_PARTS, PartStore, TableSource, Trace, Unread
 from tracetui.trace.nesting import classify_overlaps, nest
 from tracetui.trace.release import hand_back
 from tracetui.trace.source import Source, open_source, read_fraction
+from tracetui.trace.spill import SpilledTables
 from tracetui.trace.times import exact_ns as _exact_ns
 from tracetui.trace.times import exact_times as _exact_times
 
@@ -128,6 +129,14 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     events = tables.events.with_columns(_as_query(tables.events, ("ts", "dur"), _exact_times("ts", "dur")))
     tables.events = events.clear()  # the scan's own columns are held by ``events`` alone
     tracks, lanes = _tracks(events, decoded.lanes, tables.meta)
+    # what the forward links read of the flows (a fifth of them at most); the model's flows and
+    # recorded shapes are kept on disk until used (it counts the flows, and reads the shapes of
+    # the ops that launched GPU work once)
+    fwdbwd = _fwdbwd_flows(tables.flows, lanes["track"])
+    seldom = {"flows": tables.flows.drop("lane"), "recorded_shapes": tables.args.pop("shapes")}
+    kept_aside = _kept_aside(source.path, seldom)
+    del seldom
+    tables.flows = tables.flows.clear()
     lane_rows = events["lane"]
     thread = lanes["track"].gather(lane_rows).alias("track")  # every row's (pid, tid) track
     process = lanes["process"].gather(lane_rows).alias("process")
@@ -153,9 +162,11 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
         cpu = links.cpu_ancestors(tree).with_columns(
             _in_tree_order(steps, "step_id", rows, on_tree, len(tree))
         )
-        events = rows.attach(events, tree.select(CPU_COLUMNS).hstack(cpu.drop("id")), on_tree)
-        tree = tree.select("start_ns", "end_ns", "end_pos", "parent_pos")  # what counting reads
         del steps
+        placed = [*tree.select(CPU_COLUMNS).get_columns(), *cpu.drop("id").get_columns()]
+        tree = tree.select("start_ns", "end_ns", "end_pos", "parent_pos")  # what counting reads
+        # each tree column goes as soon as it is placed (a column of events each: 77 MB at 1 GB)
+        events = rows.place(events, _one_by_one(placed), on_tree)
         launch, duplicates = launched.result()
     call_at = on_tree.gather(rows.of(launch["launch_id"].drop_nulls()))  # the calls' tree rows
     events = _with_launch_columns(events, launch, cpu, call_at, rows)
@@ -163,8 +174,10 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     counts = stats.node_stats(tree, _launched_work(events, launch, call_at, rows))
     del tree, launch, call_at  # the counts keep only the subtree ends once they have the self
     self_time = next(counts).gather(on_tree)  # times: the tree's times and parents go now
-    flows = _flows_ns(tables.flows).with_columns(lanes["track"].gather(tables.flows["lane"]).alias("track"))
-    events = rows.attach(events, links.forward_links(events, tables.args["op_args"], flows))
+    forward = links.forward_links(events, tables.args["op_args"], fwdbwd)
+    del fwdbwd
+    events = rows.attach(events, forward)
+    del forward
     say("counting")
     events = rows.place(events.with_columns(self_time), counts, on_tree).select(EVENT_COLUMNS)
     del counts, self_time, on_tree
@@ -176,7 +189,7 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
         path=source.path,
         events=events,
         instants=tables.instants.drop("lane"),
-        flows=tables.flows.drop("lane"),
+        flows=kept_aside["flows"],
         meta_events=tables.meta.drop("lane"),
         tracks=tracks,
         anomalies=pl.concat([a.cast(ANOMALY_SCHEMA) for a in anomalies]),  # type: ignore[arg-type]
@@ -194,8 +207,23 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
         call_args=tables.args["call_args"],
         op_args=tables.args["op_args"],
         python_args=tables.args["python_args"],
-        recorded_shapes=tables.args["shapes"],
+        recorded_shapes=kept_aside["recorded_shapes"],
     )
+
+
+def _kept_aside(path: Path, tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame | Unread]:
+    """The model's tables that are seldom read, on disk until first used (:mod:`tracetui.trace.spill`),
+    else (small, or no temporary file) in memory."""
+    spilled = SpilledTables.of(path, tables)
+    return dict(tables) if spilled is None else {name: Unread(spilled, name) for name in tables}
+
+
+def _fwdbwd_flows(flows: pl.DataFrame, track: pl.Series) -> pl.DataFrame:
+    """The ``fwdbwd`` flows' :data:`links.FLOW_COLUMNS`, ``ts_ns`` and ``track`` (from their ``lane``):
+    what the forward links read (only these rows are copied)."""
+    rows = (flows["cat"] == "fwdbwd").arg_true()
+    picked = flows.select(*links.FLOW_COLUMNS, "lane")[rows]
+    return _flows_ns(picked).with_columns(track.gather(picked["lane"]).alias("track")).drop("lane")
 
 
 def _annotation_mark(events: pl.DataFrame) -> pl.Series:
@@ -280,7 +308,14 @@ def _thread_names(meta: pl.DataFrame) -> pl.DataFrame:
 
 
 # the tree's columns on the events table
-CPU_COLUMNS = ("id", "track", "pos", "end_pos", "parent", "depth")
+CPU_COLUMNS = ("track", "pos", "end_pos", "parent", "depth")  # the tree's columns on the events
+
+
+def _one_by_one(columns: list[pl.Series]) -> Iterator[pl.Series]:
+    """``columns`` one at a time, in order, each let go of as it is given (the list is emptied)."""
+    columns.reverse()
+    while columns:
+        yield columns.pop()
 
 
 def _in_tree_order(part: pl.DataFrame, column: str, rows: Rows, on_tree: pl.Series, size: int) -> pl.Series:

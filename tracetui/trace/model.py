@@ -3,7 +3,8 @@
 The model does no I/O: the loader builds it and hands it what it may need later, a
 :class:`~tracetui.trace.args.RawArgs` provider for the args that are not columns and a
 :class:`PartStore` that keeps what it computes after load (the loader's cache entry). A trace
-from the cache reads each of its tables on first use, from the loader's :class:`TableSource`.
+from the cache reads each of its tables on first use, from the loader's :class:`TableSource`, and
+so does a trace just loaded for the tables the load kept on disk (:mod:`tracetui.trace.spill`).
 
 What a trace is made of is declared here once: :data:`TABLES` and :data:`FACTS` (what a cache
 stores: :meth:`Trace.stored_tables`, :meth:`Trace.stored_facts`, :meth:`Trace.restored`).
@@ -203,8 +204,9 @@ class Trace:
     # ---- what a cache stores ----------------------------------------------------------
     def stored_tables(self) -> dict[str, pl.DataFrame]:
         """The tables that rebuild this trace (:data:`TABLES`, and its raw-args provider's when it
-        is a :class:`StoredArgs`), by name."""
-        tables = {name: getattr(self, name) for name in TABLES}
+        is a :class:`StoredArgs`), by name. A table not read yet is read for it, not kept (a load
+        keeps its flows on disk: they stay there)."""
+        tables = {name: self._read_once(name) for name in TABLES}
         if callable(kept := getattr(self.raw_args, "tables", None)):
             tables |= kept()
         return tables
@@ -246,6 +248,20 @@ class Trace:
             **unread,
             **known,
         )
+
+    def _read_once(self, table: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        """Table ``table`` (``columns``: only those), read for this caller if it is not read yet:
+        not kept (a load keeps some tables on disk, :mod:`tracetui.trace.spill`; they stay there)."""
+        with self._lock:
+            value = self.__dict__[table]
+            have = dict(self._columns.get(table, {}))
+        if not isinstance(value, Unread):
+            return value if columns is None else value.select(columns)  # type: ignore[no-any-return]
+        if columns is None:
+            return value.read_all(have)
+        missing = [name for name in dict.fromkeys(columns) if name not in have]
+        read = value.read(missing) if missing else pl.DataFrame()
+        return pl.DataFrame([have[name] if name in have else read[name] for name in columns])
 
     def columns_of(self, table: str, *names: str) -> pl.DataFrame:
         """Only ``names`` of ``table``: for a trace from the cache whose table is not read yet,
@@ -504,7 +520,10 @@ class Trace:
             if self._launch_shapes is None:
                 ops = self.column("events", "launch_op_id").drop_nulls().unique().sort().alias("id")
                 # dictionary-encoded as recorded: one row per launching op, the same few shapes
-                found = lookup(self.recorded_shapes, ops, *COST_SHAPES)  # no hash join
+                # read for this alone where the load kept them on disk: the shapes are kept by op
+                shapes = self._read_once("recorded_shapes", ("id", *COST_SHAPES))
+                found = lookup(shapes, ops, *COST_SHAPES)  # no hash join
+                del shapes
                 self._launch_shapes = pl.concat([ops.to_frame(), found], how="horizontal")
                 if self.parts is not NO_PARTS:  # nowhere to keep it: not serialised
                     self.parts.put(LAUNCH_SHAPES, {"table.arrow": _ipc(self._launch_shapes)})
