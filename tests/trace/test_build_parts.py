@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tracetui.trace import links, native, stats
 
@@ -80,3 +82,57 @@ def test_fwdbwd_flows_bind_to_the_deepest_op_at_their_timestamp() -> None:
     # a: from the deeper of the two ops at 100 (id 2) to the op at 700 on track 1 (id 6);
     # b: its start is on a python frame, not an op: no link; the ac2g flow is not read
     assert got.to_dict(as_series=False) == {"id": [6], "fwd_id": [2]}
+
+
+def _forward_links_before(events: pl.DataFrame, flows: pl.DataFrame) -> pl.DataFrame:
+    """The forward links as they were found before ops were deduplicated ahead of the join: the
+    flows joined to every op at their time, the deepest op on their thread kept per flow."""
+    fwdbwd = flows.filter(pl.col("cat") == "fwdbwd").select("id", "ph", "flow_id", "track", "ts_ns")
+    ops = events.filter(links.is_op()).select("id", "track", "start_ns", "depth")
+    bound = (
+        fwdbwd.join(ops, left_on="ts_ns", right_on="start_ns", suffix="_op")
+        .filter(pl.col("track") == pl.col("track_op"))
+        .sort("depth", descending=True, maintain_order=True)
+        .unique("id", keep="first", maintain_order=True)
+    )
+    starts = bound.filter(pl.col("ph") == "s").select("flow_id", pl.col("id_op").alias("fwd_id"))
+    ends = bound.filter(pl.col("ph") == "f").select("flow_id", pl.col("id_op").alias("id"))
+    return ends.join(starts, on="flow_id").select("id", "fwd_id").unique("id", keep="first").sort("id")
+
+
+_op = st.tuples(st.integers(0, 2), st.integers(0, 4), st.integers(0, 3), st.booleans())
+_flow = st.tuples(st.sampled_from(["s", "f"]), st.integers(0, 3), st.integers(0, 2), st.integers(0, 4))
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops=st.lists(_op, max_size=12), flows=st.lists(_flow, max_size=10))
+def test_fwdbwd_flows_bind_as_the_join_of_every_op_did(
+    ops: list[tuple[int, int, int, bool]], flows: list[tuple[str, int, int, int]]
+) -> None:
+    """Any ops (thread, start, depth; some python frames) and flows (s/f, flow id, thread, time,
+    each flow id at most one s and one f): the same links as joining every op at a flow's time.
+    Where two ops at one time and thread are equally deep, the first in event order is taken."""
+    seen: set[tuple[str, int]] = set()
+    flows = [f for f in flows if (f[0], f[1]) not in seen and not seen.add((f[0], f[1]))]  # type: ignore[func-returns-value]
+    events = pl.DataFrame(
+        {
+            "id": pl.Series(range(len(ops)), dtype=pl.UInt32),
+            "cat": ["cpu_op" if op else "python_function" for *_, op in ops],
+            "track": pl.Series([t for t, *_ in ops], dtype=pl.Int32),
+            "start_ns": pl.Series([s for _, s, *_ in ops], dtype=pl.Int64),
+            "depth": pl.Series([d for _, _, d, _ in ops], dtype=pl.Int32),
+        }
+    )
+    table = pl.DataFrame(
+        {
+            "id": pl.Series(range(100, 100 + len(flows)), dtype=pl.UInt32),
+            "cat": ["fwdbwd"] * len(flows),
+            "ph": [ph for ph, *_ in flows],
+            "flow_id": [str(i) for _, i, *_ in flows],
+            "track": pl.Series([t for _, _, t, _ in flows], dtype=pl.Int32),
+            "ts_ns": pl.Series([ts for *_, ts in flows], dtype=pl.Int64),
+        }
+    )
+    op_args = pl.DataFrame(schema={"id": pl.UInt32, "seq": pl.Int64, "fwd_tid": pl.Int64})
+    got = links.forward_links(events, op_args, table)
+    assert got.to_dicts() == _forward_links_before(events, table).to_dicts()

@@ -4,8 +4,11 @@ keeps them in memory where no temporary file can be written. Also: the scan's al
 
 from __future__ import annotations
 
+import gc
 import os
 import tempfile
+import weakref
+from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
@@ -66,7 +69,7 @@ def test_the_summary_reads_one_column_of_the_flows_and_keeps_no_shapes(
     assert data["counts"]["flows"] == {"ac2g": 187, "fwdbwd": 24}
     assert data["rooflines"] and data["rooflines"] == summary_data(held)["rooflines"]
     assert all(_unread(kept, name) for name in ASIDE)
-    assert set(kept._columns.get("flows", {})) == {"cat"} and "recorded_shapes" not in kept._columns
+    assert not kept._columns  # read for the summary alone: nothing kept
 
 
 def test_a_cache_entry_of_a_trace_with_tables_on_disk_holds_them_and_leaves_them_there(
@@ -82,6 +85,66 @@ def test_a_cache_entry_of_a_trace_with_tables_on_disk_holds_them_and_leaves_them
     assert again.from_cache
     for name in ASIDE:
         assert_frame_equal(getattr(again, name), getattr(first, name))
+
+
+def test_a_full_disk_while_the_tables_are_written_keeps_them_in_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    opened: list[object] = []
+    make = tempfile.TemporaryFile
+
+    def full(*args: object, **kwargs: object) -> object:
+        if kwargs.get("prefix") != "tracetui-tables-":  # the raw args' spill: as it is
+            return make(*args, **kwargs)  # type: ignore[call-overload]
+        opened.append(handle := open("/dev/full", "w+b"))  # noqa: SIM115 (closed by the spill)
+        return handle
+
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    with monkeypatch.context() as patch:
+        patch.setattr(tempfile, "TemporaryFile", full)
+        trace = _load(TRAIN, patch, aside=True)
+    assert opened and all(handle.closed for handle in opened)  # type: ignore[attr-defined]
+    assert not any(_unread(trace, name) for name in ASIDE)
+    assert_frame_equal(trace.recorded_shapes, _load(TRAIN, monkeypatch, aside=False).recorded_shapes)
+
+
+def test_the_temporary_file_goes_with_the_trace(monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = _load(TRAIN, monkeypatch, aside=True)
+    unread = trace.__dict__["flows"]
+    assert isinstance(unread, Unread) and isinstance(unread.source, SpilledTables)
+    file = unread.source._file
+    assert not file.closed
+    del trace, unread
+    gc.collect()
+    assert file.closed
+
+
+def test_the_cache_writer_holds_one_table_read_back_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each table a load kept on disk is read for the write alone and let go once written: when the
+    shapes are read, the flows read before them are gone."""
+    monkeypatch.delenv("TRACETUI_NO_CACHE")
+    monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    read: list[tuple[str, weakref.ref[pl.DataFrame]]] = []
+    alive_when_read: list[list[str]] = []
+    original = SpilledTables.table
+
+    def table(self: SpilledTables, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        gc.collect()
+        alive_when_read.append([before for before, ref in read if ref() is not None])
+        frame = original(self, name, columns)
+        read.append((name, weakref.ref(frame)))
+        return frame
+
+    monkeypatch.setattr(SpilledTables, "table", table)
+    _load(TRAIN, monkeypatch, aside=True)
+    cache.settle()
+    assert [name for name, _ in read] == ["flows", "recorded_shapes"]
+    assert alive_when_read == [[], []]
+    assert tracetui.load(TRAIN).from_cache
 
 
 def test_without_a_temporary_file_the_tables_stay_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -258,7 +258,7 @@ def _counts(trace: Trace) -> dict[str, Any]:
     return {
         "by_category": by_category,
         "instants": len(trace.instants),
-        "flows": _value_counts(trace.columns_of("flows", "cat"), "cat"),  # a load keeps them aside
+        "flows": _value_counts(trace.read_once("flows", ("cat",)), "cat"),  # a load keeps them aside
         "metadata_events": len(trace.meta_events),
         "other_phases": trace.other_phases,
         "kernels": by_category.get("kernel", 0),

@@ -54,7 +54,7 @@ def write_rank(root: Path, trace: Trace, tables: RankTables, summary: dict[str, 
         "events": as_text(trace.events),  # text, as other tools read it (the model's is dictionary-encoded)
         "kernels": as_text(kernels_table(trace)),
         "ops": trace.ops,
-        **{table: frame for table, frame in trace.stored_tables().items() if table in MODEL_TABLES},
+        **{table: trace.read_once(table) for table in MODEL_TABLES},
         **{table: getattr(tables, attr) for table, attr in SMALL_TABLES.items()},
     }
     for table, frame in frames.items():

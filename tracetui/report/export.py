@@ -68,7 +68,8 @@ def _events_parts(trace: Trace) -> Iterator[pl.DataFrame]:
         part = events.slice(start, ROWS)
         ops = part.filter(pl.col("cat") == "cpu_op")["id"]
         part = part.with_columns(trace.args_json(part["id"]))
-        yield part.join(trace.shapes(ops.to_list()), on="id", how="left", maintain_order="left")
+        shapes = trace.shapes(ops.to_list(), keep=True)  # read once for all the parts
+        yield part.join(shapes, on="id", how="left", maintain_order="left")
 
 
 def memory_table(trace: Trace) -> pl.DataFrame:

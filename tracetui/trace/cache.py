@@ -414,6 +414,7 @@ def _write(trace: Trace, ident: str, entry: Path) -> None:
                 staging, name, partial(frame.write_ipc, compression="zstd"), "arrow"
             )
             tables[name] = {"file": written.name, "schema": _schema(frame.schema), "rows": frame.height}
+            del frame  # one table at a time (a table the load kept on disk is read for this alone)
         stored_files = {}
         for name, write in trace.stored_files().items():
             if _abort.is_set():

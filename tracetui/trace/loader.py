@@ -133,20 +133,21 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     # recorded shapes are kept on disk until used (it counts the flows, and reads the shapes of
     # the ops that launched GPU work once)
     fwdbwd = _fwdbwd_flows(tables.flows, lanes["track"])
-    seldom = {"flows": tables.flows.drop("lane"), "recorded_shapes": tables.args.pop("shapes")}
-    kept_aside = _kept_aside(source.path, seldom)
-    del seldom
-    tables.flows = tables.flows.clear()
-    lane_rows = events["lane"]
-    thread = lanes["track"].gather(lane_rows).alias("track")  # every row's (pid, tid) track
-    process = lanes["process"].gather(lane_rows).alias("process")
-    events = events.drop("lane")  # read: its memory goes now, not after the build
-    del lane_rows
-    rows = Rows(events)  # every column below goes on these rows
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="tracetui-build") as aside:
-        # the other core (polars and the C passes release the GIL): the launches need only the
-        # scanned columns, so they are found while the trees are built (the rest, in turn, would
-        # hold the transients of both at once)
+        # the other core (polars and the C passes release the GIL): the seldom-read tables are
+        # written to disk (~0.1 s at 1 GB, and let go), then the launches are found (they need
+        # only the scanned columns) while the trees are built (the rest, in turn, would hold the
+        # transients of both at once)
+        seldom = {"flows": tables.flows.drop("lane"), "recorded_shapes": tables.args.pop("shapes")}
+        tables.flows = tables.flows.clear()
+        kept_aside = aside.submit(_kept_aside, source.path, seldom)
+        del seldom
+        lane_rows = events["lane"]
+        thread = lanes["track"].gather(lane_rows).alias("track")  # every row's (pid, tid) track
+        process = lanes["process"].gather(lane_rows).alias("process")
+        events = events.drop("lane")  # read: its memory goes now, not after the build
+        del lane_rows
+        rows = Rows(events)  # every column below goes on these rows
         launched = aside.submit(links.launches, events)
         say("nesting")
         tree, overlaps = nest(events.select("id", "cat", "start_ns", "end_ns", thread))
@@ -165,9 +166,11 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
         del steps
         placed = [*tree.select(CPU_COLUMNS).get_columns(), *cpu.drop("id").get_columns()]
         tree = tree.select("start_ns", "end_ns", "end_pos", "parent_pos")  # what counting reads
-        # each tree column goes as soon as it is placed (a column of events each: 77 MB at 1 GB)
+        # placed one at a time: the tree's own columns (track, pos, parent, depth) go as they are
+        # placed (each new column is a column of events: 77 MB in all at 1 GB)
         events = rows.place(events, _one_by_one(placed), on_tree)
         launch, duplicates = launched.result()
+        aside_tables = kept_aside.result()
     call_at = on_tree.gather(rows.of(launch["launch_id"].drop_nulls()))  # the calls' tree rows
     events = _with_launch_columns(events, launch, cpu, call_at, rows)
     del cpu
@@ -189,7 +192,7 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
         path=source.path,
         events=events,
         instants=tables.instants.drop("lane"),
-        flows=kept_aside["flows"],
+        flows=aside_tables["flows"],
         meta_events=tables.meta.drop("lane"),
         tracks=tracks,
         anomalies=pl.concat([a.cast(ANOMALY_SCHEMA) for a in anomalies]),  # type: ignore[arg-type]
@@ -207,7 +210,7 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
         call_args=tables.args["call_args"],
         op_args=tables.args["op_args"],
         python_args=tables.args["python_args"],
-        recorded_shapes=kept_aside["recorded_shapes"],
+        recorded_shapes=aside_tables["recorded_shapes"],
     )
 
 

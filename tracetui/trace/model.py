@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -202,14 +202,13 @@ class Trace:
         return f"Trace(path={str(self.path)!r}, format={self.format!r}, from_cache={self.from_cache})"
 
     # ---- what a cache stores ----------------------------------------------------------
-    def stored_tables(self) -> dict[str, pl.DataFrame]:
+    def stored_tables(self) -> Mapping[str, pl.DataFrame]:
         """The tables that rebuild this trace (:data:`TABLES`, and its raw-args provider's when it
-        is a :class:`StoredArgs`), by name. A table not read yet is read for it, not kept (a load
-        keeps its flows on disk: they stay there)."""
-        tables = {name: self._read_once(name) for name in TABLES}
-        if callable(kept := getattr(self.raw_args, "tables", None)):
-            tables |= kept()
-        return tables
+        is a :class:`StoredArgs`), by name. Each is got when asked for: one not read yet (a load
+        keeps its flows and recorded shapes on disk) is read for the asker, not kept, so a writer
+        that lets each table go once written holds one at a time."""
+        kept = getattr(self.raw_args, "tables", None)
+        return _TablesOf(self, kept() if callable(kept) else {})
 
     def stored_files(self) -> dict[str, Callable[[Path], object]]:
         """The files that rebuild this trace with its tables (its raw-args provider's when it is a
@@ -249,9 +248,10 @@ class Trace:
             **known,
         )
 
-    def _read_once(self, table: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
-        """Table ``table`` (``columns``: only those), read for this caller if it is not read yet:
-        not kept (a load keeps some tables on disk, :mod:`tracetui.trace.spill`; they stay there)."""
+    def read_once(self, table: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        """Table ``table`` (``columns``: only those), read for this caller if it is not read yet,
+        and not kept: for a question asked once (a load keeps some tables on disk,
+        :mod:`tracetui.trace.spill`; they stay there)."""
         with self._lock:
             value = self.__dict__[table]
             have = dict(self._columns.get(table, {}))
@@ -498,17 +498,19 @@ class Trace:
         return self.gpu.filter(pl.col("cat").is_in(GPU_WORK)).join(calls, on="launch_id").sort("start_ns")
 
     # ---- raw args ----------------------------------------------------------------------
-    def shapes(self, ids: Sequence[int] | None = None) -> pl.DataFrame:
+    def shapes(self, ids: Sequence[int] | None = None, keep: bool = False) -> pl.DataFrame:
         """Recorded shapes of events, as written (JSON text): ``id``, ``input_dims``,
         ``input_type``, ``input_strides``, ``concrete_inputs``, one row per id (null: none
         recorded). Default: every ``cpu_op``. Read at load (``recorded_shapes``, dictionary-
-        encoded); text here.
+        encoded); text here. ``keep``: keep the recorded shapes in memory once read (a caller
+        that asks many times: an export's parts), else they are read for this question alone.
         """
         if ids is None:
             wanted = self.events.filter(pl.col("cat") == "cpu_op").select("id")
         else:
             wanted = pl.Series("id", [i for i in ids if i is not None], dtype=pl.UInt32).to_frame()
-        found = wanted.join(self.recorded_shapes, on="id", how="left", maintain_order="left")
+        recorded = self.recorded_shapes if keep else self.read_once("recorded_shapes")
+        found = wanted.join(recorded, on="id", how="left", maintain_order="left")
         return found.with_columns(pl.col(name).cast(pl.String) for name in SHAPE_KEYS)
 
     @property
@@ -521,7 +523,7 @@ class Trace:
                 ops = self.column("events", "launch_op_id").drop_nulls().unique().sort().alias("id")
                 # dictionary-encoded as recorded: one row per launching op, the same few shapes
                 # read for this alone where the load kept them on disk: the shapes are kept by op
-                shapes = self._read_once("recorded_shapes", ("id", *COST_SHAPES))
+                shapes = self.read_once("recorded_shapes", ("id", *COST_SHAPES))
                 found = lookup(shapes, ops, *COST_SHAPES)  # no hash join
                 del shapes
                 self._launch_shapes = pl.concat([ops.to_frame(), found], how="horizontal")
@@ -549,6 +551,28 @@ class Trace:
             except msgspec.MsgspecError:
                 return {}
         return clean_value(value) if isinstance(value, dict) else {"args": clean_value(value)}
+
+
+class _TablesOf(Mapping[str, pl.DataFrame]):
+    """:meth:`Trace.stored_tables`: each table got when asked for (:meth:`Trace.read_once`)."""
+
+    def __init__(self, trace: Trace, extra: Mapping[str, pl.DataFrame]) -> None:
+        self._trace = trace
+        self._extra = extra
+        self._names = (*TABLES, *(name for name in extra if name not in TABLES))
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        if name in self._extra:
+            return self._extra[name]
+        if name not in TABLES:
+            raise KeyError(name)
+        return self._trace.read_once(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
 
 
 def _ipc(frame: pl.DataFrame) -> bytes:

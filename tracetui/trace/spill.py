@@ -34,6 +34,18 @@ if TYPE_CHECKING:
 MIN_BYTES = int(os.environ.get("TRACETUI_SPILL_MIN_BYTES", 4 << 20))
 
 
+def _read_at(fd: int, size: int, offset: int) -> bytearray:
+    """``size`` bytes of ``fd`` from ``offset`` (a read returns at most ~2 GiB: as many as it takes)."""
+    data = bytearray(size)
+    view, done = memoryview(data), 0
+    while done < size:
+        got = os.preadv(fd, [view[done:]], offset + done)
+        if got <= 0:
+            raise OSError(f"short read: {done} of {size} bytes")
+        done += got
+    return data
+
+
 @dataclass(frozen=True)
 class _Placed:
     """One table in the file: its bytes, columns and rows."""
@@ -75,7 +87,7 @@ class SpilledTables:
                 frame.write_ipc(file, compression="lz4")  # type: ignore[arg-type]
                 file.flush()
                 placed[name] = _Placed(offset, file.tell() - offset, tuple(frame.columns), frame.height)
-        except OSError:
+        except Exception:  # a full or failing disk, however polars words it: kept in memory
             file.close()
             return None
         return cls(path, file, placed)
@@ -86,11 +98,9 @@ class SpilledTables:
 
         placed = self._placed[name]
         try:
-            data = os.pread(self._file.fileno(), placed.size, placed.offset)
-            if len(data) != placed.size:
-                raise OSError("short read")
+            data = _read_at(self._file.fileno(), placed.size, placed.offset)
             frame = pl.read_ipc(io.BytesIO(data), columns=None if columns is None else list(columns))
-        except (OSError, pl.exceptions.PolarsError) as exc:
+        except Exception as exc:  # the file closed, cut short or damaged: never a traceback
             raise self.damaged(f"table {name}: {exc}") from None
         if frame.height != placed.rows:
             raise self.damaged(f"table {name}: {frame.height} rows, not {placed.rows}")
