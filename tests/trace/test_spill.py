@@ -178,6 +178,16 @@ def test_spilled_tables_read_back_whole_or_by_columns(monkeypatch: pytest.Monkey
         spilled.file("a")
 
 
+def test_a_table_is_read_back_in_reads_of_bounded_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spill, "MIN_BYTES", 0)
+    frames = _frames()
+    spilled = SpilledTables.of(Path("t.json"), frames)
+    assert spilled is not None
+    monkeypatch.setattr(spill, "READ_BYTES", 7)  # many reads per table
+    for name, frame in frames.items():
+        assert_frame_equal(spilled.table(name), frame)
+
+
 def test_small_tables_are_not_spilled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(spill, "MIN_BYTES", 1 << 20)
     assert SpilledTables.of(Path("t.json"), _frames()) is None

@@ -34,16 +34,19 @@ if TYPE_CHECKING:
 MIN_BYTES = int(os.environ.get("TRACETUI_SPILL_MIN_BYTES", 4 << 20))
 
 
-def _read_at(fd: int, size: int, offset: int) -> bytearray:
-    """``size`` bytes of ``fd`` from ``offset`` (a read returns at most ~2 GiB: as many as it takes)."""
-    data = bytearray(size)
-    view, done = memoryview(data), 0
+READ_BYTES = 1 << 30  # one read at most (one returns at most ~2 GiB on Linux)
+
+
+def _read_at(fd: int, size: int, offset: int) -> bytes:
+    """``size`` bytes of ``fd`` from ``offset``, in reads of at most :data:`READ_BYTES`."""
+    parts, done = [], 0
     while done < size:
-        got = os.preadv(fd, [view[done:]], offset + done)
-        if got <= 0:
+        got = os.pread(fd, min(size - done, READ_BYTES), offset + done)
+        if not got:
             raise OSError(f"short read: {done} of {size} bytes")
-        done += got
-    return data
+        parts.append(got)
+        done += len(got)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 @dataclass(frozen=True)
