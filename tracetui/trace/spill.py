@@ -30,7 +30,7 @@ from tracetui.errors import TraceError
 if TYPE_CHECKING:
     import polars as pl
 
-# tables of fewer bytes in all stay in memory (a 90 MB trace's are 7 MB; the tests set 0)
+# tables of fewer bytes in all stay in memory (a 90 MB trace's are ~6 MB; the tests set 0)
 MIN_BYTES = int(os.environ.get("TRACETUI_SPILL_MIN_BYTES", 4 << 20))
 
 
