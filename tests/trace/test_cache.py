@@ -524,10 +524,19 @@ def test_a_table_damaged_after_the_entry_was_opened_is_one_line_error(
     assert not cache.has_entry(path)  # removed: the next open loads the file
 
 
+def pinned(script: str) -> str:
+    """``script`` keying cache entries with this process's code version: the tests compare the
+    entries a child writes with the ones this process finds, and an edit of the tree while the tests
+    run (a new version for the child) would split their keys."""
+    version = cache.code_version()
+    return f"from tracetui.trace import cache as _c; _c.code_version = lambda: {version!r}\n{script}"
+
+
 def run_python(script: str, private_cache: Path, *args: str, **kwargs: object) -> subprocess.Popen[bytes]:
     env = dict(os.environ, TRACETUI_CACHE_DIR=str(private_cache), TRACETUI_CACHE_MIN_BYTES="0")
     env.pop("TRACETUI_NO_CACHE", None)
-    return subprocess.Popen([sys.executable, "-c", script, *args], env=env, **kwargs)  # type: ignore[call-overload]
+    command = [sys.executable, "-c", pinned(script), *args]
+    return subprocess.Popen(command, env=env, **kwargs)  # type: ignore[call-overload]
 
 
 def test_a_command_that_exits_right_after_loading_completes_the_entry(
@@ -633,12 +642,23 @@ def read_only_run(root: Path, script: str, *args: str) -> subprocess.CompletedPr
     if os.geteuid() != 0:
         for folder in [root, *files.entries(root)]:
             folder.chmod(0o555)
-        command = [sys.executable, "-c", script, *args]
+        command = [sys.executable, "-c", pinned(script), *args]
     else:
         if shutil.which("unshare") is None:
             pytest.skip("root without unshare: cannot make a read-only file system")
         shell = 'mount --bind "$0" "$0" && mount -o remount,ro,bind "$0" && exec "$@"'
-        command = ["unshare", "-rm", "sh", "-c", shell, str(root), sys.executable, "-c", script, *args]
+        command = [
+            "unshare",
+            "-rm",
+            "sh",
+            "-c",
+            shell,
+            str(root),
+            sys.executable,
+            "-c",
+            pinned(script),
+            *args,
+        ]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -908,16 +928,10 @@ def test_a_result_kept_before_its_entry_is_written_joins_it(
     same_trace(first, again)
 
 
-PINNED_LOAD = (  # keys entries with the code version given: an edit of the tree meanwhile splits no key
-    "import sys, tracetui; from tracetui import cli; from tracetui.trace import cache; "
-    "cache.code_version = lambda: sys.argv[2]; tracetui.load(sys.argv[1]); cli._exit(0)"
-)
-
-
 def test_two_processes_writing_one_entry_leave_one_good_entry(private_cache: Path, tmp_path: Path) -> None:
     path = copy_fixture(tmp_path)
-    version = cache.code_version()
-    processes = [run_python(PINNED_LOAD, private_cache, str(path), version) for _ in range(2)]
+    script = "import sys, tracetui; from tracetui import cli; tracetui.load(sys.argv[1]); cli._exit(0)"
+    processes = [run_python(script, private_cache, str(path)) for _ in range(2)]  # keyed alike: pinned
     assert [p.wait(timeout=120) for p in processes] == [0, 0]
     assert len(cache_dirs(private_cache)) == 1 and not leftovers(private_cache)
     manifests = files.parts(cache.entry_for(path), "manifest", "json")  # type: ignore[arg-type]
