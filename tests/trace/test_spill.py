@@ -147,6 +147,26 @@ def test_the_cache_writer_holds_one_table_read_back_at_a_time(
     assert tracetui.load(TRAIN).from_cache
 
 
+def test_a_trace_from_the_cache_answers_questions_asked_once_again_and_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table read for one question (not kept) is read again for the next, and whole after: the
+    cache's source lets a table go once it gives it whole, so a question never asks it so."""
+    monkeypatch.delenv("TRACETUI_NO_CACHE")
+    monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    held = _load(TRAIN, monkeypatch, aside=False)
+    cache.settle()
+    again = tracetui.load(TRAIN)
+    assert again.from_cache
+    ops = held.events.filter(pl.col("cat") == "cpu_op")["id"].to_list()
+    for _ in range(2):
+        assert_frame_equal(again.shapes(ops), held.shapes(ops))
+        assert_frame_equal(again.read_once("flows"), held.flows)
+    assert_frame_equal(again.flows, held.flows)
+    assert_frame_equal(again.recorded_shapes, held.recorded_shapes)
+
+
 def test_without_a_temporary_file_the_tables_stay_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     def refused(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")

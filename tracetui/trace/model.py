@@ -257,8 +257,8 @@ class Trace:
             have = dict(self._columns.get(table, {}))
         if not isinstance(value, Unread):
             return value if columns is None else value.select(columns)  # type: ignore[no-any-return]
-        if columns is None:
-            return value.read_all(have)
+        if columns is None:  # by its columns: a source may let a table go once read whole
+            columns = value.source.columns(table)
         missing = [name for name in dict.fromkeys(columns) if name not in have]
         read = value.read(missing) if missing else pl.DataFrame()
         return pl.DataFrame([have[name] if name in have else read[name] for name in columns])
