@@ -311,7 +311,7 @@ def _thread_names(meta: pl.DataFrame) -> pl.DataFrame:
 
 
 # the tree's columns on the events table
-CPU_COLUMNS = ("track", "pos", "end_pos", "parent", "depth")  # the tree's columns on the events
+CPU_COLUMNS = ("track", "pos", "end_pos", "parent", "depth")
 
 
 def _one_by_one(columns: list[pl.Series]) -> Iterator[pl.Series]:

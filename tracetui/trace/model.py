@@ -116,10 +116,14 @@ class Unread:
         """The whole table, ``have`` (columns read before) reused, only the others read."""
         if not have:
             return self.source.table(self.name)
-        order = self.source.columns(self.name)
-        rest = [column for column in order if column not in have]
+        return self.read_with(self.source.columns(self.name), have)
+
+    def read_with(self, columns: Sequence[str], have: dict[str, pl.Series]) -> pl.DataFrame:
+        """``columns``, in that order: ``have`` (columns read before) reused, only the others read
+        (by name: the source keeps the table's file open)."""
+        rest = [column for column in dict.fromkeys(columns) if column not in have]
         read = self.read(rest) if rest else pl.DataFrame()
-        return pl.DataFrame([have[column] if column in have else read[column] for column in order])
+        return pl.DataFrame([have[column] if column in have else read[column] for column in columns])
 
 
 class Stored:
@@ -257,11 +261,8 @@ class Trace:
             have = dict(self._columns.get(table, {}))
         if not isinstance(value, Unread):
             return value if columns is None else value.select(columns)  # type: ignore[no-any-return]
-        if columns is None:  # by its columns: a source may let a table go once read whole
-            columns = value.source.columns(table)
-        missing = [name for name in dict.fromkeys(columns) if name not in have]
-        read = value.read(missing) if missing else pl.DataFrame()
-        return pl.DataFrame([have[name] if name in have else read[name] for name in columns])
+        # by its columns even when whole: a source may let a table go once it gives it whole
+        return value.read_with(value.source.columns(table) if columns is None else columns, have)
 
     def columns_of(self, table: str, *names: str) -> pl.DataFrame:
         """Only ``names`` of ``table``: for a trace from the cache whose table is not read yet,

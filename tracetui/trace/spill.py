@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 
 # tables of fewer bytes in all stay in memory (a 90 MB trace's are ~6 MB; the tests set 0)
 MIN_BYTES = int(os.environ.get("TRACETUI_SPILL_MIN_BYTES", 4 << 20))
-
-
 READ_BYTES = 1 << 30  # one read at most (one returns at most ~2 GiB on Linux)
 
 
