@@ -19,6 +19,7 @@ from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, TraceError
 from tracetui.output import StdoutClosed, guard_stdout
 from tracetui.report.names import TABLES  # constants only: no heavy import
 from tracetui.safetext import shown
+from tracetui.trace.allocator import AT_ONCE
 
 # command name -> "module:attribute" of its click.Command
 COMMANDS: dict[str, str] = {
@@ -118,8 +119,8 @@ def main(argv: list[str] | None = None) -> None:
     """Run the CLI; every error the user can cause is one line on stderr."""
     args = sys.argv[1:] if argv is None else argv
     # polars' allocator (jemalloc) hands freed memory back to the system at once rather than
-    # ~10 s later: the memory a big trace's load holds at its peak is what is live then
-    os.environ.setdefault("_RJEM_MALLOC_CONF", "dirty_decay_ms:0,muzzy_decay_ms:0")
+    # ~0.5 s later, until a load sets a budget to keep it under (tracetui.trace.allocator)
+    os.environ.setdefault("_RJEM_MALLOC_CONF", AT_ONCE)
     guard_stdout()
     try:
         code = cli.main(args=args, prog_name="tracetui", standalone_mode=False)
