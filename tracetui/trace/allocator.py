@@ -7,15 +7,17 @@ system after a delay (polars sets 0.5 s). Both fixed settings cost a big trace's
 * handed back at once (decay 0, what the CLI sets before polars starts): each reuse faults the
   pages in again, ~700,000 faults and ~0.8 s of a 5 s ``summary`` at 1 GB.
 
-So the CLI starts with decay 0 and, once a load knows how much JSON it read, the process keeps the
-freed pages while it holds less than its budget (half the JSON read, :func:`keep_freed_below`)
-and hands them all back (jemalloc's ``arena.<all>.purge``) as soon as it holds more: a thread
-reads the resident size every millisecond while it changes (every 50 ms when it does not).
+So the CLI starts with decay 0 (:func:`hand_back_at_once`) and, once a load knows how much JSON
+it read, the process keeps the freed pages while it holds less than its budget (half the JSON
+read, :func:`keep_freed_below`) and hands them all back (jemalloc's ``arena.<all>.purge``) as soon
+as it holds more: a thread reads the resident size every millisecond while it changes (every 50 ms
+when it does not; ~0.25 % of a core in an idle explorer).
 
 jemalloc's control function, ``mallctl``, is linked into polars' library without being exported:
 it is found by name in the library's symbol table, and called only if the code loaded at its
-address is the code the file holds there. Where it is not found (another platform or build, a
-stripped library, an allocator setting of the user's own), nothing changes: decay 0 as before.
+address is the code the file holds there (the same code: a build that changed its calling
+convention would have to keep its bytes too). Where it is not found (another platform or build, a
+stripped library) or the user set the allocator's options, nothing changes: decay 0 as before.
 """
 
 from __future__ import annotations
@@ -27,12 +29,15 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 # what the CLI sets before polars starts: freed memory goes back at once (until a budget is set)
 AT_ONCE = "dirty_decay_ms:0,muzzy_decay_ms:0"
+OPTIONS = "_RJEM_MALLOC_CONF"  # polars' jemalloc reads its options there
+SET_BY_US = "_TRACETUI_SET_MALLOC_CONF"  # "1": the options are the CLI's (children inherit both)
 KEPT_MS = 1000  # the decay while the budget holds (jemalloc purges on its own after it, if ever asked)
 ALL_ARENAS = 4096  # jemalloc's MALLCTL_ARENAS_ALL
 FAST_S, SLOW_S = 0.001, 0.05  # how often the resident size is read: while it changes, and when it doesn't
@@ -45,15 +50,24 @@ _Mallctl = ctypes.CFUNCTYPE(
 _lock = threading.Lock()
 _budget_pages = 0
 _thread: threading.Thread | None = None
+_decay_set = False  # the arenas' decay is KEPT_MS (undone where no thread keeps the budget)
+_statm: int | None = None  # the thread's /proc/self/statm
+
+
+def hand_back_at_once() -> None:
+    """Before polars starts: its allocator hands freed memory back at once, unless the user set its
+    options (then they are left as they are)."""
+    if OPTIONS not in os.environ:
+        os.environ[OPTIONS] = AT_ONCE
+        os.environ[SET_BY_US] = "1"
 
 
 def keep_freed_below(budget: int) -> bool:
     """Keep polars' freed memory for reuse while the process's resident size is under ``budget``
     bytes (the largest asked for so far), and hand it back above it. False (and nothing changes)
     where polars' allocator cannot be reached or the user set its options."""
-    global _budget_pages, _thread
-    # polars puts its own options first in the variable as it starts
-    if not _own(os.environ.get("_RJEM_MALLOC_CONF", "")) or os.environ.get("TRACETUI_KEEP_FREED") == "0":
+    global _budget_pages, _thread, _statm
+    if not _own(os.environ) or os.environ.get("TRACETUI_KEEP_FREED") == "0":
         return False
     mallctl = _mallctl()
     if mallctl is None:
@@ -63,89 +77,110 @@ def keep_freed_below(budget: int) -> bool:
         if _thread is not None:
             return True
         try:
-            statm = os.open("/proc/self/statm", os.O_RDONLY)
+            _statm = os.open("/proc/self/statm", os.O_RDONLY)
         except OSError:
             return False
         if not _set_decay(mallctl, KEPT_MS):
-            os.close(statm)
+            _close_statm()
             return False
         _thread = threading.Thread(
-            target=_keep, args=(mallctl, statm), name="tracetui-allocator", daemon=True
+            target=_keep, args=(mallctl, _statm), name="tracetui-allocator", daemon=True
         )
         _thread.start()
     return True
 
 
-def _own(options: str) -> bool:
-    """Whether polars' allocator options are the CLI's (:data:`AT_ONCE`), not the user's."""
-    return options.rpartition("dirty_decay_ms:")[2] == AT_ONCE.partition(":")[2]
+def _own(environ: Mapping[str, str]) -> bool:
+    """Whether polars' allocator options are the CLI's (:func:`hand_back_at_once`), not the user's.
+    (polars puts its own options first in the variable as it starts.)"""
+    options = environ.get(OPTIONS, "")
+    return environ.get(SET_BY_US) == "1" and (options == AT_ONCE or options.endswith("," + AT_ONCE))
 
 
 def _keep(mallctl: Any, statm: int) -> None:
-    """Hand the freed pages back whenever the resident size is over the budget."""
+    """Hand the freed pages back whenever the resident size is over the budget; should the size be
+    unreadable, hand them back at once from then on."""
     last, same = -1, 0
     while True:
         try:
             resident = int(os.pread(statm, 64, 0).split()[1])
         except (OSError, ValueError, IndexError):
-            return
+            break
         if resident > _budget_pages:
             mallctl(b"arena.%d.purge" % ALL_ARENAS, None, None, None, 0)
         same = same + 1 if resident == last else 0
         last = resident
         time.sleep(FAST_S if same < SETTLED else SLOW_S)
+    _set_decay(mallctl, 0)
+    mallctl(b"arena.%d.purge" % ALL_ARENAS, None, None, None, 0)
 
 
 def _set_decay(mallctl: Any, ms: int) -> bool:
-    """Set the dirty pages' decay of the threads' arenas, made and to be made. (Not of the arena of
-    allocations over 8 MiB: jemalloc makes it with decay 0 when the default is not, and keeps it.)"""
+    """Set the dirty pages' decay of the threads' arenas, made and to be made; False (nothing set)
+    where jemalloc refuses. (Not of the arena of allocations over 8 MiB: jemalloc makes it with
+    decay 0 when the default is not, and keeps it.)"""
+    global _decay_set
+    count, count_size = ctypes.c_uint(), ctypes.c_size_t(ctypes.sizeof(ctypes.c_uint))
+    if mallctl(b"opt.narenas", ctypes.byref(count), ctypes.byref(count_size), None, 0) != 0:
+        return False
     value = ctypes.c_ssize_t(ms)
     size = ctypes.sizeof(value)
     if mallctl(b"arenas.dirty_decay_ms", None, None, ctypes.byref(value), size) != 0:
         return False
-    count, count_size = ctypes.c_uint(), ctypes.c_size_t(ctypes.sizeof(ctypes.c_uint))
-    if mallctl(b"opt.narenas", ctypes.byref(count), ctypes.byref(count_size), None, 0) != 0:
-        return False
+    _decay_set = ms != 0
     for arena in range(count.value):  # an arena not made yet answers an error: it takes the default
         mallctl(b"arena.%d.dirty_decay_ms" % arena, None, None, ctypes.byref(value), size)
     return True
 
 
+def _close_statm() -> None:
+    global _statm
+    if _statm is not None:
+        os.close(_statm)
+        _statm = None
+
+
 def _forget_in_child() -> None:
     """A forked child has no thread of its own: freed memory goes back at once, as before a budget."""
-    global _thread, _budget_pages
-    if _thread is not None:
-        _thread, _budget_pages = None, 0
-        _set_decay(_mallctl(), 0)
+    global _lock, _thread, _budget_pages
+    _lock = threading.Lock()  # the parent's may have been held by another thread
+    _thread, _budget_pages = None, 0
+    _close_statm()
+    mallctl = _mallctl()
+    if _decay_set and mallctl is not None:
+        _set_decay(mallctl, 0)
 
 
 os.register_at_fork(after_in_child=_forget_in_child)
 
 
-@cache
 def _mallctl() -> Any:
-    """polars' ``mallctl``, or None."""
-    library = sys.modules.get("polars._plr")
+    """polars' ``mallctl``, or None (also before polars is imported)."""
+    library = sys.modules.get("polars._plr") or sys.modules.get("polars.polars")  # the latter: older polars
     path = getattr(library, "__file__", None)
     if path is None or not sys.platform.startswith("linux"):
         return None
-    real = os.path.realpath(path)
+    return _mallctl_in(os.path.realpath(path))
+
+
+@cache
+def _mallctl_in(path: str) -> Any:
+    """``mallctl`` in the library at ``path`` as this process loaded it, or None."""
     try:
-        found = _find_function(Path(real), SYMBOL)
-        base = _load_address(real)
-    except (OSError, ValueError, struct.error):
+        found = _find_function(Path(path), SYMBOL)
+        address = _loaded_at(path, found[0]) if found is not None else None
+    except (OSError, ValueError, IndexError, struct.error):
         return None
-    if found is None or base is None:
+    if found is None or address is None:
         return None
-    offset, code = found
-    if ctypes.string_at(base + offset, len(code)) != code:  # not the code the file holds there
+    if ctypes.string_at(address, len(found[1])) != found[1]:  # not the code the file holds there
         return None
-    return _Mallctl(base + offset)
+    return _Mallctl(address)
 
 
 def _find_function(path: Path, name: bytes) -> tuple[int, bytes] | None:
-    """The address (from the library's load address) of the function ``name`` in an ELF-64
-    little-endian library's symbol table, and its first 32 bytes of code in the file."""
+    """Where the function ``name`` of an ELF-64 little-endian library's symbol table is in the
+    file, and its first 32 bytes of code there."""
     with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
         if data[:6] != b"\x7fELF\x02\x01":
             return None
@@ -174,14 +209,19 @@ def _find_function(path: Path, name: bytes) -> tuple[int, bytes] | None:
             return None
         section = sections[index]
         file_at = value - section[3] + section[4]
-        return value, bytes(data[file_at : file_at + 32])
+        return file_at, bytes(data[file_at : file_at + 32])
 
 
-def _load_address(path: str) -> int | None:
-    """Where the library at ``path`` is loaded in this process (its mapping of file offset 0)."""
+def _loaded_at(path: str, file_at: int) -> int | None:
+    """The address of the byte at ``file_at`` in the file at ``path``, in the executable mapping
+    of it this process has (the library's code: no other mapping of the file)."""
     with open("/proc/self/maps") as maps:
         for line in maps:
             parts = line.split(maxsplit=5)
-            if len(parts) == 6 and int(parts[2], 16) == 0 and parts[5].rstrip("\n") == path:
-                return int(parts[0].split("-")[0], 16)
+            if len(parts) < 6 or "x" not in parts[1] or parts[5].rstrip("\n") != path:
+                continue
+            start, end = (int(bound, 16) for bound in parts[0].split("-"))
+            offset = int(parts[2], 16)
+            if offset <= file_at and file_at + 32 <= offset + end - start:
+                return start + file_at - offset
     return None
