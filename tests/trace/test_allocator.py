@@ -100,6 +100,11 @@ def test_the_users_own_setting_is_left_alone() -> None:
 def test_the_cli_sets_the_options_only_where_the_user_set_none(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(allocator.OPTIONS, raising=False)
     monkeypatch.delenv(allocator.SET_BY_US, raising=False)
+    import polars  # noqa: F401
+
+    allocator.hand_back_at_once()  # too late: polars' allocator has read its options
+    assert allocator.OPTIONS not in os.environ and allocator.SET_BY_US not in os.environ
+    monkeypatch.delitem(sys.modules, "polars")  # as before polars starts
     allocator.hand_back_at_once()
     assert {k: os.environ[k] for k in CLI} == CLI
     monkeypatch.setenv(allocator.OPTIONS, "narenas:2")

@@ -56,8 +56,9 @@ _statm: int | None = None  # the thread's /proc/self/statm
 
 def hand_back_at_once() -> None:
     """Before polars starts: its allocator hands freed memory back at once, unless the user set its
-    options (then they are left as they are)."""
-    if OPTIONS not in os.environ:
+    options (then they are left as they are). Once polars has started (a CLI run in a process that
+    imported it), nothing: its allocator read its options then."""
+    if OPTIONS not in os.environ and "polars" not in sys.modules:
         os.environ[OPTIONS] = AT_ONCE
         os.environ[SET_BY_US] = "1"
 
