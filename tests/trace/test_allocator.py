@@ -35,10 +35,15 @@ print(json.dumps({"on": on, "thread": allocator._thread is not None, "dirty": di
 
 
 def _child(budget: int, **env: str) -> dict[str, Any]:
+    return _run(CHILD, str(budget), **env)
+
+
+def _run(script: str, *args: str, **env: str) -> dict[str, Any]:
+    """What ``script`` prints (JSON), run in a new process with the allocator's settings ``env`` only."""
     ours = (allocator.OPTIONS, allocator.SET_BY_US, "TRACETUI_KEEP_FREED")
     environ = {k: v for k, v in os.environ.items() if k not in ours}
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(budget)],
+        [sys.executable, "-c", script, *args],
         env=environ | env,
         capture_output=True,
         text=True,
@@ -172,11 +177,7 @@ os.waitpid(child, 0)
 
 @linux_only
 def test_a_forked_child_hands_back_at_once_with_nothing_of_its_parents() -> None:
-    env = {k: v for k, v in os.environ.items() if k != "TRACETUI_KEEP_FREED"} | CLI
-    done = subprocess.run(
-        [sys.executable, "-c", FORK], env=env, capture_output=True, text=True, timeout=120, check=True
-    )
-    assert json.loads(done.stdout) == {"thread": True, "statm": True, "decay": 0, "lock": True}
+    assert _run(FORK, **CLI) == {"thread": True, "statm": True, "decay": 0, "lock": True}
 
 
 @linux_only

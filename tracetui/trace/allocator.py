@@ -39,7 +39,8 @@ AT_ONCE = "dirty_decay_ms:0,muzzy_decay_ms:0"
 OPTIONS = "_RJEM_MALLOC_CONF"  # polars' jemalloc reads its options there
 SET_BY_US = "_TRACETUI_SET_MALLOC_CONF"  # "1": the options are the CLI's (children inherit both)
 KEPT_MS = 1000  # the decay while the budget holds (jemalloc purges on its own after it, if ever asked)
-ALL_ARENAS = 4096  # jemalloc's MALLCTL_ARENAS_ALL
+PURGE = b"arena.4096.purge"  # every arena's (4096: jemalloc's MALLCTL_ARENAS_ALL)
+CODE_BYTES = 32  # the function's code compared with the file's
 FAST_S, SLOW_S = 0.001, 0.05  # how often the resident size is read: while it changes, and when it doesn't
 SETTLED = 100  # reads without a change before the slower pace
 SYMBOL = b"_rjem_mallctl"  # tikv-jemallocator's prefix for jemalloc's names
@@ -108,12 +109,12 @@ def _keep(mallctl: Any, statm: int) -> None:
         except (OSError, ValueError, IndexError):
             break
         if resident > _budget_pages:
-            mallctl(b"arena.%d.purge" % ALL_ARENAS, None, None, None, 0)
+            mallctl(PURGE, None, None, None, 0)
         same = same + 1 if resident == last else 0
         last = resident
         time.sleep(FAST_S if same < SETTLED else SLOW_S)
     _set_decay(mallctl, 0)
-    mallctl(b"arena.%d.purge" % ALL_ARENAS, None, None, None, 0)
+    mallctl(PURGE, None, None, None, 0)
 
 
 def _set_decay(mallctl: Any, ms: int) -> bool:
@@ -174,14 +175,14 @@ def _mallctl_in(path: str) -> Any:
         return None
     if found is None or address is None:
         return None
-    if ctypes.string_at(address, len(found[1])) != found[1]:  # not the code the file holds there
+    if ctypes.string_at(address, CODE_BYTES) != found[1]:  # not the code the file holds there
         return None
     return _Mallctl(address)
 
 
 def _find_function(path: Path, name: bytes) -> tuple[int, bytes] | None:
     """Where the function ``name`` of an ELF-64 little-endian library's symbol table is in the
-    file, and its first 32 bytes of code there."""
+    file, and its first :data:`CODE_BYTES` of code there."""
     with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
         if data[:6] != b"\x7fELF\x02\x01":
             return None
@@ -210,7 +211,7 @@ def _find_function(path: Path, name: bytes) -> tuple[int, bytes] | None:
             return None
         section = sections[index]
         file_at = value - section[3] + section[4]
-        return file_at, bytes(data[file_at : file_at + 32])
+        return file_at, bytes(data[file_at : file_at + CODE_BYTES])
 
 
 def _loaded_at(path: str, file_at: int) -> int | None:
@@ -223,6 +224,6 @@ def _loaded_at(path: str, file_at: int) -> int | None:
                 continue
             start, end = (int(bound, 16) for bound in parts[0].split("-"))
             offset = int(parts[2], 16)
-            if offset <= file_at and file_at + 32 <= offset + end - start:
+            if offset <= file_at and file_at + CODE_BYTES <= offset + end - start:
                 return start + file_at - offset
     return None
