@@ -9,8 +9,10 @@ import selectors
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 URL = re.compile(r"http://\S+")
 START_TIMEOUT_S = 120  # a loaded 2-core CI machine: importing textual-serve and aiohttp can be slow
@@ -35,7 +37,8 @@ def first_line(process: subprocess.Popen[str], timeout: float) -> str:
 @contextlib.contextmanager
 def served(trace: Path, *extra: str) -> Iterator[tuple[str, str]]:
     """``(url, first line)`` of ``tracetui serve TRACE --port 0`` while it runs; its process group
-    (the server and every explorer it started) is stopped afterwards."""
+    (the server and every explorer it started) is stopped afterwards. A failure inside carries what
+    the server said on stderr (its one-line warnings: a stalled download, an explorer that stopped)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "tracetui", "serve", str(trace), "--host", "127.0.0.1", "--port", "0", *extra],
         stdout=subprocess.PIPE,
@@ -48,7 +51,18 @@ def served(trace: Path, *extra: str) -> Iterator[tuple[str, str]]:
         found = URL.search(line)
         assert found, f"no URL in {line!r}"
         yield found.group(0), line
+    except BaseException as failure:
+        _stop(process)
+        said = _rest_of(process.stderr, timeout=10).strip() if process.stderr else ""
+        failure.add_note(f"tracetui serve said on stderr: {said or '(nothing)'}")
+        raise
     finally:
+        _stop(process)
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    """Stop the server's process group (SIGTERM, then SIGKILL after 20 s); once stopped, nothing."""
+    if process.returncode is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGTERM)
         try:
@@ -57,3 +71,17 @@ def served(trace: Path, *extra: str) -> Iterator[tuple[str, str]]:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+def _rest_of(stream: IO[str], timeout: float) -> str:
+    """What is left to read of a stopped process's pipe, up to its end or ``timeout`` (a process it
+    started may still hold it open)."""
+    chunks, deadline = [], time.monotonic() + timeout
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0 and selector.select(left):
+            chunk = os.read(stream.fileno(), 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    return b"".join(chunks).decode(errors="replace")

@@ -11,9 +11,10 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import work
+from textual import constants, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.driver import Driver
 from textual.screen import Screen
 
 from tracetui.app.collector import IdleCollection
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from tracetui.compare.expectations import Expectation
 
 EXPECT_KEY = "explorer.expectations"  # the panel's key: in the help only with --expect
+TEXTUALS_WEB_DRIVER = "textual.drivers.web_driver:WebDriver"  # what textual-serve sets in TEXTUAL_DRIVER
 NAVIGATION = frozenset({"cursor_up", "cursor_down", "page_up", "page_down", "first", "last", "column"})
 
 
@@ -60,6 +62,15 @@ class TracetuiApp(IdleCollection):
             tooltip="save the screen as an SVG picture in the current folder",
         ),
     ]
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's choice, but where textual-serve asks for Textual's web driver, one that writes
+        each packet whole (:mod:`tracetui.app.web_driver`)."""
+        if constants.DRIVER == TEXTUALS_WEB_DRIVER:
+            from tracetui.app.web_driver import WholePacketsDriver
+
+            return WholePacketsDriver
+        return super().get_driver_class()
 
     def trace_paths(self) -> list[Path]:
         """The traces a saved picture's file name names (override)."""
