@@ -37,8 +37,10 @@ def first_line(process: subprocess.Popen[str], timeout: float) -> str:
 @contextlib.contextmanager
 def served(trace: Path, *extra: str) -> Iterator[tuple[str, str]]:
     """``(url, first line)`` of ``tracetui serve TRACE --port 0`` while it runs; its process group
-    (the server and every explorer it started) is stopped afterwards. A failure inside carries what
-    the server said on stderr (its one-line warnings: a stalled download, an explorer that stopped)."""
+    (the server and every explorer it started) is stopped afterwards. On a failure inside, what the
+    server said is printed to stderr, which pytest shows with the failure: its stderr (one-line
+    warnings: a stalled download, an explorer that stopped) and the rest of its stdout (where it
+    passes on the explorers' own stderr)."""
     process = subprocess.Popen(
         [sys.executable, "-m", "tracetui", "serve", str(trace), "--host", "127.0.0.1", "--port", "0", *extra],
         stdout=subprocess.PIPE,
@@ -51,10 +53,11 @@ def served(trace: Path, *extra: str) -> Iterator[tuple[str, str]]:
         found = URL.search(line)
         assert found, f"no URL in {line!r}"
         yield found.group(0), line
-    except BaseException as failure:
+    except BaseException:
         _stop(process)
-        said = _rest_of(process.stderr, timeout=10).strip() if process.stderr else ""
-        failure.add_note(f"tracetui serve said on stderr: {said or '(nothing)'}")
+        for name, stream in (("stderr", process.stderr), ("stdout", process.stdout)):
+            said = _rest_of(stream, timeout=10).strip() if stream else ""
+            print(f"tracetui serve said on {name}: {said or '(nothing)'}", file=sys.stderr)
         raise
     finally:
         _stop(process)

@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from tracetui.compare.expectations import Expectation
 
 EXPECT_KEY = "explorer.expectations"  # the panel's key: in the help only with --expect
-TEXTUALS_WEB_DRIVER = "textual.drivers.web_driver:WebDriver"  # what textual-serve sets in TEXTUAL_DRIVER
 NAVIGATION = frozenset({"cursor_up", "cursor_down", "page_up", "page_down", "first", "last", "column"})
 
 
@@ -64,13 +63,17 @@ class TracetuiApp(IdleCollection):
     ]
 
     def get_driver_class(self) -> type[Driver]:
-        """Textual's choice, but where textual-serve asks for Textual's web driver, one that writes
-        each packet whole (:mod:`tracetui.app.web_driver`)."""
-        if constants.DRIVER == TEXTUALS_WEB_DRIVER:
+        """Textual's choice, but where that is Textual's web driver (textual-serve names it), one
+        that writes each packet whole (:mod:`tracetui.app.web_driver`)."""
+        driver = super().get_driver_class()
+        if constants.DRIVER is not None:  # named from outside: only then can it be the web driver
+            from textual.drivers.web_driver import WebDriver
+
             from tracetui.app.web_driver import WholePacketsDriver
 
-            return WholePacketsDriver
-        return super().get_driver_class()
+            if driver is WebDriver:
+                return WholePacketsDriver
+        return driver
 
     def trace_paths(self) -> list[Path]:
         """The traces a saved picture's file name names (override)."""

@@ -4,9 +4,10 @@ Textual's ``WebDriver`` (8.2) writes its packets to stdout with a bare ``os.writ
 threads: the screen's updates from the app's thread, a download's chunks (ctrl+s's SVG, up to
 64 KiB each) from its input thread. A pipe keeps one write whole only up to ``PIPE_BUF`` (4 KiB),
 so a screen update written meanwhile can land inside a chunk; textual-serve then reads a corrupt
-packet (``DecodeError: More data expected``), stops serving the tab, and the download never ends
-(the browser shows it cancelled: CI saw it once, and 2 runs in 31 under load here). ``os.write``
-may also write less than it was given (a signal), and the rest was dropped.
+packet (``DecodeError: More data expected``) and stops serving the tab; the download gets no more
+data and is broken off after 60 s (:mod:`tracetui.app.web_downloads`), and the browser shows it
+failed (CI saw it once, and 2 runs in 31 under load here). ``os.write`` may also write less than
+it was given (a signal), and the rest was dropped.
 :class:`WholePacketsDriver` writes each packet whole, one at a time.
 """
 
@@ -26,7 +27,8 @@ class WholePacketsDriver(WebDriver):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._write_lock = threading.Lock()
-        self._write = partial(self._write_whole)  # every packet goes through ``_write``
+        # every packet goes through ``_write`` (a partial: the type Textual declares it with)
+        self._write = partial(self._write_whole)
 
     def _write_whole(self, data: bytes) -> int:
         """Write all of ``data`` to stdout before any other packet (a partial write goes on)."""
