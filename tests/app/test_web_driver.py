@@ -109,7 +109,7 @@ def test_packets_from_two_threads_arrive_whole() -> None:
 
 def test_textuals_own_driver_interleaves_them() -> None:
     """What the driver mends: Textual's own (8.2) lets the screen's writes land inside a chunk (in
-    every run on an idle machine here, 85 in 100 with the cores busy: up to 20 runs are tried). If
+    44 runs of 50 with the cores busy here: up to 20 runs are tried). If
     this fails, Textual writes whole packets itself and :mod:`tracetui.app.web_driver` can go."""
     assert any(not _whole(_packets_through_a_pipe(WebDriver)) for _ in range(20))
 
