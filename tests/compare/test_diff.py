@@ -159,14 +159,26 @@ def test_sample_traces_eager_vs_hand_written_triton() -> None:
     fwd = scope(data, "mlp_fwd")
     assert (fwd["a"]["kernels_per_call"], fwd["b"]["kernels_per_call"]) == (5, 4)
     assert [w["name"] for w in fwd["gpu_work"] if w["status"] == "only_b"] == ["_geglu_fwd_kernel"]
-    # the kernel's name does not list the ops it fuses: it is paired with the kernels left over in A
+    # the kernel's name says geglu, i.e. gelu and mul: it replaces ATen's two kernels as their fusion
     (replacement,) = fwd["replacements"]
-    assert replacement["how"] == "other" and replacement["b"] == ["_geglu_fwd_kernel"]
-    assert replacement["ops"] == ["mul", "gelu"] and replacement["kernels_per_call"] == {"a": 2, "b": 1}
+    assert replacement["how"] == "fused" and replacement["b"] == ["_geglu_fwd_kernel"]
+    assert replacement["ops"] == ["gelu", "mul"] and replacement["kernels_per_call"] == {"a": 2, "b": 1}
     assert replacement["us_per_call"]["b"] < replacement["us_per_call"]["a"]
-    assert any("replaced by 1 Triton kernel per call (_geglu_fwd_kernel" in h for h in data["headlines"])
+    assert any(
+        "replaced by 1 Triton kernel per call (_geglu_fwd_kernel" in h and h.endswith("covers gelu, mul")
+        for h in data["headlines"]
+    )
     chains = {c["text"]: c["status"] for c in fwd["chains"]}
     assert chains["GeGLUFunction"] == "only_b" and chains["aten::gelu"] == "only_a"
+
+
+def test_sample_traces_inductor_vs_hand_written_triton() -> None:
+    data = diff_data(sample("mlp_compiled"), sample("mlp_triton"))
+    # two fusions of gelu·mul, neither listing the other's ops as its own: paired as what is left over
+    (replacement,) = scope(data, "mlp_fwd")["replacements"]
+    assert replacement["how"] == "other" and replacement["b"] == ["_geglu_fwd_kernel"]
+    assert replacement["a"] == ["triton_poi_fused__unsafe_view_gelu_mul_0"]
+    assert replacement["kernels_per_call"] == {"a": 1, "b": 1}
 
 
 def test_no_annotations_compares_the_whole_trace() -> None:

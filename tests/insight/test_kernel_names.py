@@ -1700,7 +1700,24 @@ SYNTHETIC_CASES: list[tuple[str, dict[str, object]]] = [
         "triton_poi_fused_add_mul_native_layer_norm_12",
         {"kind": "pointwise", "fused_ops": ("add", "mul", "native_layer_norm"), "kernel_id": 12},
     ),
-    ("matmul_kernel", {"family": "triton", "kind": "gemm"}),
+    ("matmul_kernel", {"family": "triton", "kind": "gemm", "fused_ops": ()}),
+    # user Triton kernels: the ops their names list are what they fuse (geglu is gelu and mul)
+    (
+        "_gate_up_gemm_geglu_kernel",
+        {
+            "family": "triton",
+            "kind": "gemm",
+            "op": "gate_up_gemm_geglu",
+            "fused_ops": ("gemm", "gelu", "mul"),
+            "short": "triton _gate_up_gemm_geglu_kernel",
+        },
+    ),
+    ("_geglu_fwd_kernel", {"kind": "elementwise", "fused_ops": ("gelu", "mul")}),
+    ("_geglu_bwd_kernel", {"kind": "elementwise", "fused_ops": ("gelu_backward", "mul")}),
+    ("swiglu_backward_kernel", {"fused_ops": ("silu_backward", "mul")}),
+    ("_matmul_bias_relu", {"kind": "gemm", "fused_ops": ("gemm", "add", "relu")}),
+    ("softmax_kernel", {"kind": "softmax", "fused_ops": ()}),
+    ("_attn_fwd", {"kind": "attention", "fused_ops": ()}),
     (
         "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::silu_kernel("
         "at::TensorIteratorBase&)::{lambda()#1}::operator()() const::{lambda()#4}::operator()() const::"

@@ -216,20 +216,60 @@ _USER_KIND_WORDS: tuple[tuple[str, str], ...] = (
 )
 
 
+# Words of a user Triton kernel's name that name what it computes, and the ops they stand for
+# (a GLU is its activation times the other projection: ``geglu`` is gelu and mul).
+_USER_OP_WORDS: dict[str, tuple[str, ...]] = {
+    "matmul": ("gemm",),
+    "gemm": ("gemm",),
+    "mm": ("gemm",),
+    "geglu": ("gelu", "mul"),
+    "swiglu": ("silu", "mul"),
+    "reglu": ("relu", "mul"),
+    "gelu": ("gelu",),
+    "silu": ("silu",),
+    "relu": ("relu",),
+    "sigmoid": ("sigmoid",),
+    "tanh": ("tanh",),
+    "softmax": ("softmax",),
+    "bias": ("add",),
+    "add": ("add",),
+    "mul": ("mul",),
+}
+_BACKWARD_WORDS = frozenset({"bwd", "backward", "grad"})
+# in a backward kernel an activation's op is its backward (ATen's kernels say gelu_backward); mul stays mul
+_USER_BACKWARD_OPS = frozenset({"gelu", "silu", "relu", "sigmoid", "tanh", "softmax"})
+
+
+def user_triton_ops(ident: str) -> tuple[str, ...]:
+    """The ops a user Triton kernel's name lists, in order, when it lists more than one (it fuses them):
+    ``_gate_up_gemm_geglu_kernel`` → gemm, gelu, mul; ``_geglu_bwd_kernel`` → gelu_backward, mul."""
+    words = ident.lower().strip("_").split("_")
+    backward = not _BACKWARD_WORDS.isdisjoint(words)
+    ops = (op for word in words for op in _USER_OP_WORDS.get(word, ()))
+    named = dict.fromkeys(f"{op}_backward" if backward and op in _USER_BACKWARD_OPS else op for op in ops)
+    return tuple(named) if len(named) > 1 else ()
+
+
 def decode_user_triton(m: re.Match[str], name: str) -> KernelName:
     ident = m.group(0)
     lowered = ident.lower()
     kind = next((k for word, k in _USER_KIND_WORDS if word in lowered), "custom")
     op = ident.strip("_")
     op = op.removesuffix("_kernel") or op
+    fused = user_triton_ops(ident)
+    notes = [
+        "a bare function name with no C++ signature: most likely a user @triton.jit kernel "
+        "(CUDA C++ kernels show their parameter list)"
+    ]
+    if fused:
+        epilogue = " (a GEMM with the rest in its epilogue)" if kind == "gemm" else ""
+        notes.append(f"its name lists {', '.join(fused)}: read as one kernel fusing them{epilogue}")
     return KernelName(
         name=name,
         family="triton",
         kind=kind,
         op=op,
+        fused_ops=fused,
         short=clip_text(f"triton {ident}"),
-        notes=(
-            "a bare function name with no C++ signature: most likely a user @triton.jit kernel "
-            "(CUDA C++ kernels show their parameter list)",
-        ),
+        notes=tuple(notes),
     )
