@@ -2,7 +2,9 @@
 
 With ``kernel="torch"`` the activation is two eager ops (gelu, mul) that Inductor fuses under
 ``torch.compile``; with ``kernel="triton"`` it is this project's one-pass Triton kernel
-(:mod:`tracetui.workloads.geglu_triton`).
+(:mod:`tracetui.workloads.geglu_triton`); with ``kernel="triton-fused"`` the gate and up
+projections and the activation are one Triton GEMM kernel
+(:mod:`tracetui.workloads.fused_mlp_triton`), so a forward is two kernels: that one and down's GEMM.
 """
 
 from __future__ import annotations
@@ -35,9 +37,15 @@ class GeGLUMLP(nn.Module):
             self.act = geglu
         else:
             self.act = geglu_torch
+        if kernel == "triton-fused":
+            from tracetui.workloads.fused_mlp_triton import gate_up_geglu
+
+            self.gate_up_act = gate_up_geglu
         self.kernel = kernel
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.kernel == "triton-fused":  # the same parameters, read by one kernel
+            return self.down_proj(self.gate_up_act(x, self.gate_proj.weight, self.up_proj.weight))
         return self.down_proj(self.act(self.gate_proj(x), self.up_proj(x)))
 
 

@@ -22,7 +22,9 @@ SHAPE_HELP: dict[str, str] = {
 }
 # short name -> torch dtype attribute
 DTYPES: dict[str, str] = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
-KERNELS: tuple[str, ...] = ("torch", "triton")
+KERNELS: tuple[str, ...] = ("torch", "triton", "triton-fused")
+# dtypes the fused gate/up GEMM kernel (--kernel triton-fused) computes in
+FUSED_DTYPES: tuple[str, ...] = ("bf16", "fp16")
 COMPILE_MODES: tuple[str, ...] = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 # torch.compile modes that already capture and replay CUDA graphs themselves
 CUDAGRAPH_MODES: frozenset[str] = frozenset({"reduce-overhead", "max-autotune"})
@@ -131,14 +133,15 @@ class Variant:
 
     def gpu_flags(self) -> list[str]:
         """The flags of this variant that need a CUDA GPU."""
-        flags = {"--kernel triton": self.kernel == "triton", "--cuda-graph": self.cuda_graph}
+        flags = {f"--kernel {self.kernel}": self.kernel != "torch", "--cuda-graph": self.cuda_graph}
         return [flag for flag, on in flags.items() if on]
 
     def tags(self) -> list[str]:
-        """Short words naming the variant, in file-name order (``["triton", "train"]``)."""
+        """Short words naming the variant, in file-name order (``["triton", "train"]``, ``["triton_fused"]``:
+        a kernel's ``-`` is an ``_``)."""
         tags: list[str] = []
         if self.kernel != "torch":
-            tags.append(self.kernel)
+            tags.append(self.kernel.replace("-", "_"))
         if self.compile:
             tags.append("compiled" if self.mode in (None, "default") else f"compiled-{self.mode}")
         if self.cuda_graph:
@@ -209,6 +212,8 @@ def make_config(
     if variant.kernel not in workload.kernels:
         users = ", ".join(w.name for w in WORKLOADS.values() if variant.kernel in w.kernels)
         raise ConfigError(f"--kernel {variant.kernel} applies to {users} only, not {workload.name}")
+    if variant.kernel == "triton-fused" and dtype not in FUSED_DTYPES:
+        raise ConfigError(f"--kernel triton-fused computes in {' or '.join(FUSED_DTYPES)}, not {dtype}")
     if variant.mode is not None:
         if variant.mode not in COMPILE_MODES:
             raise ConfigError(

@@ -16,11 +16,23 @@ from .helpers import run_cli
         (["matmul-add", "--seq", "4"], ["--seq does not apply to matmul-add", "--batch --in-dim --out-dim"]),
         (["mlp", "--bogus"], ["no such option: --bogus", "valid:", "--compile", "--kernel", "--hidden"]),
         (["mlp", "--dtype", "fp8"], ["'fp8' is not one of", "'bf16'", "'fp16'", "'fp32'"]),
-        (["mlp", "--kernel", "cuda"], ["'cuda' is not one of", "'torch'", "'triton'"]),
+        (["mlp", "--kernel", "cuda"], ["'cuda' is not one of", "'torch'", "'triton'", "'triton-fused'"]),
         (["linear", "--kernel", "triton"], ["--kernel triton applies to mlp only"]),
         (["mlp", "--mode", "max-autotune"], ["--mode needs --compile"]),
         (["mlp", "--batch", "0"], ["--batch", "0"]),
         (["mlp", "--kernel", "triton"], ["--kernel triton needs a CUDA GPU and there is none here"]),
+        (
+            ["mlp", "--kernel", "triton-fused"],
+            ["--kernel triton-fused needs a CUDA GPU and there is none here"],
+        ),
+        (
+            ["mlp", "--kernel", "triton-fused", "--train", "--batch", "2"],
+            ["--kernel triton-fused needs a CUDA GPU and there is none here"],
+        ),
+        (
+            ["mlp", "--kernel", "triton-fused", "--dtype", "fp32"],
+            ["--kernel triton-fused computes in bf16 or fp16"],
+        ),
     ],
 )
 def test_bad_flags_give_one_line(tmp_path: Path, args: list[str], must_contain: list[str]) -> None:

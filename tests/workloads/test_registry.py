@@ -43,6 +43,8 @@ def test_overrides_keep_other_defaults() -> None:
         ("linear", Variant(compile=True), None, "linear_compiled"),
         ("mlp", Variant(kernel="triton"), None, "mlp_triton"),
         ("mlp", Variant(kernel="triton", train=True), None, "mlp_triton_train"),
+        ("mlp", Variant(kernel="triton-fused"), None, "mlp_triton_fused"),
+        ("mlp", Variant(kernel="triton-fused", train=True), "fp16", "mlp_triton_fused_train_fp16"),
         ("mlp", Variant(cuda_graph=True), None, "mlp_cudagraph"),
         ("mlp", Variant(train=True), "fp32", "mlp_eager_train_fp32"),
         (
@@ -74,6 +76,14 @@ def test_file_stem(name: str, variant: Variant, dtype: str | None, stem: str) ->
             {"name": "linear", "variant": Variant(kernel="triton")},
             "--kernel triton applies to mlp only, not linear",
         ),
+        (
+            {"name": "matmul-add", "variant": Variant(kernel="triton-fused")},
+            "--kernel triton-fused applies to mlp only, not matmul-add",
+        ),
+        (
+            {"name": "mlp", "variant": Variant(kernel="triton-fused"), "dtype": "fp32"},
+            "--kernel triton-fused computes in bf16 or fp16, not fp32",
+        ),
         ({"name": "mlp", "variant": Variant(mode="max-autotune")}, "--mode needs --compile"),
         (
             {"name": "mlp", "variant": Variant(compile=True, mode="reduce-overhead", cuda_graph=True)},
@@ -93,6 +103,7 @@ def test_config_errors_are_one_line(kwargs: dict, expected: str) -> None:
 def test_gpu_flags() -> None:
     assert Variant().gpu_flags() == []
     assert Variant(kernel="triton", cuda_graph=True).gpu_flags() == ["--kernel triton", "--cuda-graph"]
+    assert Variant(kernel="triton-fused", train=True).gpu_flags() == ["--kernel triton-fused"]
 
 
 def test_registry_and_capture_command_import_no_heavy_modules() -> None:

@@ -65,6 +65,7 @@ def _epilog() -> str:
         "  tracetui capture mlp                  # eager, writes mlp_eager.json.gz\n"
         "  tracetui capture mlp --compile        # mlp_compiled.json.gz\n"
         "  tracetui capture mlp --kernel triton --train\n"
+        "  tracetui capture mlp --kernel triton-fused   # gate, up and GeGLU in one GEMM kernel\n"
         "  tracetui capture ddp --ranks 4 --straggler 2   # one trace per rank in ./ddp_gloo_4ranks/\n"
         "  tracetui capture fsdp --ranks 2 --backend nccl # ./fsdp_nccl_2ranks/ (a GPU per rank)\n"
     )
@@ -101,7 +102,8 @@ def _shape_options(func: click.decorators.FC) -> click.decorators.FC:
     type=click.Choice(KERNELS),
     default="torch",
     show_default=True,
-    help="mlp: gelu·mul as torch ops, or this project's one-pass Triton kernel (GPU).",
+    help="mlp: gelu·mul as torch ops, this project's one-pass Triton kernel (triton), or gate, up and "
+    "gelu·mul in one Triton GEMM kernel (triton-fused; bf16, fp16) (GPU).",
 )
 @click.option(
     "--dtype",
@@ -299,8 +301,9 @@ def _device_for(config: RunConfig) -> torch.device:
             raise click.UsageError(f"{needs[0]} needs a CUDA GPU and there is none here")
         click.echo("no CUDA GPU here: running on the CPU (the trace will have CPU ops only)", err=True)
         return torch.device("cpu")
-    if config.variant.kernel == "triton" and importlib.util.find_spec("triton") is None:
-        raise click.UsageError("--kernel triton needs the triton package (pip install triton)")
+    kernel = config.variant.kernel
+    if kernel != "torch" and importlib.util.find_spec("triton") is None:
+        raise click.UsageError(f"--kernel {kernel} needs the triton package (pip install triton)")
     return torch.device("cuda")
 
 
