@@ -34,6 +34,7 @@ class Prepared:
     device: torch.device
     optimizer: str | None  # e.g. "AdamW(lr=0.0001)" when training
     labels: tuple[str, ...]  # the record_function labels one step emits
+    forward: Callable[[], torch.Tensor]  # the (compiled) model on the step's input, no grad, no label
 
 
 def torch_dtype(name: str) -> torch.dtype:
@@ -118,7 +119,12 @@ def prepare(config: RunConfig, device: torch.device | None = None, stage: Stage 
                 body()
             _sync(device)
     name = f"AdamW(lr={LEARNING_RATE})" if optimizer is not None else None
-    return Prepared(step=step, device=device, optimizer=name, labels=labels)
+
+    def forward() -> torch.Tensor:
+        with torch.no_grad():
+            return fn(x)
+
+    return Prepared(step=step, device=device, optimizer=name, labels=labels, forward=forward)
 
 
 def _graphed(
