@@ -43,15 +43,15 @@ step 240 pytest_fused.txt python3 -m pytest tests/workloads/test_fused_mlp_gpu.p
 capture samples mlp --kernel triton-fused
 capture samples mlp
 capture samples mlp --kernel triton-fused --train
+tar czf "$OUT/samples.tar.gz" -C "$OUT/samples" .  # before the rest: a timeout keeps the traces
+ls -l "$OUT/samples" | tee -a "$OUT/capture.log"
 # 3. the benchmark, one process on one card
-step 330 bench.md python3 -m tracetui.workloads.bench --sweep
+step 300 bench.md python3 -m tracetui.workloads.bench --sweep
 # 4. other variants must run (traces not kept), then the GPU tests of the captures and the GeGLU kernel
 capture smoke mlp --kernel triton-fused --compile
 capture smoke mlp --kernel triton-fused --cuda-graph
 capture smoke mlp --kernel triton-fused --dtype fp16 --batch 3 --seq 37 --dim 72 --hidden 200
 ls -l "$OUT/smoke" | tee -a "$OUT/capture.log"
-tar czf "$OUT/samples.tar.gz" -C "$OUT/samples" .
-ls -l "$OUT/samples" | tee -a "$OUT/capture.log"
 step 240 pytest_gpu.txt python3 -m pytest tests/workloads/test_fused_mlp_gpu.py tests/workloads/test_geglu_gpu.py \
     tests/workloads/test_capture_gpu.py -k "capture or geglu" -m gpu -q -rs -p no:cacheprovider
 rm -rf "$OUT/samples" "$OUT/smoke"
