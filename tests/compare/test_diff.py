@@ -172,6 +172,27 @@ def test_sample_traces_eager_vs_hand_written_triton() -> None:
     assert chains["GeGLUFunction"] == "only_b" and chains["aten::gelu"] == "only_a"
 
 
+def test_sample_traces_eager_vs_fused_gate_up_gemm() -> None:
+    data = diff_data(sample("mlp_eager"), sample("mlp_triton_fused"))
+    fwd = scope(data, "mlp_fwd")
+    assert (fwd["a"]["kernels_per_call"], fwd["b"]["kernels_per_call"]) == (5, 2)
+    assert (fwd["a"]["memsets_per_call"], fwd["b"]["memsets_per_call"]) == (2, 0)
+    # down's GEMM is the same cuBLAS kernel; gate's and up's GEMMs, gelu and mul became one kernel
+    assert fwd["identical"]["names"] == ["nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT"]
+    (replacement,) = fwd["replacements"]
+    assert replacement["how"] == "fused" and replacement["b"] == ["_gate_up_gemm_geglu_kernel"]
+    assert replacement["ops"] == ["gemm", "gelu", "mul"]
+    assert replacement["kernels_per_call"] == {"a": 4, "b": 1}
+    assert replacement["a"][0] == "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"
+    assert replacement["us_per_call"]["b"] < replacement["us_per_call"]["a"]
+    assert any(
+        "4 kernels per call" in h
+        and "replaced by 1 Triton kernel per call (_gate_up_gemm_geglu_kernel" in h
+        and h.endswith("the fused kernel covers gemm, gelu, mul")
+        for h in data["headlines"]
+    )
+
+
 def test_sample_traces_inductor_vs_hand_written_triton() -> None:
     data = diff_data(sample("mlp_compiled"), sample("mlp_triton"))
     # two fusions of gelu·mul, neither listing the other's ops as its own: paired as what is left over

@@ -69,7 +69,7 @@ def test_bounds_steps_and_notes() -> None:
 
 def test_every_workload_file_parses() -> None:
     files = sorted(EXPECT.glob("*.toml"))
-    assert len(files) == 10  # nine for the samples, distributed.toml for every rank of ddp and fsdp
+    assert len(files) == 11  # ten for the samples, distributed.toml for every rank of ddp and fsdp
     for path in files:
         assert load_expectations(path)
 

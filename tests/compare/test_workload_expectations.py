@@ -18,6 +18,7 @@ PAIRS = {
     "mlp_triton": "mlp_triton",
     "mlp_cudagraph": "mlp_cudagraph",
     "mlp_triton_train": "mlp_triton_train",
+    "mlp_triton_fused": "mlp_triton_fused",
     "transformer_block_train_memory": "transformer_block_train_memory",
 }
 # expectations checked on every rank of fresh CPU captures (tests/workloads/test_capture_ranks.py) and

@@ -37,7 +37,7 @@ def test_default_trace_is_bundled() -> None:
 
 def test_readme_lists_exactly_the_bundled_files() -> None:
     assert sorted(ROWS) == sorted(p.name for p in FOLDER.glob("*.json.gz"))
-    assert len(ROWS) == 9
+    assert len(ROWS) == 10
 
 
 @pytest.mark.parametrize("name", sorted(ROWS))
