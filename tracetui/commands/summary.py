@@ -73,8 +73,8 @@ def summarize_run(run: Target, rank: int | None = None, as_json: bool = False) -
     from rich.console import Console
 
     from tracetui.ranks.discover import resolve
-    from tracetui.report.loading import run_report_with_progress
     from tracetui.ranks.summary_data import ranks_data
+    from tracetui.report.loading import run_report_with_progress
     from tracetui.report.ranks_summary import ranks_renderable
 
     data = ranks_data(run_report_with_progress(resolve([run]) if isinstance(run, Path) else run, rank))
