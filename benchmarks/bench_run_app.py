@@ -71,7 +71,7 @@ async def key_to_frame(pilot: Any, frames: Frames, key: str, changed: Any) -> fl
 
 async def _child(run: Path, presses: int) -> dict[str, Any]:
     """Runs in the spawned process, as ``tracetui open RUN`` (``open_command`` → ``open_run``)."""
-    from tracetui.app.command import run_name
+    from tracetui.app.launch import run_name
     from tracetui.app.run_app import RunApp
     from tracetui.ranks.discover import RankSet, resolve
 

@@ -1,7 +1,7 @@
 """The ``tracetui`` command line: a thin layer over the trace model, the app and capture.
 
-Each subcommand lives in the module that owns its feature and is imported only when
-it runs, so ``tracetui capture`` works on a machine with torch but without polars or
+Each subcommand is a module of :mod:`tracetui.commands`, imported only when it runs (the CLI's
+one lazy seam), so ``tracetui capture`` works on a machine with torch but without polars or
 textual, and ``tracetui --help`` starts instantly.
 """
 
@@ -21,17 +21,10 @@ from tracetui.report.names import TABLES  # constants only: no heavy import
 from tracetui.safetext import shown
 from tracetui.trace.allocator import hand_back_at_once
 
-# command name -> "module:attribute" of its click.Command
+# command name -> "module:attribute" of its click.Command (the order of --help)
 COMMANDS: dict[str, str] = {
-    "open": "tracetui.app.command:open_command",
-    "summary": "tracetui.report.commands:summary_command",
-    "export": "tracetui.report.commands:export_command",
-    "capture": "tracetui.capture.command:capture_command",
-    "diff": "tracetui.app.command:diff_command",
-    "check": "tracetui.compare.command:check_command",
-    "convert": "tracetui.ranks.command:convert_command",
-    "serve": "tracetui.app.serve:serve_command",
-    "render": "tracetui.app.render:render_command",
+    name: f"tracetui.commands.{name}:{name}_command"
+    for name in ("open", "summary", "export", "capture", "diff", "check", "convert", "serve", "render")
 }
 
 EPILOG = """\b

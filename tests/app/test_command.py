@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tracetui import sample_traces
-from tracetui.app import command
+from tracetui.app import launch
 from tracetui.app.app import TraceApp
 from tracetui.errors import TraceError
 
@@ -41,7 +41,7 @@ def test_no_argument_opens_the_bundled_sample(monkeypatch: pytest.MonkeyPatch) -
         self._return_code = 0
 
     monkeypatch.setattr(TraceApp, "run", fake_run)
-    assert command.open_trace(None) == 0
+    assert launch.open_trace(None) == 0
     assert started[0].path == sample_traces.default_trace() and started[0].sample
 
 
@@ -50,16 +50,16 @@ def test_open_trace_passes_the_apps_exit_code(monkeypatch: pytest.MonkeyPatch) -
         self._return_code = 2
 
     monkeypatch.setattr(TraceApp, "run", fake_run)
-    assert command.open_trace(sample_traces.default_trace()) == 2
+    assert launch.open_trace(sample_traces.default_trace()) == 2
 
 
 def test_check_readable_raises_the_loaders_messages(tmp_path: Path) -> None:
     with pytest.raises(TraceError, match="no such file or directory"):
-        command.check_readable(tmp_path / "missing.json")
+        launch.check_readable(tmp_path / "missing.json")
     with pytest.raises(TraceError, match="directory holds no trace"):
-        command.check_readable(tmp_path)
+        launch.check_readable(tmp_path)
     (tmp_path / "empty.json").write_bytes(b"")
     with pytest.raises(TraceError, match="empty file"):
-        command.check_readable(tmp_path / "empty.json")
+        launch.check_readable(tmp_path / "empty.json")
     (tmp_path / "host.1.pt.trace.json").write_bytes(b"{")
-    command.check_readable(tmp_path)  # the directory's newest trace is readable
+    launch.check_readable(tmp_path)  # the directory's newest trace is readable

@@ -11,13 +11,14 @@ from textual.pilot import Pilot
 from tests.app import synthetic
 from tests.app.conftest import fixture, settle
 from tests.as_data import cursor_as_data, rows_as_data
-from tracetui.app import command
+from tracetui.app import launch
 from tracetui.app.diff_app import DiffApp
 from tracetui.app.screens.diff import DiffScreen
 from tracetui.app.screens.error import ErrorScreen
 from tracetui.app.screens.help import HelpScreen
 from tracetui.app.widgets.diff_tree import DiffTree
 from tracetui.cli import cli
+from tracetui.commands import diff as diff_module
 
 SIZE = (140, 40)
 MM = (" ", "aten::mm", "aten::mm")
@@ -203,10 +204,10 @@ def test_diff_opens_the_screen_on_a_terminal_only(monkeypatch: pytest.MonkeyPatc
         opened.append((a, b))
         return 0
 
-    monkeypatch.setattr(command, "open_diff", fake_open)
+    monkeypatch.setattr(diff_module, "open_diff", fake_open)
     runner = CliRunner()
     eager, compiled = str(fixture("mlp_eager")), str(fixture("mlp_compiled"))
-    monkeypatch.setattr(command, "on_terminal", lambda: True)
+    monkeypatch.setattr(diff_module, "on_terminal", lambda: True)
     for args in (["--report"], ["--json"]):
         result = runner.invoke(cli, ["diff", eager, compiled, *args], catch_exceptions=False)
         assert result.exit_code == 0 and result.output and not opened
@@ -219,4 +220,4 @@ def test_open_diff_checks_both_files_first(tmp_path: Path, monkeypatch: pytest.M
 
     monkeypatch.setattr(DiffApp, "run", lambda self: pytest.fail("the app must not start"))
     with pytest.raises(TraceError, match="no such file"):
-        command.open_diff(fixture("mlp_eager"), tmp_path / "missing.json")
+        launch.open_diff(fixture("mlp_eager"), tmp_path / "missing.json")

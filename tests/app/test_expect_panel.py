@@ -10,7 +10,7 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.app.conftest import app_with_checks, fixture, settle, tree_of
-from tracetui.app import command
+from tracetui.app import launch
 from tracetui.app.app import TraceApp
 from tracetui.app.screens.help import HelpScreen
 from tracetui.app.widgets.expect_panel import ExpectPanel
@@ -105,7 +105,7 @@ def test_open_trace_reads_the_expectations_first(expect_path: Path, monkeypatch:
         self._return_code = 0
 
     monkeypatch.setattr(TraceApp, "run", fake_run)
-    assert command.open_trace(fixture("mlp_eager"), expect_path) == 0
+    assert launch.open_trace(fixture("mlp_eager"), expect_path) == 0
     path, expectations = started[0].expect
     assert path == expect_path and len(expectations) == 7
 

@@ -18,7 +18,6 @@ from textual.pilot import Pilot
 from tests.app.conftest import fixture, settle
 from tests.ranks.conftest import GLOO4, NCCL2
 from tracetui import formatting as fmt
-from tracetui.app import command
 from tracetui.app.app import TraceApp
 from tracetui.app.rank_messages import OpenRank, ShowRanks
 from tracetui.app.run_app import RunApp
@@ -30,6 +29,7 @@ from tracetui.app.widgets.rank_lanes import RankLanes
 from tracetui.app.widgets.rank_table import RankTable
 from tracetui.app.widgets.trace_header import TraceHeader
 from tracetui.cli import cli
+from tracetui.commands import open as open_module
 from tracetui.ranks.discover import resolve
 
 SIZE = (140, 40)
@@ -339,7 +339,7 @@ def test_open_starts_the_run_explorer_for_ranks_and_the_explorer_for_one_trace(
     started: list[Any], tmp_path: Path
 ) -> None:
     def open_(*args: str) -> int:
-        return command.open_command.main(list(args), standalone_mode=False)  # type: ignore[no-any-return]
+        return open_module.open_command.main(list(args), standalone_mode=False)  # type: ignore[no-any-return]
 
     open_(str(GLOO4))
     files = sorted(str(p) for p in GLOO4.glob("*.json.gz"))

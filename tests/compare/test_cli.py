@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from tests.compare.conftest import EXPECT, FIXTURES, REPO
-from tracetui.capture.command import _after
 from tracetui.cli import cli
-from tracetui.compare.command import run_check
+from tracetui.commands.capture import _after
+from tracetui.commands.check import run_check
 from tracetui.errors import TraceError
 
 EAGER = str(FIXTURES / "mlp_eager.json.gz")

@@ -9,8 +9,7 @@ from tests.compare.conftest import fixture
 from tracetui.compare.chains import dispatch_chains
 from tracetui.compare.match_keys import MatchKeys, name_codes
 from tracetui.compare.pair_tree import PairTree
-from tracetui.insight.compile_names import compile_wrapper, is_compile_wrapper
-from tracetui.insight.report import compile_overheads
+from tracetui.insight.compile_names import compile_overheads, compile_wrapper, is_compile_wrapper
 from tracetui.views.tree import TreeModel
 
 WRAPPERS = {

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 import tracetui
-from tracetui.insight.report import kernel_insight
+from tracetui.insight.kernels import kernel_insight
 from tracetui.sample_traces import default_trace
 from tracetui.trace import Trace
 from tracetui.views.insight import load_insight

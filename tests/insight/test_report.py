@@ -1,4 +1,4 @@
-"""Per-kernel costs and the roofline of a whole trace (``tracetui.insight.report``)."""
+"""Per-kernel costs and the roofline of a whole trace (``tracetui.insight.kernels``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import pytest
 
 import tracetui
 from tracetui import formatting as fmt
-from tracetui.insight.report import annotation_verdicts, kernel_insight, kernel_rooflines, step_verdicts
+from tracetui.insight.kernels import kernel_insight, kernel_rooflines
+from tracetui.insight.spans import verdicts
 from tracetui.trace.categories import GPU_WORK
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -46,14 +47,13 @@ def test_a_kernel_without_duration_does_not_poison_its_op(tmp_path: Path) -> Non
 def test_verdicts_write_each_duration_in_its_own_unit() -> None:
     """Issue 14 item 6: no ``CPU 345195.0 µs to launch 188442.0 µs``; every duration auto-scales."""
     trace = tracetui.load(FIXTURES / "mlp_train_tbhandler_stack_memory.pt.trace.json.gz")
-    steps = step_verdicts(trace)
+    steps, annotations = verdicts(trace)
     first = steps.row(0, named=True)
     assert first["cpu_launch_us"] > 1000  # a 3.4 ms step: its CPU time is in ms
     assert f"CPU {fmt.duration(first['cpu_launch_us'])} to launch" in first["verdict"]
     shape = r"CPU \d\.\d\d ms to launch \d+\.\d µs of GPU work; GPU busy \d+% of \d\.\d\d ms$"
     assert re.search(shape, first["verdict"]), first["verdict"]
-    verdicts = pl.concat([steps["verdict"], annotation_verdicts(trace)["verdict"]]).to_list()
-    for verdict in verdicts:
+    for verdict in pl.concat([steps["verdict"], annotations["verdict"]]).to_list():
         for number, unit in re.findall(r"([\d,]+\.\d+) (µs|ms|s)\b", verdict):
             value = float(number.replace(",", ""))
             assert value < 1000 and (unit == "µs" or value >= 1), verdict
@@ -66,12 +66,12 @@ def test_annotation_verdicts_count_the_idle_gaps_of_their_work() -> None:
 
     for name in ("mlp_eager.json.gz", "capture_mlp_compiled_train.json.gz"):
         truth = replay(FIXTURES / name).annotations
-        verdicts = annotation_verdicts(tracetui.load(FIXTURES / name))
-        assert verdicts["id"].sort().to_list() == sorted(truth)
-        for row in verdicts.iter_rows(named=True):
+        _, annotations = verdicts(tracetui.load(FIXTURES / name))
+        assert annotations["id"].sort().to_list() == sorted(truth)
+        for row in annotations.iter_rows(named=True):
             _, gaps, largest = truth[row["id"]].busy_and_gaps()
             assert row["idle_gaps"] == gaps and math.isclose(row["largest_gap_us"], largest), row["name"]
-        assert verdicts["idle_gaps"].max() > 0
+        assert annotations["idle_gaps"].max() > 0
 
 
 def test_the_details_pane_of_the_samples_mlp_fwd_shows_its_gaps() -> None:
@@ -97,7 +97,7 @@ def test_launch_op_costs_are_each_ops_own_cost() -> None:
     """The costs computed once per distinct (op name, shapes) and handed out by op id are what
     ``op_cost`` says of each launching op's own name and shapes; every GPU row carries its op's."""
     from tracetui.insight.flops import op_cost
-    from tracetui.insight.report import kernel_costs, launch_op_costs
+    from tracetui.insight.kernels import kernel_costs, launch_op_costs
 
     for name in ("mlp_eager.json.gz", "capture_mlp_compiled_train.json.gz", "synthetic_cudnn_conv.json.gz"):
         trace = tracetui.load(FIXTURES / name)
@@ -137,7 +137,7 @@ def test_launch_op_costs_are_each_ops_own_cost() -> None:
 
 def test_an_ops_kernel_time_is_the_sum_of_its_kernels() -> None:
     """``op_kernel_us``: a kernel's launching op's kernel time, all its kernels together (by hand)."""
-    from tracetui.insight.report import kernel_costs
+    from tracetui.insight.kernels import kernel_costs
 
     trace = tracetui.load(FIXTURES / "capture_mlp_compiled_train.json.gz")
     rows = kernel_costs(trace)
@@ -155,7 +155,7 @@ def test_an_ops_kernel_time_is_the_sum_of_its_kernels() -> None:
 
 def test_gpu_work_is_the_gpu_tables_work_rows() -> None:
     """``gpu_work`` (kept per trace, built without ``Trace.gpu``): the GPU table's work rows and columns."""
-    from tracetui.insight.report import WORK_ARGS, WORK_COLUMNS, gpu_work
+    from tracetui.insight.gpu_work import WORK_ARGS, WORK_COLUMNS, gpu_work
 
     for name in ("mlp_eager.json.gz", "synthetic_mtia.json.gz", "cuda_graph_replay.json.gz"):
         trace = tracetui.load(FIXTURES / name)
@@ -170,7 +170,7 @@ def test_rooflines_are_the_kernel_costs_summed_per_name() -> None:
     total: the same as summing every GPU row of ``kernel_costs`` with its text."""
     from polars.testing import assert_frame_equal
 
-    from tracetui.insight.report import kernel_costs
+    from tracetui.insight.kernels import kernel_costs
     from tracetui.trace.stats import DUR_NS, sum_us
 
     share = pl.when(pl.col("op_kernel_us") > 0).then(DUR_NS / 1000 / pl.col("op_kernel_us"))

@@ -224,7 +224,7 @@ def test_fixture_verdicts_explain_every_reading_above_its_roof_and_every_tiny_ke
     from pathlib import Path
 
     import tracetui
-    from tracetui.insight.report import kernel_insight
+    from tracetui.insight.kernels import kernel_insight
     from tracetui.insight.roofline import ABOVE_ROOF
 
     fixtures = Path(__file__).parents[1] / "fixtures"

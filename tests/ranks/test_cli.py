@@ -15,7 +15,7 @@ from tests.ranks.conftest import GLOO4, NCCL2, rank_files
 from tracetui.cli import cli
 from tracetui.errors import TraceError
 from tracetui.insight.summary_data import SCHEMA as SUMMARY_SCHEMA
-from tracetui.report.ranks_data import COLLECTIVE_FIELDS, RANK_FIELDS, STRAGGLER_FIELDS
+from tracetui.ranks.summary_data import COLLECTIVE_FIELDS, RANK_FIELDS, STRAGGLER_FIELDS
 
 SINGLE_SECTIONS = [
     "trace",

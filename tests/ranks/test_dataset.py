@@ -16,7 +16,7 @@ from tracetui.errors import TraceError
 from tracetui.ranks import dataset
 from tracetui.ranks.discover import DATASET_MANIFEST, discover, resolve
 from tracetui.ranks.run import as_rank_set, convert, rank_paths, report_for
-from tracetui.report.ranks_data import ranks_data
+from tracetui.ranks.summary_data import ranks_data
 
 SMALL = ("ranks", "steps", "collectives", "kernel_names")
 

@@ -300,7 +300,7 @@ def test_small_truths_of_the_summary_and_the_help() -> None:
 def test_a_tie_of_bounds_gives_the_same_bound_every_run() -> None:
     # nccl:all_reduce in the DDP fixture: two calls waiting, two GPU-bound; the answer never
     # depends on the order the rows come in (a hash group's mode came in any order)
-    from tracetui.insight.summary_data import _mean_verdicts
+    from tracetui.insight.spans import _mean_verdicts
 
     calls = pl.DataFrame(
         {

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import tracetui
 from tests.replay import replay
-from tracetui.insight.report import thread_splits
+from tracetui.insight.spans import thread_splits
 from tracetui.trace.stats import within
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -19,7 +19,7 @@ from tests.app.synthetic import kernel, op, write
 from tracetui.app.widgets.details import describe
 from tracetui.app.widgets.trace_header import device_names
 from tracetui.insight.kernel_names import decode_kernel_name
-from tracetui.insight.report import kernel_insight
+from tracetui.insight.kernels import kernel_insight
 from tracetui.views.insight import load_insight
 from tracetui.views.tree import TreeModel
 

@@ -108,7 +108,7 @@ def test_gpu_flags() -> None:
 
 def test_registry_and_capture_command_import_no_heavy_modules() -> None:
     code = (
-        "import sys, tracetui.workloads, tracetui.workloads.registry, tracetui.capture.command\n"
+        "import sys, tracetui.workloads, tracetui.workloads.registry, tracetui.commands.capture\n"
         "heavy = [m for m in ('torch', 'triton', 'polars', 'msgspec', 'textual') if m in sys.modules]\n"
         "print(' '.join(heavy))"
     )

@@ -72,7 +72,7 @@ class TimelineReady(Message):
 
 @dataclass
 class TablesReady(Message):
-    """The tables (and the per-kernel roofline rows when the insight report offers them), the
+    """The tables (and the per-kernel roofline rows), the
     trace's memory reading and its timeline lanes."""
 
     tables: dict[str, TableSpec]

@@ -1,5 +1,4 @@
-"""``tracetui render TRACE --view tree|timeline|tables -o FILE.svg``: a view of the explorer as an SVG
-picture, for scripts, CI reports and bug reports.
+"""A view of the explorer as an SVG picture (``tracetui render``), for scripts, CI reports and bug reports.
 
 The explorer runs headless at ``--size``, waits until everything it computes is drawn
 (:func:`tracetui.app.settle.settle`), shows the view, and writes Textual's screenshot. The picture is
@@ -13,8 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import click
-
 from tracetui.errors import TraceError
 from tracetui.trace.source import check_readable
 
@@ -26,7 +23,6 @@ if TYPE_CHECKING:
 VIEWS = ("tree", "timeline", "tables")
 TABLE_KEYS = ("ops", "kernels", "annotations", "steps", "anomalies", "orphans", "memory")
 DEFAULT_SIZE = (160, 48)
-SIZE_RANGE = (40, 500)
 
 
 @dataclass
@@ -38,18 +34,6 @@ class Request:
     table: str = "kernels"
     svg: str | None = field(default=None, init=False)
     error: str | None = field(default=None, init=False)
-
-
-def parse_size(_ctx: click.Context | None, _param: click.Parameter | None, text: str) -> tuple[int, int]:
-    """``--size``: ``"160x48"`` → ``(160, 48)``; a one-line usage error otherwise."""
-    parts = text.lower().split("x")
-    low, high = SIZE_RANGE
-    if len(parts) != 2 or not all(p.isdigit() for p in parts):
-        raise click.BadParameter(f"{text!r} is not WIDTHxHEIGHT (e.g. 160x48)")
-    width, height = int(parts[0]), int(parts[1])
-    if not (low <= width <= high and 10 <= height <= high):
-        raise click.BadParameter(f"{text!r}: width {low}–{high}, height 10–{high}")
-    return width, height
 
 
 async def show(pilot: Pilot[object], app: TraceApp, request: Request) -> None:
@@ -116,34 +100,3 @@ def render(trace: Path, output: Path, request: Request, size: tuple[int, int] = 
     if request.svg is None:
         raise TraceError(trace, "the explorer stopped before the view could be drawn")
     write_svg(output, request.svg)
-
-
-@click.command("render")
-@click.argument("trace", type=click.Path(path_type=Path, dir_okay=True))
-@click.option("--view", type=click.Choice(VIEWS), default="tree", show_default=True, help="What to draw.")
-@click.option(
-    "--node", default=None, help="Put the cursor on the first event named exactly NODE (its details show)."
-)
-@click.option(
-    "--table",
-    type=click.Choice(TABLE_KEYS),
-    default="kernels",
-    show_default=True,
-    help="With --view tables: which table (--node then selects its row).",
-)
-@click.option(
-    "--size", default="160x48", show_default=True, callback=parse_size, help="Terminal size, WIDTHxHEIGHT."
-)
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="The SVG file."
-)
-def render_command(
-    trace: Path, view: str, node: str | None, table: str, size: tuple[int, int], output: Path
-) -> None:
-    """Save a view of the explorer on TRACE as an SVG picture (for CI reports, bug reports, docs).
-
-    tree: the explorer as it opens (the hottest chain open to its kernel, the details, the timeline);
-    timeline: the tree and the timeline (zoomed to --node when given); tables: one of the tables.
-    The same trace and options give a byte-identical file.
-    """
-    render(trace, output, Request(view, node, table), size)

@@ -1,4 +1,4 @@
-"""``tracetui serve [TRACE]``: the explorer in a web browser, served by textual-serve.
+"""The explorer in a web browser (``tracetui serve``), served by textual-serve.
 
 textual-serve (the Textual project's own server, extra ``serve``) starts one ``tracetui open``
 process per browser tab and relays its terminal over a websocket. tracetui adds what a tool that
@@ -86,23 +86,3 @@ def serve(trace: Path | None, host: str, port: int) -> None:
         click.echo("tracetui: listening on every interface: anyone who can reach this machine can open it")
     sys.stdout.flush()
     server.serve()
-
-
-@click.command("serve")
-@click.argument("trace", required=False, type=click.Path(path_type=Path, dir_okay=True))
-@click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to listen on.")
-@click.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    default=DEFAULT_PORT,
-    show_default=True,
-    help="Port to listen on (0: any free port; the URL says which).",
-)
-def serve_command(trace: Path | None, host: str, port: int) -> None:
-    """Explore TRACE in a web browser (the same explorer as `tracetui open`).
-
-    Listens on 127.0.0.1 (this machine only) unless --host says otherwise, and prints the URL
-    to open. Over SSH: `ssh -L 8000:127.0.0.1:8000 gpu-box`, then open the URL on your laptop.
-    Each browser tab runs its own explorer. Without TRACE: the bundled sample.
-    """
-    serve(trace, host, port)

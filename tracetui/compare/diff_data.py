@@ -17,8 +17,8 @@ import polars as pl
 from tracetui import formatting as fmt
 from tracetui.compare import scopes
 from tracetui.compare.chains import ARROW, dispatch_chains
+from tracetui.insight.compile_names import compile_overheads
 from tracetui.insight.kernel_names import decode_kernel_name, kernel_name_columns
-from tracetui.insight.report import compile_overheads
 from tracetui.trace.categories import LAUNCH_CALLS
 from tracetui.trace.stats import sum_us
 

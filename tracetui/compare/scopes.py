@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
-from tracetui.insight.report import gpu_work_union_us, span_us
+from tracetui.insight.gpu_work import gpu_work_union_us, span_us
 from tracetui.trace.categories import GPU_WORK
 from tracetui.trace.stats import annotation_cpu_events
 

@@ -14,23 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from tracetui.insight.distributions import distribution_record, gpu_distributions, step_distribution
-from tracetui.insight.kernel_names import kernel_name_columns
+from tracetui.insight.compile_names import compile_overheads
+from tracetui.insight.distributions import distribution_record, step_distribution
+from tracetui.insight.gpu_work import gpu_work_union_us, span_us
+from tracetui.insight.kernels import decoded_kernels, kernel_rooflines
 from tracetui.insight.memory import memory_of
 from tracetui.insight.memory_data import memory_data
-from tracetui.insight.report import (
-    annotation_thread_splits,
-    annotation_threads,
-    annotation_verdicts,
-    compile_overheads,
-    gpu_work_union_us,
-    kernel_rooflines,
-    span_us,
-    step_verdicts,
-    thread_splits,
-)
+from tracetui.insight.spans import span_readings
 from tracetui.trace.nesting import PROFILER_OVERLAP
-from tracetui.trace.stats import most_common
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -62,25 +53,19 @@ def _naming(trace: Trace) -> dict[str, Any]:
 
 
 def _computed(trace: Trace) -> dict[str, Any]:
-    # the readings that need the most memory while they are made come first, while the trace keeps
-    # the least beside its tables (each keeps some of what it made for the readings after it): the
-    # memory reading (keeps nothing), the annotations and steps, the rooflines
+    # every reading first, each module's together, then the dict. The readings that need the most
+    # memory while they are made come first, while the trace keeps the least beside its tables (each
+    # keeps some of what it made for the readings after it): the memory reading (keeps nothing), the
+    # annotations and steps, the rooflines
     memory = memory_data(memory_of(trace), trace.t0_ns)
-    annotations = (
-        trace.annotations.join(_mean_verdicts(annotation_verdicts(trace)), on="name", how="left")
-        .join(annotation_thread_splits(trace).rename({"split": "kernels_split"}), on="name", how="left")
-        .join(_annotation_threads(trace), on="name", how="left")
-    )
-    steps = (
-        trace.steps.join(
-            step_verdicts(trace).select("id", "gpu_busy_pct", "cpu_launch_us", "bound", "verdict"),
-            on="id",
-            how="left",
-        )
-        .join(thread_splits(trace).rename({"span": "id", "split": "kernels_split"}), on="id", how="left")
-        .join(_step_threads(trace), on="id", how="left")
-    )
+    steps, annotations = span_readings(trace)
     rooflines = kernel_rooflines(trace)
+    kernels = decoded_kernels(trace)
+    step_times = distribution_record(step_distribution(trace.steps), trace)
+    span, busy = span_us(trace), gpu_work_union_us(trace)
+    compiled = compile_overheads(trace)
+    counts = _counts(trace)
+    real = len(_real_anomalies(trace))
     naming = _naming(trace)
     return {
         "schema": SCHEMA,
@@ -95,11 +80,11 @@ def _computed(trace: Trace) -> dict[str, Any]:
             "repairs": trace.repairs,
             "reader": trace.reader,
             "other_files": naming["other_files"],
-            "span_us": span_us(trace),
-            "gpu_busy_us": gpu_work_union_us(trace),
+            "span_us": span,
+            "gpu_busy_us": busy,
             "tracetui_metadata": trace.metadata.get("tracetui"),
         },
-        "counts": _counts(trace),
+        "counts": counts,
         "steps": records(
             steps,
             [
@@ -162,7 +147,7 @@ def _computed(trace: Trace) -> dict[str, Any]:
             ],
         ),
         "kernels": records(
-            _decoded_kernels(trace),
+            kernels,
             [
                 "name",
                 "short",
@@ -182,7 +167,7 @@ def _computed(trace: Trace) -> dict[str, Any]:
                 "launched_via",
             ],
         ),
-        "step_times": distribution_record(step_distribution(trace.steps), trace),
+        "step_times": step_times,
         "runtime": records(trace.runtime, ["name", "calls", "cpu_us", "gpu_events", "kernels", "gpu_us"]),
         "rooflines": records(
             rooflines,
@@ -202,7 +187,7 @@ def _computed(trace: Trace) -> dict[str, Any]:
                 "verdict",
             ],
         ),
-        "compile_overheads": records(compile_overheads(trace), ["name", "calls", "avg_us", "total_us"]),
+        "compile_overheads": records(compiled, ["name", "calls", "avg_us", "total_us"]),
         "orphans": {
             "count": len(trace.orphans),
             "items": records(
@@ -212,45 +197,13 @@ def _computed(trace: Trace) -> dict[str, Any]:
             ),
         },
         "anomalies": {
-            "count": len(_real_anomalies(trace)),
-            "benign": len(trace.anomalies) - len(_real_anomalies(trace)),
+            "count": real,
+            "benign": len(trace.anomalies) - real,
             "by_kind": _value_counts(trace.anomalies, "kind"),
             "items": _anomaly_records(trace),
         },
         "memory": memory,
     }
-
-
-def _step_threads(trace: Trace) -> pl.DataFrame:
-    """``(id, threads)``: per step, the work each thread launched during it."""
-    return (
-        trace.span_threads.join(trace.steps.select(pl.col("id").alias("span")), on="span")
-        .group_by("span", maintain_order=True)
-        .agg(pl.struct(THREAD_FIELDS).alias("threads"))
-        .rename({"span": "id"})
-    )
-
-
-def _annotation_threads(trace: Trace) -> pl.DataFrame:
-    """``(name, threads)``: per annotation name, the work each thread launched per call."""
-    per_call = annotation_threads(trace)
-    fields = [c for c in per_call.columns if c != "name"]
-    return per_call.group_by("name", maintain_order=True).agg(pl.struct(fields).alias("threads"))
-
-
-THREAD_FIELDS = ("thread", "here", "kernels", "memcpys", "memsets", "gpu_events", "gpu_us")
-
-
-def _decoded_kernels(trace: Trace) -> pl.DataFrame:
-    """The kernels table with each name's decoded short form, family and kind."""
-    kernels = trace.kernels.rename({"cat": "category"})
-    if kernels.is_empty():
-        return kernels
-    decoded = kernel_name_columns(kernels["name"]).select("name", "short", "family", "kind")
-    spread = gpu_distributions(trace).select("name", "p50_us", "p90_us", "p99_us")
-    return kernels.join(decoded, on="name", how="left", maintain_order="left").join(
-        spread, on="name", how="left", maintain_order="left"
-    )
 
 
 def _counts(trace: Trace) -> dict[str, Any]:
@@ -273,18 +226,6 @@ def _counts(trace: Trace) -> dict[str, Any]:
 def _real_anomalies(trace: Trace) -> pl.DataFrame:
     """The anomalies but the known profiler artifacts (``profiler_overlap``: benign)."""
     return trace.anomalies.filter(pl.col("kind") != PROFILER_OVERLAP)
-
-
-def _mean_verdicts(per_instance: pl.DataFrame) -> pl.DataFrame:
-    """Per annotation name: the most common bound (of a tie, the first by name: the same every
-    run) and the verdict of its median call."""
-    if per_instance.is_empty():
-        return pl.DataFrame(schema={"name": pl.String, "bound": pl.String, "verdict": pl.String})
-    return (
-        per_instance.sort("cpu_launch_us")
-        .group_by("name", maintain_order=True)
-        .agg(most_common(pl.col("bound")), pl.col("verdict").get(pl.len() // 2))
-    )
 
 
 def _value_counts(frame: pl.DataFrame, column: str) -> dict[str, int]:

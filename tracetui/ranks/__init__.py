@@ -8,5 +8,6 @@
 * :mod:`~tracetui.ranks.analysis` — across ranks: Ranks table, aligned collectives, stragglers;
 * :mod:`~tracetui.ranks.dataset` — the run as a Hive-partitioned Parquet dataset;
 * :mod:`~tracetui.ranks.run` — from what the user named to a report;
+* :mod:`~tracetui.ranks.summary_data` — the data of a run's summary (``summary --json``);
 * :mod:`~tracetui.ranks.view` — plain view data for the explorer.
 """

@@ -47,7 +47,7 @@ PART = "part-0.parquet"
 
 def write_rank(root: Path, trace: Trace, tables: RankTables, summary: dict[str, Any]) -> None:
     """Write one rank's partition of every table and its summary under ``root``."""
-    from tracetui.insight.report import kernels_table
+    from tracetui.insight.kernels import kernels_table
 
     rank = int(tables.rank["rank"][0])
     frames = {

@@ -141,7 +141,7 @@ def rank_trace(target: Target, rank: int, progress: Callable[[str], None] | None
     trace file it was converted from while it is still there and unchanged (the events and the
     time span the dataset's summary of it says), else the rank's events read from the dataset
     (:func:`tracetui.ranks.dataset.rank_trace`)."""
-    from tracetui.insight.report import span_us
+    from tracetui.insight.gpu_work import span_us
     from tracetui.trace import load
 
     if isinstance(target, RankSet):

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from tracetui.insight.report import gpu_work_union_us
+from tracetui.insight.gpu_work import gpu_work_union_us
 from tracetui.ranks.collectives import (
     COMM_ANNOTATION,
     FALLBACK_COLLECTIVE,

@@ -44,7 +44,7 @@ def export_parts(trace: Trace, table: str) -> Iterator[pl.DataFrame]:
         yield from _events_parts(trace)
         return
     if table == "kernels":
-        from tracetui.insight.report import kernels_table_parts
+        from tracetui.insight.kernels import kernels_table_parts
 
         yield from kernels_table_parts(trace, KERNEL_ROWS)
         return

@@ -1,4 +1,5 @@
-"""``tracetui summary`` of a distributed run: the readable report (rich) over :func:`ranks_data`.
+"""``tracetui summary`` of a distributed run: the readable report (rich) over
+:func:`~tracetui.ranks.summary_data.ranks_data`.
 
 The run (ranks, their sources and what is missing or duplicated), the Ranks table, the straggler
 verdict, the collectives that cost the most waiting, the kernels that differ most between ranks,

@@ -6,15 +6,13 @@ as markup.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console, Group
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
 from tracetui import formatting as fmt
-from tracetui.insight.summary_data import summary_data
 from tracetui.report.memory_section import memory_renderable
 from tracetui.report.table import MISSING, Cell, nums, table
 from tracetui.safetext import shown
@@ -23,23 +21,9 @@ from tracetui.trace.nesting import PROFILER_OVERLAP
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from tracetui.trace import Trace
 
 TOP = 10
 MAX_STEPS = 8
-
-
-def print_summary(path: str | Path, console: Console | None = None) -> None:
-    """Load a trace and print its summary (used by ``tracetui capture``)."""
-    from tracetui.report.loading import load_with_progress
-
-    console = console or Console(markup=False, highlight=False)
-    render_summary(load_with_progress(path), console)
-
-
-def render_summary(trace: Trace, console: Console) -> None:
-    """Print the summary of a loaded trace."""
-    console.print(summary_renderable(summary_data(trace)))
 
 
 def summary_renderable(data: dict[str, Any]) -> RenderableType:

@@ -1,9 +1,5 @@
-"""The insight report's readings (roofline per kernel and per kernel name, verdict per step and
-annotation), when present.
-
-``tracetui.insight.report`` is optional for the explorer: without it the details pane shows the
-decoded kernel names only.
-"""
+"""The insight readings the explorer shows: roofline per kernel and per kernel name, verdict per step
+and annotation, duration distributions."""
 
 from __future__ import annotations
 
@@ -14,6 +10,11 @@ from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+
+from tracetui.insight.distributions import gpu_distributions, step_distribution
+from tracetui.insight.gpu_work import is_gpu_work
+from tracetui.insight.kernels import kernel_insight, kernel_rooflines
+from tracetui.insight.spans import verdicts
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -69,27 +70,15 @@ class Insight:
 
 
 def load_insight(trace: Trace) -> Insight:
-    """The kernel roofline per name (per event: when asked for), step/annotation verdicts (without
-    the insight report: none) and the duration distributions."""
-    from tracetui.insight.distributions import gpu_distributions, step_distribution
-
+    """The kernel roofline per name (per event: when asked for), step/annotation verdicts and the
+    duration distributions."""
     distributions, step_times = gpu_distributions(trace), step_distribution(trace.steps)
-    try:
-        from tracetui.insight.report import (
-            annotation_verdicts,
-            is_gpu_work,
-            kernel_insight,
-            kernel_rooflines,
-            step_verdicts,
-        )
-    except ImportError:
-        return Insight(distributions=distributions, step_times=step_times)
-    steps = step_verdicts(trace)
-    events = pl.concat([steps, annotation_verdicts(trace)], how="diagonal_relaxed")
+    steps, annotations = verdicts(trace)
+    events = pl.concat([steps, annotations], how="diagonal_relaxed")
     events = events.unique("id", keep="first", maintain_order=True).sort("id")
     # One row per name: the device with the most time (rows come sorted by time).
     names = kernel_rooflines(trace).group_by("name", maintain_order=True).first()
-    reading = lru_cache(maxsize=KEPT_READINGS)(partial(_kernel_reading, kernel_insight, is_gpu_work, trace))
+    reading = lru_cache(maxsize=KEPT_READINGS)(partial(_kernel_reading, trace))
     insight = Insight(events, names, steps, distributions, step_times, reading)
     insight.get(-1)  # build the id index here, in the worker
     return insight
@@ -98,13 +87,8 @@ def load_insight(trace: Trace) -> Insight:
 KEPT_READINGS = 16  # GPU events' readings kept (the details pane goes back and forth)
 
 
-def _kernel_reading(
-    kernel_insight: Callable[[Trace, pl.Series], pl.DataFrame],
-    is_gpu_work: Callable[[Trace, int], bool],
-    trace: Trace,
-    event_id: int,
-) -> dict[str, Any] | None:
-    """One GPU event's roofline reading (:func:`~tracetui.insight.report.kernel_insight` of it
+def _kernel_reading(trace: Trace, event_id: int) -> dict[str, Any] | None:
+    """One GPU event's roofline reading (:func:`~tracetui.insight.kernels.kernel_insight` of it
     alone), None for any other event (found without reading)."""
     if event_id < 0 or not is_gpu_work(trace, event_id):
         return None

@@ -650,7 +650,7 @@ class TreeModel:
         if not isinstance(key, int) or not self.is_span(key):
             return None
         if self._splits is None:
-            from tracetui.insight.report import thread_splits
+            from tracetui.insight.spans import thread_splits
 
             self._splits = dict(thread_splits(self.trace).iter_rows())
         return self._splits.get(key)

@@ -1,5 +1,4 @@
-"""``tracetui convert`` (a distributed run as a Parquet dataset; thin: resolve, convert, print), and
-what ``tracetui diff --ranks`` needs to find its two traces."""
+"""``tracetui convert``: a distributed run as a Parquet dataset (thin: resolve, convert, print)."""
 
 from __future__ import annotations
 
@@ -7,6 +6,11 @@ import shlex
 from pathlib import Path
 
 import click
+from rich.console import Console
+from rich.text import Text
+
+from tracetui.ranks.run import as_rank_set, convert
+from tracetui.safetext import shown
 
 TRACE = click.Path(path_type=Path)
 
@@ -51,12 +55,6 @@ def convert_command(
     """
     if address is not None and engine != "ray":
         raise click.UsageError("--address needs --engine ray")
-    from rich.console import Console
-    from rich.text import Text
-
-    from tracetui.ranks.run import as_rank_set, convert
-    from tracetui.safetext import shown
-
     rank_set = as_rank_set(traces)
     console = Console(stderr=True, markup=False, highlight=False)
     if console.is_terminal:
@@ -74,22 +72,3 @@ def convert_command(
     for failed in facts["failed"]:
         out.print(Text(f"rank {failed['rank']} not converted: {shown(failed['error'])}", style="yellow"))
     out.print(Text(f"next: tracetui summary {shown(shlex.quote(str(output)))}", style="dim"))
-
-
-def diff_pair(trace_a: Path, trace_b: Path | None, ranks: str | None) -> tuple[Path, Path]:
-    """``tracetui diff``'s two traces: A and B, or the ranks ``R1,R2`` of run A (``--ranks``)."""
-    if ranks is None:
-        if trace_b is None:
-            raise click.UsageError("missing trace B (or give one run and --ranks R1,R2)")
-        return trace_a, trace_b
-    if trace_b is not None:
-        raise click.UsageError("--ranks compares two ranks of one run: give the run only, not B")
-    try:
-        first, second = (int(part) for part in ranks.split(","))
-    except ValueError:
-        raise click.BadParameter("expected two rank numbers, e.g. 0,3", param_hint="--ranks") from None
-    from tracetui.ranks.discover import resolve
-    from tracetui.ranks.run import rank_paths
-
-    path_a, path_b = rank_paths(resolve([trace_a]), [first, second])
-    return path_a, path_b

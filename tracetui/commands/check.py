@@ -1,6 +1,4 @@
-"""``tracetui check`` (the click command) and what ``tracetui diff`` prints off the screen (its click
-command opens the comparison screen on a terminal: :mod:`tracetui.app.command`). Thin: load,
-compute, print, exit code."""
+"""``tracetui check TRACE --expect FILE``: each expectation, what the trace showed, pass or fail."""
 
 from __future__ import annotations
 
@@ -8,46 +6,14 @@ import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
+from tracetui.errors import EXIT_CHECK_FAILED, EXIT_OK
 from tracetui.output import StdoutClosed
 from tracetui.trace import prefetch
 
 TRACE = click.Path(path_type=Path)
-
-
-def print_diff(trace_a: Path, trace_b: Path, *, as_json: bool) -> None:
-    """``tracetui diff`` off the screen: the report (rich), or the JSON with the aligned trees."""
-    prefetch.start(trace_a)
-    prefetch.start(trace_b)
-    from rich.console import Console
-
-    from tracetui.compare.diff_data import diff_data
-    from tracetui.compare.diff_report import diff_renderable
-    from tracetui.report.loading import load_with_progress
-
-    a, b = load_with_progress(trace_a), load_with_progress(trace_b)
-    data = diff_data(a, b)
-    if as_json:
-        from tracetui.compare.pair_tree import PairTree, tree_records
-        from tracetui.views.tree import TreeModel
-
-        write_with_tree(data, tree_records(PairTree(TreeModel(a), TreeModel(b))))
-        return
-    Console(markup=False, highlight=False).print(diff_renderable(data))
-
-
-def write_with_tree(data: dict[str, Any], tree: list[dict[str, Any]]) -> None:
-    """``data`` as indented JSON with ``tree`` as its last key, one pair per line (a tree has as many
-    pairs as the traces have events: compact lines keep it greppable and fast to write)."""
-    text = json.dumps({**data, "tree": []}, indent=2, ensure_ascii=False)
-    head, empty = text.rsplit("[]", 1)
-    sys.stdout.write(head + "[")
-    for n, record in enumerate(tree):
-        sys.stdout.write(("\n    " if n == 0 else ",\n    ") + json.dumps(record, ensure_ascii=False))
-    sys.stdout.write(("\n  " if tree else "") + "]" + empty + "\n")
 
 
 @click.command("check")
@@ -78,7 +44,6 @@ def run_check(trace: Path, expect: Path, as_json: bool = False) -> int:
     from tracetui.compare.check import check_trace
     from tracetui.compare.check_report import check_data, check_renderable
     from tracetui.compare.expectations import load_expectations
-    from tracetui.errors import EXIT_CHECK_FAILED, EXIT_OK
     from tracetui.report.loading import load_with_progress
 
     expectations = load_expectations(expect)

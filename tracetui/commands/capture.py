@@ -6,14 +6,15 @@ the profiling loop are imported when the command runs.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import math
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 
+from tracetui.capture.device import device_for, gpu_count
 from tracetui.errors import EXIT_BAD_INPUT
 from tracetui.safetext import shown
 from tracetui.workloads.registry import (
@@ -33,9 +34,6 @@ from tracetui.workloads.registry import (
     flag_name,
     make_config,
 )
-
-if TYPE_CHECKING:
-    import torch
 
 
 class CaptureCommand(click.Command):
@@ -201,7 +199,7 @@ def capture_command(
     path = output if output is not None else Path(f"{config.file_stem()}.json.gz")
     if expect is not None:
         _validate_expectations(expect)
-    device = _device_for(config)
+    device = device_for(config)
 
     from tracetui.capture.profile import run_capture
 
@@ -241,10 +239,8 @@ def _capture_ranks(
         raise click.UsageError(f"--open applies to one trace; run `tracetui open DIR` after {name}")
     if expect is not None:
         _validate_expectations(expect)
-    device = _device_for(config)
-    import torch
-
-    gpus = torch.cuda.device_count() if device.type == "cuda" else 0
+    device = device_for(config)
+    gpus = gpu_count(device)
     from tracetui.capture.distributed import choose_backend, run_ranks_capture
 
     chosen = choose_backend(backend, ranks, gpus)
@@ -273,38 +269,24 @@ def _capture_ranks(
 
 def _print_run_summary(out_dir: Path) -> None:
     """The summary of a run of rank traces, or one line saying why it could not be printed."""
-    try:
-        from tracetui.report.loading import run_report_with_progress
-    except ImportError as exc:
-        _skipped("summary", exc, f"tracetui summary {shlex.quote(str(out_dir))}")
-        return
-    from rich.console import Console
-
-    from tracetui.ranks.discover import resolve
-    from tracetui.report.ranks_data import ranks_data
-    from tracetui.report.ranks_summary import ranks_renderable
-
-    Console(markup=False, highlight=False).print(
-        ranks_renderable(ranks_data(run_report_with_progress(resolve([out_dir]))))
+    _step(
+        "summary",
+        f"tracetui summary {shlex.quote(str(out_dir))}",
+        "tracetui.commands.summary:summarize_run",
+        out_dir,
     )
 
 
-def _device_for(config: RunConfig) -> torch.device:
-    """The device to run on; a one-line UsageError when the variant needs what is not here."""
+def _step(what: str, command: str, target: str, *args: Any) -> Any:
+    """Run ``target`` (``"module:function"``) on ``args`` after a capture, imported here: a capture-only
+    install has torch, not polars or textual (the optional extras' seam). A missing module is one line
+    saying where to run ``command`` instead, and gives ``None``."""
+    module, name = target.split(":")
     try:
-        import torch
-    except ImportError:
-        raise click.UsageError("capturing needs torch: pip install 'tracetui[capture]'") from None
-    needs = config.variant.gpu_flags()
-    if not torch.cuda.is_available():
-        if needs:
-            raise click.UsageError(f"{needs[0]} needs a CUDA GPU and there is none here")
-        click.echo("no CUDA GPU here: running on the CPU (the trace will have CPU ops only)", err=True)
-        return torch.device("cpu")
-    kernel = config.variant.kernel
-    if kernel != "torch" and importlib.util.find_spec("triton") is None:
-        raise click.UsageError(f"--kernel {kernel} needs the triton package (pip install triton)")
-    return torch.device("cuda")
+        return getattr(importlib.import_module(module), name)(*args)
+    except ImportError as exc:
+        _skipped(what, exc, command)
+        return None
 
 
 def _skipped(what: str, exc: ImportError, command: str) -> None:
@@ -325,33 +307,17 @@ def _validate_expectations(expect: Path) -> None:
 
 def _check(path: Path, expect: Path) -> int:
     """``tracetui check PATH --expect EXPECT``: its exit code, or 2 (one line said) when it cannot run."""
-    try:
-        from tracetui.compare.command import run_check
-    except ImportError as exc:
-        quoted = shlex.quote(str(path))
-        _skipped("check", exc, f"tracetui check {quoted} --expect {shlex.quote(str(expect))}")
-        return EXIT_BAD_INPUT
-    return run_check(path, expect)
+    command = f"tracetui check {shlex.quote(str(path))} --expect {shlex.quote(str(expect))}"
+    code = _step("check", command, "tracetui.commands.check:run_check", path, expect)
+    return EXIT_BAD_INPUT if code is None else int(code)
 
 
 def _after(path: Path, open_: bool, expect: Path | None = None) -> int:
     """Print the one-screen summary, check expectations, then open the explorer if asked; degrade
     to one line each. Returns the exit code: the check's, or 2 when it could not run."""
     quoted = shlex.quote(str(path))
-    code = 0
-    try:
-        from tracetui.report.summary import print_summary
-    except ImportError as exc:
-        _skipped("summary", exc, f"tracetui summary {quoted}")
-    else:
-        print_summary(path)
-    if expect is not None:
-        code = _check(path, expect)
+    _step("summary", f"tracetui summary {quoted}", "tracetui.commands.summary:summarize", path)
+    code = 0 if expect is None else _check(path, expect)
     if open_:
-        try:
-            from tracetui.app.command import open_trace
-        except ImportError as exc:
-            _skipped("open", exc, f"tracetui open {quoted}")
-        else:
-            open_trace(path, expect)
+        _step("open", f"tracetui open {quoted}", "tracetui.app.launch:open_trace", path, expect)
     return code

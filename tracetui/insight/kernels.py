@@ -1,8 +1,8 @@
-"""Insight on a loaded trace: decoded kernels with their roofline, step and annotation verdicts,
-and the CPU cost of ``torch.compile``'s pre-ops.
+"""Each GPU event's decoded name and the cost of the op that launched it, read against the roofline:
+per event (the explorer's details, the kernels table of ``export`` and the dataset) and per kernel
+name (the summary's rooflines).
 
-These join the pure decoders (:mod:`kernel_names`, :mod:`flops`, :mod:`roofline`) to the trace
-model; the summary, export and the viewer all read them from here.
+These join the pure decoders (:mod:`kernel_names`, :mod:`flops`, :mod:`roofline`) to the trace model.
 """
 
 from __future__ import annotations
@@ -12,41 +12,20 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from tracetui.formatting import count_expr, duration_expr, percent_expr
-from tracetui.insight.compile_names import COMPILED_REGION, compile_wrapper
+from tracetui.insight.distributions import gpu_distributions
 from tracetui.insight.flops import op_cost_columns
+from tracetui.insight.gpu_work import gpu_work
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.roofline import MATRIX_KINDS, roofline_columns
 from tracetui.trace.align import lookup
-from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.memo import kept
 from tracetui.trace.model import COST_SHAPES
-from tracetui.trace.stats import DUR_NS, US, mean_us, merged_intervals, sum_us
-from tracetui.trace.text import starts_with
+from tracetui.trace.stats import DUR_NS, US, sum_us
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
 
 KERNEL_FIELDS = ("family", "kind", "arch", "tile", "stages", "layout", "fused_ops", "short")
-SYNC_CALLS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent")
-BUSY_GPU_BOUND = 0.8  # GPU busy over the step's window at or above which a step is GPU-bound
-
-
-WORK_COLUMNS = ("id", "name", "cat", "dur", "start_ns", "end_ns", "launch_id", "launch_op_id")
-WORK_ARGS = ("device", "bytes", "grid")
-
-
-def gpu_work(trace: Trace) -> pl.DataFrame:
-    """The GPU work (kernels, memcpys, memsets) in event order, with the columns the insight
-    aggregates read (:data:`WORK_COLUMNS`, and :data:`WORK_ARGS` of its args): found once per
-    trace, without building :attr:`Trace.gpu` (every column of every GPU event)."""
-    return kept(trace, "gpu_work", lambda: _gpu_work(trace))
-
-
-def _gpu_work(trace: Trace) -> pl.DataFrame:
-    rows = trace.events.lazy().filter(pl.col("cat").is_in(GPU_WORK)).select(WORK_COLUMNS).collect()
-    # one piece per column (the query's output comes in morsels): its readers gather from it
-    return pl.concat([rows, lookup(trace.gpu_args, rows["id"], *WORK_ARGS)], how="horizontal").rechunk()
 
 
 def kernel_costs(trace: Trace, ids: pl.Series | None = None) -> pl.DataFrame:
@@ -88,7 +67,7 @@ def _cost_rows(trace: Trace, ids: pl.Series | None = None) -> tuple[pl.LazyFrame
     those small tables by whoever shows it, after any aggregation. ``ids``: only the rows of those
     events and of their ops' other GPU work (an op's figures are read over all its kernels)."""
     work = gpu_work(trace)  # kept: the query adds its keys to it (the whole's; ``ids``': a part's)
-    names = _decoded_names(trace)
+    names = _decoded_names(trace, work)
     if ids is not None:
         work = _with_their_ops(work, ids)
     gpu = work.select("id", "name", "cat", "dur", "start_ns", "end_ns", "device", "launch_op_id", "bytes")
@@ -168,21 +147,14 @@ def grid_blocks() -> pl.Expr:
     )
 
 
-def _decoded_names(trace: Trace) -> pl.DataFrame:
+def _decoded_names(trace: Trace, work: pl.DataFrame) -> pl.DataFrame:
     """The decoded names of every GPU work name of the trace (kept per trace): a part of its rows
     is decoded among all of them, since a short name is told apart from the trace's other names."""
 
     def decoded() -> pl.DataFrame:
-        return kernel_name_columns(gpu_work(trace)["name"]).select("name", *KERNEL_FIELDS, "notes")
+        return kernel_name_columns(work["name"]).select("name", *KERNEL_FIELDS, "notes")
 
     return kept(trace, "decoded_names", decoded)
-
-
-def is_gpu_work(trace: Trace, event_id: int) -> bool:
-    """Whether ``event_id`` is one of the GPU work events (a sorted search of their ids)."""
-    ids = gpu_work(trace)["id"]
-    at = ids.search_sorted(event_id)
-    return bool(at < len(ids) and ids[at] == event_id)
 
 
 def _with_their_ops(work: pl.DataFrame, ids: pl.Series) -> pl.DataFrame:
@@ -345,200 +317,13 @@ def _with_roofline(trace: Trace, rows: pl.DataFrame, dur: str, call_dur: str, bl
     return pl.concat(parts or [read(rows, {})], how="diagonal_relaxed")
 
 
-def step_verdicts(trace: Trace) -> pl.DataFrame:
-    """Per step: GPU busy share of the step, idle gaps, CPU launch time vs GPU time, a verdict."""
-    return _verdicts(trace.step_instances, trace.span_work, _sync_time(trace, "step_id"))
-
-
-def annotation_verdicts(trace: Trace) -> pl.DataFrame:
-    """Per annotation instance: the same reading as :func:`step_verdicts`, over the annotation."""
-    return _verdicts(trace.annotation_instances, trace.span_work, _sync_time(trace, "annotation_id"))
-
-
-def thread_splits(trace: Trace) -> pl.DataFrame:
-    """``(span, split)`` for each step and annotation instance with kernels launched from another
-    thread while it was open: ``358 here + 666 on pt_autograd_0`` (``here``: its own thread)."""
-    return split_text(trace.span_threads, "span", "kernels")
-
-
-def annotation_threads(trace: Trace) -> pl.DataFrame:
-    """Per annotation name and launching thread: the work launched while a call was open, per call
-    (``kernels_per_call``, ``memcpys_per_call``, ``memsets_per_call``, ``gpu_events_per_call``,
-    ``gpu_us_per_call``); per name its own thread (``here``) first, then by kernels."""
-    calls = trace.annotation_instances.select(pl.col("id").alias("span"), "name")
-    counts = ["kernels", "memcpys", "memsets", "gpu_events", "gpu_us"]
-    return (
-        trace.span_threads.join(calls, on="span")
-        .group_by("name", "thread", "here")
-        .agg(pl.col(*counts).sum())
-        .join(calls.group_by("name").len("calls"), on="name")
-        .select(
-            "name", "thread", "here", *((pl.col(c) / pl.col("calls")).alias(f"{c}_per_call") for c in counts)
-        )
-        .sort(["name", "here", "kernels_per_call", "thread"], descending=[False, True, True, False])
+def decoded_kernels(trace: Trace) -> pl.DataFrame:
+    """The kernels table with each name's decoded short form, family and kind."""
+    kernels = trace.kernels.rename({"cat": "category"})
+    if kernels.is_empty():
+        return kernels
+    decoded = kernel_name_columns(kernels["name"]).select("name", "short", "family", "kind")
+    spread = gpu_distributions(trace).select("name", "p50_us", "p90_us", "p99_us")
+    return kernels.join(decoded, on="name", how="left", maintain_order="left").join(
+        spread, on="name", how="left", maintain_order="left"
     )
-
-
-def annotation_thread_splits(trace: Trace) -> pl.DataFrame:
-    """``(name, split)``: :func:`thread_splits` per annotation name, in kernels per call."""
-    return split_text(annotation_threads(trace), "name", "kernels_per_call")
-
-
-def split_text(threads: pl.DataFrame, key: str, value: str) -> pl.DataFrame:
-    """``(key, split)``: per ``key``, ``value`` on its own thread (``here``) then on each other
-    thread (``thread``) with some, largest first; only keys with some on another thread."""
-    others = threads.filter(~pl.col("here") & (pl.col(value) > 0))
-    if others.is_empty():
-        return pl.DataFrame(schema={key: threads.schema[key], "split": pl.String})
-    here = threads.filter(pl.col("here")).group_by(key).agg(pl.col(value).sum().alias("here_value"))
-    parts = (
-        others.sort([key, value, "thread"], descending=[False, True, False])
-        .group_by(key, maintain_order=True)
-        .agg(pl.format("{} on {}", count_expr(pl.col(value)), pl.col("thread")).str.join(" + ").alias("rest"))
-    )
-    return (
-        parts.join(here, on=key, how="left")
-        .select(
-            key,
-            pl.format("{} here + {}", count_expr(pl.col("here_value").fill_null(0)), pl.col("rest")).alias(
-                "split"
-            ),
-        )
-        .sort(key)
-    )
-
-
-def _sync_time(trace: Trace, by: str) -> pl.DataFrame:
-    """CPU time spent waiting in synchronize calls, per step or annotation."""
-    syncs = kept(trace, "sync_calls", lambda: _sync_calls(trace))
-    return syncs.group_by(by).agg(sum_us().alias("sync_us")).rename({by: "span"})
-
-
-def _sync_calls(trace: Trace) -> pl.DataFrame:
-    """The synchronize calls (few): their steps, annotations and times."""
-    calls = trace.events.lazy().filter(pl.col("cat").is_in(LAUNCH_CALLS) & pl.col("name").is_in(SYNC_CALLS))
-    return calls.select("step_id", "annotation_id", "start_ns", "end_ns").collect()
-
-
-def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl.DataFrame:
-    """The reading of each span (steps or annotation instances, with their work and idle gaps from
-    :func:`tracetui.trace.stats.span_instances`)."""
-    gpu_end = work.lazy().group_by("span").agg(pl.col("end_ns").max().alias("gpu_end"))
-    table = (
-        spans.lazy()
-        .select(
-            "id",
-            "name",
-            "start_ns",
-            "end_ns",
-            "dur",
-            "gpu_us",
-            "gpu_busy_us",
-            "gpu_events",
-            "idle_gaps",
-            "largest_gap_us",
-        )
-        .join(gpu_end, left_on="id", right_on="span", how="left", maintain_order="left")
-        .join(sync.lazy(), left_on="id", right_on="span", how="left", maintain_order="left")
-        .with_columns(pl.col("sync_us").fill_null(0))
-        .with_columns(window_us=(pl.max_horizontal("end_ns", "gpu_end") - pl.col("start_ns")) / 1000.0)
-        .with_columns(
-            cpu_launch_us=(pl.col("dur") - pl.col("sync_us")).clip(0),
-            gpu_busy_pct=pl.when(pl.col("window_us") > 0).then(
-                100.0 * pl.col("gpu_busy_us") / pl.col("window_us")
-            ),
-        )
-    )
-    numbers = pl.format(
-        "CPU {} to launch {} of GPU work; GPU busy {} of {}",
-        duration_expr(pl.col("cpu_launch_us")),
-        duration_expr(pl.col("gpu_busy_us")),
-        percent_expr(pl.col("gpu_busy_pct")),
-        duration_expr(pl.col("window_us")),
-    )
-    bound = (
-        pl.when(pl.col("gpu_events").fill_null(0) == 0)
-        .then(pl.lit("idle"))
-        .when(pl.col("cpu_launch_us") > pl.col("gpu_busy_us"))
-        .then(pl.lit("launch-bound"))
-        .when(pl.col("gpu_busy_pct") >= 100 * BUSY_GPU_BOUND)
-        .then(pl.lit("gpu-bound"))
-        .otherwise(pl.lit("gpu-waits"))
-    )
-    numbers_col = pl.col("numbers")
-    verdict = (
-        pl.when(pl.col("bound") == "idle")
-        .then(pl.lit("no GPU work"))
-        .when(pl.col("bound") == "launch-bound")
-        .then(pl.format("launch/overhead-bound: {}", numbers_col))
-        .when(pl.col("bound") == "gpu-bound")
-        .then(pl.format("GPU-bound: {}", numbers_col))
-        .otherwise(pl.format("GPU waits outside launches (sync, data, Python): {}", numbers_col))
-    )
-    return (
-        table.with_columns(bound=bound, numbers=numbers)  # the numbers written once, read by each verdict
-        .with_columns(verdict=verdict)
-        .drop("end_ns", "gpu_end", "numbers")
-        .sort("start_ns")
-        .collect()
-    )
-
-
-def compile_overheads(trace: Trace) -> pl.DataFrame:
-    """CPU cost per call of ``torch.compile``'s pre-ops, and of the compiled-region wrapper.
-
-    The wrapper overhead of a ``Torch-Compiled Region`` is its CPU time minus the time inside
-    the Inductor graph call (``## Call CompiledFxGraph … ##``) below it.
-    """
-    graph_call = starts_with("name", "## Call CompiledFxGraph")
-    events = (  # one pass over the names: the few events of torch.compile's
-        trace.events.lazy()
-        .filter(compile_wrapper() | graph_call)
-        .select("id", "cat", "name", "track", "pos", "end_pos", "start_ns", "end_ns")
-        .collect()
-    )
-    preops = events.filter((pl.col("cat") == "cpu_op") & compile_wrapper())
-    regions = events.filter(starts_with("name", COMPILED_REGION)).select(
-        "id", "track", "pos", "end_pos", DUR_NS.alias("dur_ns")
-    )
-    graphs = events.filter(graph_call).select(
-        "track", pl.col("pos").alias("graph_pos"), DUR_NS.alias("graph_ns")
-    )
-    wrapper = pl.DataFrame(schema={"name": pl.String, "dur_ns": pl.Int64})
-    if not regions.is_empty() and not graphs.is_empty():
-        wrapper = (
-            regions.join_where(
-                graphs,
-                pl.col("track") == pl.col("track_right"),
-                pl.col("graph_pos") > pl.col("pos"),
-                pl.col("graph_pos") < pl.col("end_pos"),
-            )
-            .group_by("id", "dur_ns")
-            .agg(pl.col("graph_ns").sum())
-            .select(
-                pl.lit(f"{COMPILED_REGION} wrapper (outside the graph call)").alias("name"),
-                (pl.col("dur_ns") - pl.col("graph_ns")).alias("dur_ns"),
-            )
-        )
-    rows = pl.concat([preops.select(pl.col("name").cast(pl.String), DUR_NS.alias("dur_ns")), wrapper])
-    return (
-        rows.group_by("name")
-        .agg(
-            pl.len().alias("calls"),
-            mean_us(pl.col("dur_ns")).alias("avg_us"),
-            sum_us(pl.col("dur_ns")).alias("total_us"),
-        )
-        .sort(["total_us", "name"], descending=[True, False])
-    )
-
-
-def span_us(trace: Trace) -> float:
-    """The trace's span (µs): from its first event's start to its last event's end."""
-    bounds = trace.events.select(pl.col("end_ns").max().fill_null(0) - pl.col("start_ns").min().fill_null(0))
-    return float(bounds.item()) / 1000.0
-
-
-def gpu_work_union_us(trace: Trace) -> float:
-    """GPU busy time over the whole trace (µs): the union of all GPU work intervals."""
-    busy = merged_intervals(gpu_work(trace))
-    return float((busy["end_ns"] - busy["start_ns"]).sum()) / 1000.0

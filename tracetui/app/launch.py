@@ -1,0 +1,71 @@
+"""The entry points of the apps: the explorer of a trace (``open``, ``capture --open``), of a run's
+ranks, and the comparison screen (``diff`` on a terminal)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tracetui.errors import TraceError
+from tracetui.trace import prefetch
+from tracetui.trace.source import check_readable
+
+if TYPE_CHECKING:
+    from tracetui.ranks.discover import RankSet
+
+
+def default_trace() -> Path:
+    """The bundled sample trace shown when no file is given."""
+    try:
+        from tracetui import sample_traces
+    except ImportError:
+        raise TraceError(None, "no trace given and the bundled samples are not installed") from None
+    return sample_traces.default_trace()
+
+
+def open_trace(path: Path | None, expect: Path | None = None) -> int:
+    """Run the explorer on ``path`` (``None``: the bundled sample), with the pass/fail panel of an
+    expectations file when ``expect`` is given. Returns the exit status. A bad expectations file
+    raises :class:`TraceError` (``FILE: line N: problem``) before the app starts."""
+    checks = None
+    if expect is not None:
+        from tracetui.compare.expectations import load_expectations
+
+        checks = (expect, load_expectations(expect))
+    sample = path is None
+    target = default_trace() if path is None else path
+    check_readable(target)
+    prefetch.start(target)  # reads and scans on another core while textual is imported
+    from tracetui.app.app import TraceApp
+
+    app = TraceApp(target, sample=sample, freeze_gc=True, expect=checks)
+    app.run()
+    return app.return_code or 0
+
+
+def open_diff(path_a: Path, path_b: Path) -> int:
+    """Run the comparison screen on two traces. Returns the exit status."""
+    check_readable(path_a)
+    check_readable(path_b)
+    prefetch.start(path_a)
+    prefetch.start(path_b)
+    from tracetui.app.diff_app import DiffApp
+
+    app = DiffApp(path_a, path_b, freeze_gc=True)
+    app.run()
+    return app.return_code or 0
+
+
+def open_run(target: RankSet | Path) -> int:
+    """Run the explorer of a distributed run (a rank set, or a dataset): the Ranks screen first."""
+    from tracetui.app.run_app import RunApp
+
+    name = target.name if isinstance(target, Path) else run_name(target)
+    app = RunApp(target, name, freeze_gc=True)
+    app.run()
+    return app.return_code or 0
+
+
+def run_name(rank_set: RankSet) -> str:
+    """How the screens call a rank set: its directory's name, else what the user typed."""
+    return rank_set.directory.name if rank_set.directory is not None else rank_set.label

@@ -1,0 +1,36 @@
+"""``tracetui open [TRACE]...``: the explorer of a trace, or of the ranks of a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from tracetui.app.launch import open_run, open_trace
+from tracetui.ranks.discover import is_dataset, resolve
+
+
+@click.command("open")
+@click.argument("traces", metavar="[TRACE]...", nargs=-1, type=click.Path(path_type=Path, dir_okay=True))
+@click.option(
+    "--expect",
+    type=click.Path(path_type=Path),
+    help="Expectations file (TOML, as for `tracetui check`): a pass/fail panel; Enter on a failing "
+    "check goes to the node that broke it.",
+)
+def open_command(traces: tuple[Path, ...], expect: Path | None) -> int:
+    """Explore TRACE (a Chrome trace, .json or .json.gz, or a trace directory) in the terminal.
+
+    Without TRACE, opens the bundled sample trace. For the ranks of a distributed run (a directory
+    of rank traces, several files, a glob, or a dataset from `tracetui convert`): the Ranks table,
+    the collectives aligned across ranks and the kernels across ranks, then any rank's tree
+    ([ and ] switch ranks). Keys: F1 or ? lists them all.
+    """
+    if not traces or (len(traces) == 1 and traces[0].is_file()):
+        return open_trace(traces[0] if traces else None, expect)
+    target = resolve(traces)
+    if isinstance(target, Path) and not is_dataset(target):
+        return open_trace(target, expect)
+    if expect is not None:
+        raise click.UsageError("--expect checks one trace: give one rank's trace with it")
+    return open_run(target)
