@@ -25,7 +25,7 @@ import pytest
 import tracetui
 from tracetui.errors import TraceError
 from tracetui.insight.summary_data import summary_data
-from tracetui.trace import cache, native, stream
+from tracetui.trace import cache, model, native, stream
 from tracetui.trace import cache_files as files
 from tracetui.trace.args import ArgsBlocks, Deferred
 from tracetui.trace.layout import ARGS_FILE, schema
@@ -91,6 +91,20 @@ def leftovers(root: Path) -> list[Path]:
     return [p for p in root.rglob(".*") if p.name.startswith((".staging-", ".tmp-"))] if root.exists() else []
 
 
+def entry_reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str] | None]]:
+    """Every table the model reads from a cache entry from now on: its name and columns (None: whole)."""
+    read: list[tuple[str, list[str] | None]] = []
+    original = model.read_table
+
+    def spy(source: Any, name: str, columns: Any = None) -> pl.DataFrame:
+        if isinstance(source, cache.EntryTables):
+            read.append((name, None if columns is None else list(columns)))
+        return original(source, name, columns)
+
+    monkeypatch.setattr(model, "read_table", spy)
+    return read
+
+
 def same_trace(a: tracetui.Trace, b: tracetui.Trace) -> None:
     for name in TABLES:
         assert getattr(a, name).equals(getattr(b, name)), name
@@ -120,20 +134,13 @@ def test_a_trace_from_the_cache_reads_each_table_on_first_use(
 ) -> None:
     path = copy_fixture(tmp_path)
     summary = summary_data(stored(path))  # the summary is kept with the entry
-    read: list[str] = []
-    table = cache.EntryTables.table
-
-    def spy(self: cache.EntryTables, name: str, columns: Any = None) -> pl.DataFrame:
-        read.append(name)
-        return table(self, name, columns)
-
-    monkeypatch.setattr(cache.EntryTables, "table", spy)
+    read = entry_reads(monkeypatch)
     again = tracetui.load(path)
     assert again.from_cache and read == []
     assert summary_data(again) == json.loads(json.dumps(summary)) and read == []  # no table read
-    assert again.tracks.height and read == ["tracks"]
+    assert again.tracks.height and read == [("tracks", None)]
     again.tracks  # noqa: B018 (read once)
-    assert read == ["tracks"]
+    assert read == [("tracks", None)]
 
 
 def test_the_tree_of_a_cached_trace_reads_only_its_columns_and_matches(
@@ -144,14 +151,7 @@ def test_the_tree_of_a_cached_trace_reads_only_its_columns_and_matches(
 
     path = copy_fixture(tmp_path)
     first = stored(path)
-    read: list[tuple[str, Any]] = []
-    table = cache.EntryTables.table
-
-    def spy(self: cache.EntryTables, name: str, columns: Any = None) -> pl.DataFrame:
-        read.append((name, columns))
-        return table(self, name, columns)
-
-    monkeypatch.setattr(cache.EntryTables, "table", spy)
+    read = entry_reads(monkeypatch)
     again = tracetui.load(path)
     fresh, cached = TreeModel(first), TreeModel(again)
     hot = cached.hottest_path()
@@ -193,14 +193,7 @@ def test_the_first_frame_kept_with_the_entry_is_drawn_without_the_events(
     fresh = TreeModel(first)
     path_first = fresh.first_frame()  # kept with the entry
     devices = first.devices
-    read: list[tuple[str, Any]] = []
-    table = cache.EntryTables.table
-
-    def spy(self: cache.EntryTables, name: str, columns: Any = None) -> pl.DataFrame:
-        read.append((name, columns))
-        return table(self, name, columns)
-
-    monkeypatch.setattr(cache.EntryTables, "table", spy)
+    read = entry_reads(monkeypatch)
     again = tracetui.load(path)
     model = TreeModel(again)
     assert model.first_frame() == path_first
@@ -482,7 +475,7 @@ def test_a_file_of_an_entry_is_not_read_as_a_table(private_cache: Path, tmp_path
     tables = cache.EntryTables(path, entry, body[0]["tables"], body[0]["files"])
     try:
         with pytest.raises(KeyError):
-            tables.table("args_data")
+            tables.scan("args_data")
         with pytest.raises(KeyError):
             tables.file("events")
     finally:

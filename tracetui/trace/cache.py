@@ -10,15 +10,15 @@ a file that grew, was rewritten or renamed over meanwhile is not cached.
 Verified on every read: each file of an entry carries its CRC-32 in its name
 (:mod:`tracetui.trace.cache_files`); opening an entry checks every table and file (a streamed CRC,
 no big allocation) and each table's schema against the manifest, and a table is checked again when it is
-read (its CRC, schema and rows: the manifest lists each table's rows, so a trace counts its events
+read (its CRC and rows: the manifest lists each table's rows, so a trace counts its events
 without reading them). A damaged, partial, foreign or stale entry is removed and the trace loaded
 from its file.
 
 Lazy: an entry holds the model's tables (Arrow IPC, zstd), its raw args' file and facts; each
-is written straight to its file (never whole in memory beside the model); the trace it gives reads each
-table on first use (:class:`EntryTables`), and results computed from the trace later (a table
-computed after load, the summary, a rank's tables: :func:`derived`) are entries' parts too, keyed
-and verified the same way.
+is written straight to its file (never whole in memory beside the model); the trace it gives reads
+each table on first use (:class:`EntryTables`, through :func:`tracetui.trace.model.read_table`),
+and results computed from the trace later (a table computed after load, the summary, a rank's
+tables: :func:`derived`) are entries' parts too, keyed and verified the same way.
 
 Where: ``$TRACETUI_CACHE_DIR``, else the user cache folder (platformdirs; on Linux
 ``$XDG_CACHE_HOME/tracetui``, else ``~/.cache/tracetui``);
@@ -34,11 +34,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import cache, partial
 from io import BufferedReader
 from pathlib import Path
@@ -215,32 +214,20 @@ class EntryTables:
             self.close()
             raise
 
-    def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
-        """Table ``name``, read now (checked again: its CRC and schema); ``columns``: only those
-        (only they are decompressed; the file stays open for the rest)."""
+    def scan(self, name: str) -> pl.LazyFrame:
+        """Table ``name``: its file read now (and checked again: its CRC), decompressed when
+        collected, only the columns selected."""
         import polars as pl
 
         with self._lock:
             handle = self._handles.get(name)
-            if handle is None or name not in self._files:  # not read yet, and a table (not a file)
+            if handle is None or name not in self._files:  # a file, not a table
                 raise KeyError(name)
             try:
-                if columns is None:
-                    frame = pl.read_ipc(io.BytesIO(files.read_checked(handle, self._files[name])))
-                    wanted = self._schemas[name]
-                else:
-                    data = io.BytesIO(files.read_checked(handle, self._files[name]))
-                    frame = pl.read_ipc(data, columns=list(columns))
-                    listed = {column: dtype for column, dtype in self._schemas[name]}
-                    wanted = [[column, listed.get(column, "")] for column in columns]
-                if _schema(frame.schema) != wanted or frame.height != self._heights[name]:
-                    raise files.Damaged(name)
-            except Exception:
+                data = files.read_checked(handle, self._files[name])
+            except (OSError, files.Damaged):
                 raise self.damaged(f"table {name}") from None
-            if columns is None:
-                handle.close()
-                del self._handles[name]
-            return frame
+        return pl.scan_ipc(data)
 
     def file(self, name: str) -> BufferedReader:
         """File ``name``, open and checked when the entry was opened; the caller closes it."""
