@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -517,18 +518,10 @@ def test_a_table_damaged_after_the_entry_was_opened_is_one_line_error(
     assert not cache.has_entry(path)  # removed: the next open loads the file
 
 
-def pinned(script: str) -> str:
-    """``script`` keying cache entries with this process's code version: the tests compare the
-    entries a child writes with the ones this process finds, and an edit of the tree while the tests
-    run (a new version for the child) would split their keys."""
-    version = cache.code_version()
-    return f"from tracetui.trace import cache as _c; _c.code_version = lambda: {version!r}\n{script}"
-
-
 def run_python(script: str, private_cache: Path, *args: str, **kwargs: object) -> subprocess.Popen[bytes]:
     env = dict(os.environ, TRACETUI_CACHE_DIR=str(private_cache), TRACETUI_CACHE_MIN_BYTES="0")
     env.pop("TRACETUI_NO_CACHE", None)
-    command = [sys.executable, "-c", pinned(script), *args]
+    command = [sys.executable, "-c", script, *args]
     return subprocess.Popen(command, env=env, **kwargs)  # type: ignore[call-overload]
 
 
@@ -635,7 +628,7 @@ def read_only_run(root: Path, script: str, *args: str) -> subprocess.CompletedPr
     if os.geteuid() != 0:
         for folder in [root, *files.entries(root)]:
             folder.chmod(0o555)
-        command = [sys.executable, "-c", pinned(script), *args]
+        command = [sys.executable, "-c", script, *args]
     else:
         if shutil.which("unshare") is None:
             pytest.skip("root without unshare: cannot make a read-only file system")
@@ -649,7 +642,7 @@ def read_only_run(root: Path, script: str, *args: str) -> subprocess.CompletedPr
             str(root),
             sys.executable,
             "-c",
-            pinned(script),
+            script,
             *args,
         ]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
@@ -757,29 +750,50 @@ def test_a_new_code_version_does_not_read_old_entries(
     assert not cache.has_entry(path) and not tracetui.load(path).from_cache
 
 
-def test_the_code_version_follows_the_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A digest of the package's files: editing any module of the model changes it; the
-    explorer's widgets do not count."""
+def test_the_key_follows_the_version_the_format_and_the_scanner_not_the_sources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, the key hashed every source file: a docstring edit emptied every user's cache."""
     package = tmp_path / "tracetui"
     shutil.copytree(Path(tracetui.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
-    fake = package / "trace" / "cache.py"
-    monkeypatch.setattr(cache, "__file__", str(fake))
+    monkeypatch.setattr(cache, "__file__", str(package / "trace" / "cache.py"))
 
     def version() -> str:
         cache.code_version.cache_clear()
         return cache.code_version()
 
+    number = cache.FORMAT
     try:
         first = version()
-        assert version() == first
-        (package / "app" / "app.py").write_text("# the UI changed\n")
-        assert version() == first
         stats = package / "trace" / "stats.py"
-        stats.write_text(stats.read_text() + "\n# what the model computes changed\n")
+        stats.write_text(stats.read_text() + "\n# a comment, a docstring\n")
+        assert version() == first
+        monkeypatch.setattr(cache, "__version__", "99.0")
+        assert version() != first
+        monkeypatch.setattr(cache, "__version__", tracetui.__version__)
+        monkeypatch.setattr(cache, "FORMAT", number + 1)
+        assert version() != first
+        monkeypatch.setattr(cache, "FORMAT", number)
+        monkeypatch.setattr(cache, "scanner_abi", lambda: "another build of the scanner")
         assert version() != first
     finally:
         monkeypatch.undo()
         cache.code_version.cache_clear()
+    scanner = native._scan
+    if scanner is not None:  # the scanner's part: a digest of the built extension's bytes
+        assert (
+            cache.scanner_abi()
+            == hashlib.blake2b(Path(scanner.__file__).read_bytes(), digest_size=8).hexdigest()
+        )
+
+
+def test_a_salt_gives_fresh_keys(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = copy_fixture(tmp_path, SMALL)
+    stored(path)
+    monkeypatch.setattr(cache, "SALT", "a test's own")
+    assert not cache.has_entry(path) and not tracetui.load(path).from_cache
 
 
 def test_results_are_keyed_and_checked_like_tables(private_cache: Path, tmp_path: Path) -> None:
@@ -924,7 +938,7 @@ def test_a_result_kept_before_its_entry_is_written_joins_it(
 def test_two_processes_writing_one_entry_leave_one_good_entry(private_cache: Path, tmp_path: Path) -> None:
     path = copy_fixture(tmp_path)
     script = "import sys, tracetui; from tracetui import cli; tracetui.load(sys.argv[1]); cli._exit(0)"
-    processes = [run_python(script, private_cache, str(path)) for _ in range(2)]  # keyed alike: pinned
+    processes = [run_python(script, private_cache, str(path)) for _ in range(2)]
     assert [p.wait(timeout=120) for p in processes] == [0, 0]
     assert len(cache_dirs(private_cache)) == 1 and not leftovers(private_cache)
     manifests = files.parts(cache.entry_for(path), "manifest", "json")  # type: ignore[arg-type]

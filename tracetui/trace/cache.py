@@ -2,8 +2,8 @@
 
 Keyed so that it never serves wrong data: an entry's key is a digest of the trace file's identity
 (resolved path, device, inode, size, modification and change times: :func:`identity`), of the code
-that computed it (:func:`code_version`, a digest of tracetui's own files, so any change to what
-the model computes starts new entries) and of the entry format. The loader takes the identity
+that computed it (:func:`code_version`: tracetui's version, the entry format, the compiled scanner's
+digest; a docstring edit keeps the users' entries) and of :data:`SALT`. The loader takes the identity
 *before* it reads the file; the entry is written only if the file still has it after the load, so
 a file that grew, was rewritten or renamed over meanwhile is not cached.
 
@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import os
 import threading
 import time
@@ -56,10 +57,9 @@ if TYPE_CHECKING:
 MIN_BYTES = int(os.environ.get("TRACETUI_CACHE_MIN_BYTES", 8 << 20))
 DEFAULT_MAX = 4 << 30
 FORMAT = 5  # the layout of an entry (this module's and cache_files'); the code version covers the rest
+SALT = ""  # part of every key: a test that needs entries no other code wrote sets it
 SETTLE_S = 120.0  # how long a process that exits waits for its entry to be written
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-_CODE_SUFFIXES = (".py", ".c", ".so", ".pyd")
-_NOT_CODE = ("app",)  # the explorer's widgets compute nothing that is cached
 
 
 def directory() -> Path | None:
@@ -97,27 +97,27 @@ def identity(path: Path) -> str | None:
 
 @cache
 def code_version() -> str:
-    """A digest of tracetui's own files (sources and the compiled scanner; the explorer's
-    widgets excepted): it changes whenever what the model or a cached result computes may."""
-    package = Path(__file__).resolve().parents[1]
-    digest = hashlib.blake2b(__version__.encode(), digest_size=16)
-    found = []
-    for folder, subfolders, names in os.walk(package):
-        relative = Path(folder).relative_to(package)
-        if relative.parts and relative.parts[0] in _NOT_CODE:
-            subfolders.clear()
-            continue
-        subfolders[:] = [name for name in subfolders if name != "__pycache__"]
-        found += [relative / name for name in names if name.endswith(_CODE_SUFFIXES)]
-    for relative in sorted(found):
-        digest.update(str(relative).encode() + b"\0")
-        with contextlib.suppress(OSError):
-            digest.update((package / relative).read_bytes())
-    return digest.hexdigest()
+    """What the key says of the code that computed an entry: tracetui's version, the entry
+    :data:`FORMAT` and :func:`scanner_abi`. A change to what the model or a cached result computes
+    comes with a new version or, between releases, a new :data:`FORMAT`: editing the sources
+    otherwise (a comment, a docstring, the explorer) keeps the users' entries."""
+    return f"{__version__}/{FORMAT}/{scanner_abi()}"
+
+
+def scanner_abi() -> str:
+    """The compiled scanner the tables were read with: a digest of its file (a rebuilt scanner may
+    read a trace otherwise), or ``none`` (the msgspec path, where it is not built)."""
+    try:
+        spec = importlib.util.find_spec("tracetui.trace._scan")
+        if spec is None or spec.origin is None:
+            return "none"
+        return hashlib.blake2b(Path(spec.origin).read_bytes(), digest_size=8).hexdigest()
+    except (OSError, ImportError, ValueError):
+        return "none"
 
 
 def key(ident: str) -> str:
-    return hashlib.blake2b(f"{FORMAT}\0{code_version()}\0{ident}".encode(), digest_size=16).hexdigest()
+    return hashlib.blake2b(f"{code_version()}\0{SALT}\0{ident}".encode(), digest_size=16).hexdigest()
 
 
 def entry_for(path: Path) -> Path | None:
