@@ -4,7 +4,6 @@ give a correct trace (from the file) and leave nothing behind."""
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import gzip
 import hashlib
@@ -35,15 +34,6 @@ from tracetui.trace.model import TABLES
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 BIG = "mlp_train_tbhandler_stack_memory.pt.trace.json.gz"
 SMALL = "linear_eager.json.gz"
-
-
-@pytest.fixture
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.delenv("TRACETUI_NO_CACHE", raising=False)
-    monkeypatch.delenv("TRACETUI_CACHE_MAX", raising=False)
-    monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(cache, "MIN_BYTES", 0)
-    return tmp_path / "cache"
 
 
 def copy_fixture(tmp_path: Path, name: str = BIG, as_name: str | None = None) -> Path:
@@ -332,7 +322,8 @@ def test_a_file_rewritten_during_the_load_is_not_cached(
 
 
 def cache_dirs(root: Path) -> list[Path]:
-    return list(files.entries(root)) if root.exists() else []
+    """The entries of the cache folder ``root``."""
+    return list(files.entries(root / files.STORE))
 
 
 def padded_json(name: str, size: int) -> bytes:
@@ -599,25 +590,37 @@ def test_kill_9_during_the_write_leaves_a_folder_the_next_run_removes(
     same_trace(first, again)
 
 
+def staging_folder(store: Path, pid: int, name: str, marked: bool = True) -> Path:
+    """A write in progress of process ``pid`` in ``store`` as the cache names it (``name``: hex), with
+    a part in it and (``marked``) the entry's marker."""
+    folder = store / f".staging-{pid}-{name}"
+    folder.mkdir()
+    (folder / "events.00000000.arrow").write_bytes(b"x" * 1000)
+    if marked:
+        files.write_part(folder, files.MARK, files.marker_bytes(), "mark")
+    return folder
+
+
 def test_stale_writes_are_removed_and_live_ones_kept(private_cache: Path, tmp_path: Path) -> None:
-    private_cache.mkdir(parents=True)
+    store = files.store(private_cache, create=True)
+    assert store is not None
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    gone = private_cache / f".staging-{dead.pid}-abc"
-    gone.mkdir()
-    (gone / "events.00000000.arrow").write_bytes(b"x" * 1000)
-    old = private_cache / f".staging-{os.getpid()}-old"
-    old.mkdir()
+    gone = staging_folder(store, dead.pid, "abc")
+    old = staging_folder(store, os.getpid(), "0d")
     os.utime(old, (time.time() - 2 * files.STALE_S,) * 2)
-    live = private_cache / f".staging-{os.getpid()}-live"
-    live.mkdir()
-    entry = private_cache / ("0" * 32)
-    entry.mkdir()
+    live = staging_folder(store, os.getpid(), "1e")
+    entry = files.entry_folder(store, "0" * 32, create=True)
+    assert entry is not None
     part = entry / f".tmp-{dead.pid}-abc"
     part.write_bytes(b"y")
+    # named as the cache names its writes, but not marked as the cache's: not removed
+    unmarked = staging_folder(store, dead.pid, "ef", marked=False)
+    misnamed = staging_folder(store, dead.pid, "not-hex")
     stored(copy_fixture(tmp_path, SMALL))
     assert not gone.exists() and not old.exists() and not part.exists()
-    assert live.exists()
+    assert live.exists() and unmarked.exists() and misnamed.exists()
+    assert sorted(os.listdir(unmarked)) == ["events.00000000.arrow"]
 
 
 def read_only_run(root: Path, script: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -626,7 +629,7 @@ def read_only_run(root: Path, script: str, *args: str) -> subprocess.CompletedPr
     env = dict(os.environ, TRACETUI_CACHE_DIR=str(root), TRACETUI_CACHE_MIN_BYTES="0")
     env.pop("TRACETUI_NO_CACHE", None)
     if os.geteuid() != 0:
-        for folder in [root, *files.entries(root)]:
+        for folder in [root, root / files.STORE, *files.entries(root / files.STORE)]:
             folder.chmod(0o555)
         command = [sys.executable, "-c", script, *args]
     else:
@@ -834,9 +837,9 @@ def test_the_entry_is_written_off_the_loading_thread(
     writers: list[str] = []
     write = cache._write
 
-    def spy(trace: tracetui.Trace, ident: str, entry: Path) -> None:
+    def spy(*args: Any) -> None:
         writers.append(threading.current_thread().name)
-        write(trace, ident, entry)
+        write(*args)
 
     monkeypatch.setattr(cache, "_write", spy)
     tracetui.load(path)
@@ -920,9 +923,9 @@ def test_a_result_kept_before_its_entry_is_written_joins_it(
     release = threading.Event()
     write = cache._write
 
-    def held(trace: tracetui.Trace, ident: str, entry: Path) -> None:
+    def held(*args: Any) -> None:
         release.wait(30)
-        write(trace, ident, entry)
+        write(*args)
 
     monkeypatch.setattr(cache, "_write", held)
     first = tracetui.load(path)
@@ -950,35 +953,37 @@ def test_an_entry_removed_while_another_process_installs_it_is_left_whole(
     private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One process removes a damaged entry (a listing, then a file at a time) while another, which
-    found no manifest, installs a good one under the same name: before, the removal went on to
+    found no manifest, installs a good one under the same name: a removal in place would go on to
     delete the files the install had just moved in (the same bytes: the same names)."""
     path = copy_fixture(tmp_path)
     stored(path)
     entry = cache.entry_for(path)
     assert entry is not None
-    staging = files.temporary(private_cache, "staging")
+    staging = files.temporary(entry.parent, "staging")
     shutil.copytree(entry, staging)  # the other process's write, done
     part = next(entry.glob("events.*"))
     data = bytearray(part.read_bytes())
     data[-1] ^= 1
     part.write_bytes(bytes(data))
 
-    def rmtree(folder: Path, ignore_errors: bool = False) -> None:
-        """shutil.rmtree's steps, the manifest first; the other process installs meanwhile."""
-        names = sorted(os.listdir(folder), key=lambda name: not name.startswith("manifest."))
-        for number, name in enumerate(names):
-            (Path(folder) / name).unlink()
-            if number == 0:  # no manifest now: the other process installs (its _write's steps)
-                try:
-                    cache._install(staging, entry)
-                finally:
-                    files.remove(staging)
-        with contextlib.suppress(OSError):
-            os.rmdir(folder)
+    empty = files._empty
+    installed: list[Path] = []
+
+    def emptying(folder: Path) -> None:
+        """The removal's emptying, a file at a time; the other process installs meanwhile (its
+        _write's steps: no manifest under the entry's name now)."""
+        if not installed:
+            installed.append(folder)
+            try:
+                cache._install(staging, entry)
+            finally:
+                empty(staging)
+        empty(folder)
 
     with monkeypatch.context() as patch:
-        patch.setattr(files.shutil, "rmtree", rmtree)
+        patch.setattr(files, "_empty", emptying)
         assert cache.lookup(path, (), lambda tables, ident: None) is None  # damaged: removed
+    assert installed and installed[0] != entry  # the removal empties the folder it renamed aside
     assert tracetui.load(path).from_cache  # the entry the other process installed, whole
     assert len(cache_dirs(private_cache)) == 1 and not leftovers(private_cache)
 

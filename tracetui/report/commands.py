@@ -71,6 +71,9 @@ def _summary_of_trace(trace: Path, as_json: bool) -> None:
 
     data = summary_data(load_with_progress(trace))
     if as_json:
+        from tracetui.trace import cache
+
+        data["cache"] = cache.counts()  # this run's, never kept with the summary
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return
     Console(markup=False, highlight=False).print(summary_renderable(data))

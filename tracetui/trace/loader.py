@@ -59,11 +59,13 @@ def load_now(
         say("decoding")
         decoded = stream.finish(streamed)
         del streamed, read
-        parts = cache.parts_for(source.path, ident, source.json_bytes) if source.regular else NO_PARTS
+        parts: PartStore = NO_PARTS
+        if source.regular:
+            parts = cache.parts_for(source.path, ident, source.json_bytes, source.digest)
         trace = build(decoded, source, parts, say)
     hand_back()
     if source.regular:
-        cache.store(trace, source.json_bytes, ident)
+        cache.store(trace, source.json_bytes, ident, source.digest)
     return trace
 
 
