@@ -120,9 +120,7 @@ def _in_process(trace: Path, env: dict[str, str]) -> dict[str, float]:
 def _json_bytes(trace: Path) -> int:
     """The trace's JSON size, counted in a child (a parent holding the JSON would pass its RSS on
     to the children it forks: ``ru_maxrss`` survives ``exec``)."""
-    script = (
-        "import sys; from tracetui.trace.source import read_source; print(len(read_source(sys.argv[1]).data))"
-    )
+    script = "import sys; from tracetui.trace.source import read_all; print(len(read_all(sys.argv[1])[1]))"
     done = subprocess.run(
         [sys.executable, "-c", script, str(trace)], capture_output=True, text=True, check=True
     )

@@ -99,8 +99,9 @@ def test_a_file_changed_during_the_computation_is_not_cached(cache_dir: Path, tm
 
 def test_stale_staging_folders_are_removed(cache_dir: Path, tmp_path: Path) -> None:
     trace = Path(shutil.copy(next(GLOO4.glob("rank0*")), tmp_path / "rank0.json.gz"))
-    leftover = cache_dir / ".staging-999999999-killed"  # no such process
-    leftover.mkdir(parents=True)
+    store = files.store(cache_dir, create=True)
+    assert store is not None
+    leftover = files.new_folder(store).rename(store / ".staging-999999999-0dead")  # no such process
     os.utime(leftover, (1, 1))
     cache.store_derived(trace, "test", cache.identity(trace), {"a": b"1"})
     assert not leftover.exists()

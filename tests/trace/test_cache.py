@@ -4,9 +4,9 @@ give a correct trace (from the file) and leave nothing behind."""
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -25,7 +25,7 @@ import pytest
 import tracetui
 from tracetui.errors import TraceError
 from tracetui.insight.summary_data import summary_data
-from tracetui.trace import cache, native, stream
+from tracetui.trace import cache, model, native, stream
 from tracetui.trace import cache_files as files
 from tracetui.trace.args import ArgsBlocks, Deferred
 from tracetui.trace.layout import ARGS_FILE, schema
@@ -34,15 +34,6 @@ from tracetui.trace.model import TABLES
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 BIG = "mlp_train_tbhandler_stack_memory.pt.trace.json.gz"
 SMALL = "linear_eager.json.gz"
-
-
-@pytest.fixture
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.delenv("TRACETUI_NO_CACHE", raising=False)
-    monkeypatch.delenv("TRACETUI_CACHE_MAX", raising=False)
-    monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(cache, "MIN_BYTES", 0)
-    return tmp_path / "cache"
 
 
 def copy_fixture(tmp_path: Path, name: str = BIG, as_name: str | None = None) -> Path:
@@ -91,6 +82,20 @@ def leftovers(root: Path) -> list[Path]:
     return [p for p in root.rglob(".*") if p.name.startswith((".staging-", ".tmp-"))] if root.exists() else []
 
 
+def entry_reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str] | None]]:
+    """Every table the model reads from a cache entry from now on: its name and columns (None: whole)."""
+    read: list[tuple[str, list[str] | None]] = []
+    original = model.read_table
+
+    def spy(source: Any, name: str, columns: Any = None) -> pl.DataFrame:
+        if isinstance(source, cache.EntryTables):
+            read.append((name, None if columns is None else list(columns)))
+        return original(source, name, columns)
+
+    monkeypatch.setattr(model, "read_table", spy)
+    return read
+
+
 def same_trace(a: tracetui.Trace, b: tracetui.Trace) -> None:
     for name in TABLES:
         assert getattr(a, name).equals(getattr(b, name)), name
@@ -120,20 +125,13 @@ def test_a_trace_from_the_cache_reads_each_table_on_first_use(
 ) -> None:
     path = copy_fixture(tmp_path)
     summary = summary_data(stored(path))  # the summary is kept with the entry
-    read: list[str] = []
-    table = cache.EntryTables.table
-
-    def spy(self: cache.EntryTables, name: str, columns: Any = None) -> pl.DataFrame:
-        read.append(name)
-        return table(self, name, columns)
-
-    monkeypatch.setattr(cache.EntryTables, "table", spy)
+    read = entry_reads(monkeypatch)
     again = tracetui.load(path)
     assert again.from_cache and read == []
     assert summary_data(again) == json.loads(json.dumps(summary)) and read == []  # no table read
-    assert again.tracks.height and read == ["tracks"]
+    assert again.tracks.height and read == [("tracks", None)]
     again.tracks  # noqa: B018 (read once)
-    assert read == ["tracks"]
+    assert read == [("tracks", None)]
 
 
 def test_the_tree_of_a_cached_trace_reads_only_its_columns_and_matches(
@@ -144,14 +142,7 @@ def test_the_tree_of_a_cached_trace_reads_only_its_columns_and_matches(
 
     path = copy_fixture(tmp_path)
     first = stored(path)
-    read: list[tuple[str, Any]] = []
-    table = cache.EntryTables.table
-
-    def spy(self: cache.EntryTables, name: str, columns: Any = None) -> pl.DataFrame:
-        read.append((name, columns))
-        return table(self, name, columns)
-
-    monkeypatch.setattr(cache.EntryTables, "table", spy)
+    read = entry_reads(monkeypatch)
     again = tracetui.load(path)
     fresh, cached = TreeModel(first), TreeModel(again)
     hot = cached.hottest_path()
@@ -193,14 +184,7 @@ def test_the_first_frame_kept_with_the_entry_is_drawn_without_the_events(
     fresh = TreeModel(first)
     path_first = fresh.first_frame()  # kept with the entry
     devices = first.devices
-    read: list[tuple[str, Any]] = []
-    table = cache.EntryTables.table
-
-    def spy(self: cache.EntryTables, name: str, columns: Any = None) -> pl.DataFrame:
-        read.append((name, columns))
-        return table(self, name, columns)
-
-    monkeypatch.setattr(cache.EntryTables, "table", spy)
+    read = entry_reads(monkeypatch)
     again = tracetui.load(path)
     model = TreeModel(again)
     assert model.first_frame() == path_first
@@ -338,7 +322,8 @@ def test_a_file_rewritten_during_the_load_is_not_cached(
 
 
 def cache_dirs(root: Path) -> list[Path]:
-    return list(files.entries(root)) if root.exists() else []
+    """The entries of the cache folder ``root``."""
+    return list(files.entries(root / files.STORE))
 
 
 def padded_json(name: str, size: int) -> bytes:
@@ -482,7 +467,7 @@ def test_a_file_of_an_entry_is_not_read_as_a_table(private_cache: Path, tmp_path
     tables = cache.EntryTables(path, entry, body[0]["tables"], body[0]["files"])
     try:
         with pytest.raises(KeyError):
-            tables.table("args_data")
+            tables.scan("args_data")
         with pytest.raises(KeyError):
             tables.file("events")
     finally:
@@ -524,18 +509,10 @@ def test_a_table_damaged_after_the_entry_was_opened_is_one_line_error(
     assert not cache.has_entry(path)  # removed: the next open loads the file
 
 
-def pinned(script: str) -> str:
-    """``script`` keying cache entries with this process's code version: the tests compare the
-    entries a child writes with the ones this process finds, and an edit of the tree while the tests
-    run (a new version for the child) would split their keys."""
-    version = cache.code_version()
-    return f"from tracetui.trace import cache as _c; _c.code_version = lambda: {version!r}\n{script}"
-
-
 def run_python(script: str, private_cache: Path, *args: str, **kwargs: object) -> subprocess.Popen[bytes]:
     env = dict(os.environ, TRACETUI_CACHE_DIR=str(private_cache), TRACETUI_CACHE_MIN_BYTES="0")
     env.pop("TRACETUI_NO_CACHE", None)
-    command = [sys.executable, "-c", pinned(script), *args]
+    command = [sys.executable, "-c", script, *args]
     return subprocess.Popen(command, env=env, **kwargs)  # type: ignore[call-overload]
 
 
@@ -613,25 +590,37 @@ def test_kill_9_during_the_write_leaves_a_folder_the_next_run_removes(
     same_trace(first, again)
 
 
+def staging_folder(store: Path, pid: int, name: str, marked: bool = True) -> Path:
+    """A write in progress of process ``pid`` in ``store`` as the cache names it (``name``: hex), with
+    a part in it and (``marked``) the entry's marker."""
+    folder = store / f".staging-{pid}-{name}"
+    folder.mkdir()
+    (folder / "events.00000000.arrow").write_bytes(b"x" * 1000)
+    if marked:
+        files.write_part(folder, files.MARK, files.marker_bytes(), "mark")
+    return folder
+
+
 def test_stale_writes_are_removed_and_live_ones_kept(private_cache: Path, tmp_path: Path) -> None:
-    private_cache.mkdir(parents=True)
+    store = files.store(private_cache, create=True)
+    assert store is not None
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    gone = private_cache / f".staging-{dead.pid}-abc"
-    gone.mkdir()
-    (gone / "events.00000000.arrow").write_bytes(b"x" * 1000)
-    old = private_cache / f".staging-{os.getpid()}-old"
-    old.mkdir()
+    gone = staging_folder(store, dead.pid, "abc")
+    old = staging_folder(store, os.getpid(), "0d")
     os.utime(old, (time.time() - 2 * files.STALE_S,) * 2)
-    live = private_cache / f".staging-{os.getpid()}-live"
-    live.mkdir()
-    entry = private_cache / ("0" * 32)
-    entry.mkdir()
+    live = staging_folder(store, os.getpid(), "1e")
+    entry = files.entry_folder(store, "0" * 32, create=True)
+    assert entry is not None
     part = entry / f".tmp-{dead.pid}-abc"
     part.write_bytes(b"y")
+    # named as the cache names its writes, but not marked as the cache's: not removed
+    unmarked = staging_folder(store, dead.pid, "ef", marked=False)
+    misnamed = staging_folder(store, dead.pid, "not-hex")
     stored(copy_fixture(tmp_path, SMALL))
     assert not gone.exists() and not old.exists() and not part.exists()
-    assert live.exists()
+    assert live.exists() and unmarked.exists() and misnamed.exists()
+    assert sorted(os.listdir(unmarked)) == ["events.00000000.arrow"]
 
 
 def read_only_run(root: Path, script: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -640,9 +629,9 @@ def read_only_run(root: Path, script: str, *args: str) -> subprocess.CompletedPr
     env = dict(os.environ, TRACETUI_CACHE_DIR=str(root), TRACETUI_CACHE_MIN_BYTES="0")
     env.pop("TRACETUI_NO_CACHE", None)
     if os.geteuid() != 0:
-        for folder in [root, *files.entries(root)]:
+        for folder in [root, root / files.STORE, *files.entries(root / files.STORE)]:
             folder.chmod(0o555)
-        command = [sys.executable, "-c", pinned(script), *args]
+        command = [sys.executable, "-c", script, *args]
     else:
         if shutil.which("unshare") is None:
             pytest.skip("root without unshare: cannot make a read-only file system")
@@ -656,7 +645,7 @@ def read_only_run(root: Path, script: str, *args: str) -> subprocess.CompletedPr
             str(root),
             sys.executable,
             "-c",
-            pinned(script),
+            script,
             *args,
         ]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
@@ -764,29 +753,50 @@ def test_a_new_code_version_does_not_read_old_entries(
     assert not cache.has_entry(path) and not tracetui.load(path).from_cache
 
 
-def test_the_code_version_follows_the_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A digest of the package's files: editing any module of the model changes it; the
-    explorer's widgets do not count."""
+def test_the_key_follows_the_version_the_format_and_the_scanner_not_the_sources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, the key hashed every source file: a docstring edit emptied every user's cache."""
     package = tmp_path / "tracetui"
     shutil.copytree(Path(tracetui.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
-    fake = package / "trace" / "cache.py"
-    monkeypatch.setattr(cache, "__file__", str(fake))
+    monkeypatch.setattr(cache, "__file__", str(package / "trace" / "cache.py"))
 
     def version() -> str:
         cache.code_version.cache_clear()
         return cache.code_version()
 
+    number = cache.FORMAT
     try:
         first = version()
-        assert version() == first
-        (package / "app" / "app.py").write_text("# the UI changed\n")
-        assert version() == first
         stats = package / "trace" / "stats.py"
-        stats.write_text(stats.read_text() + "\n# what the model computes changed\n")
+        stats.write_text(stats.read_text() + "\n# a comment, a docstring\n")
+        assert version() == first
+        monkeypatch.setattr(cache, "__version__", "99.0")
+        assert version() != first
+        monkeypatch.setattr(cache, "__version__", tracetui.__version__)
+        monkeypatch.setattr(cache, "FORMAT", number + 1)
+        assert version() != first
+        monkeypatch.setattr(cache, "FORMAT", number)
+        monkeypatch.setattr(cache, "scanner_abi", lambda: "another build of the scanner")
         assert version() != first
     finally:
         monkeypatch.undo()
         cache.code_version.cache_clear()
+    scanner = native._scan
+    if scanner is not None:  # the scanner's part: a digest of the built extension's bytes
+        assert (
+            cache.scanner_abi()
+            == hashlib.blake2b(Path(scanner.__file__).read_bytes(), digest_size=8).hexdigest()
+        )
+
+
+def test_a_salt_gives_fresh_keys(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = copy_fixture(tmp_path, SMALL)
+    stored(path)
+    monkeypatch.setattr(cache, "SALT", "a test's own")
+    assert not cache.has_entry(path) and not tracetui.load(path).from_cache
 
 
 def test_results_are_keyed_and_checked_like_tables(private_cache: Path, tmp_path: Path) -> None:
@@ -827,9 +837,9 @@ def test_the_entry_is_written_off_the_loading_thread(
     writers: list[str] = []
     write = cache._write
 
-    def spy(trace: tracetui.Trace, ident: str, entry: Path) -> None:
+    def spy(*args: Any) -> None:
         writers.append(threading.current_thread().name)
-        write(trace, ident, entry)
+        write(*args)
 
     monkeypatch.setattr(cache, "_write", spy)
     tracetui.load(path)
@@ -913,9 +923,9 @@ def test_a_result_kept_before_its_entry_is_written_joins_it(
     release = threading.Event()
     write = cache._write
 
-    def held(trace: tracetui.Trace, ident: str, entry: Path) -> None:
+    def held(*args: Any) -> None:
         release.wait(30)
-        write(trace, ident, entry)
+        write(*args)
 
     monkeypatch.setattr(cache, "_write", held)
     first = tracetui.load(path)
@@ -931,7 +941,7 @@ def test_a_result_kept_before_its_entry_is_written_joins_it(
 def test_two_processes_writing_one_entry_leave_one_good_entry(private_cache: Path, tmp_path: Path) -> None:
     path = copy_fixture(tmp_path)
     script = "import sys, tracetui; from tracetui import cli; tracetui.load(sys.argv[1]); cli._exit(0)"
-    processes = [run_python(script, private_cache, str(path)) for _ in range(2)]  # keyed alike: pinned
+    processes = [run_python(script, private_cache, str(path)) for _ in range(2)]
     assert [p.wait(timeout=120) for p in processes] == [0, 0]
     assert len(cache_dirs(private_cache)) == 1 and not leftovers(private_cache)
     manifests = files.parts(cache.entry_for(path), "manifest", "json")  # type: ignore[arg-type]
@@ -943,35 +953,37 @@ def test_an_entry_removed_while_another_process_installs_it_is_left_whole(
     private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One process removes a damaged entry (a listing, then a file at a time) while another, which
-    found no manifest, installs a good one under the same name: before, the removal went on to
+    found no manifest, installs a good one under the same name: a removal in place would go on to
     delete the files the install had just moved in (the same bytes: the same names)."""
     path = copy_fixture(tmp_path)
     stored(path)
     entry = cache.entry_for(path)
     assert entry is not None
-    staging = files.temporary(private_cache, "staging")
+    staging = files.temporary(entry.parent, "staging")
     shutil.copytree(entry, staging)  # the other process's write, done
     part = next(entry.glob("events.*"))
     data = bytearray(part.read_bytes())
     data[-1] ^= 1
     part.write_bytes(bytes(data))
 
-    def rmtree(folder: Path, ignore_errors: bool = False) -> None:
-        """shutil.rmtree's steps, the manifest first; the other process installs meanwhile."""
-        names = sorted(os.listdir(folder), key=lambda name: not name.startswith("manifest."))
-        for number, name in enumerate(names):
-            (Path(folder) / name).unlink()
-            if number == 0:  # no manifest now: the other process installs (its _write's steps)
-                try:
-                    cache._install(staging, entry)
-                finally:
-                    files.remove(staging)
-        with contextlib.suppress(OSError):
-            os.rmdir(folder)
+    empty = files._empty
+    installed: list[Path] = []
+
+    def emptying(folder: Path) -> None:
+        """The removal's emptying, a file at a time; the other process installs meanwhile (its
+        _write's steps: no manifest under the entry's name now)."""
+        if not installed:
+            installed.append(folder)
+            try:
+                cache._install(staging, entry)
+            finally:
+                empty(staging)
+        empty(folder)
 
     with monkeypatch.context() as patch:
-        patch.setattr(files.shutil, "rmtree", rmtree)
+        patch.setattr(files, "_empty", emptying)
         assert cache.lookup(path, (), lambda tables, ident: None) is None  # damaged: removed
+    assert installed and installed[0] != entry  # the removal empties the folder it renamed aside
     assert tracetui.load(path).from_cache  # the entry the other process installed, whole
     assert len(cache_dirs(private_cache)) == 1 and not leftovers(private_cache)
 

@@ -18,8 +18,8 @@ from polars.testing import assert_frame_equal
 import tracetui
 from tracetui.errors import TraceError
 from tracetui.insight.summary_data import summary_data
-from tracetui.trace import cache, spill, stream
-from tracetui.trace.model import TABLES, Unread
+from tracetui.trace import cache, model, spill, stream
+from tracetui.trace.model import TABLES, Unread, read_table
 from tracetui.trace.spill import SpilledTables
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -130,16 +130,18 @@ def test_the_cache_writer_holds_one_table_read_back_at_a_time(
     monkeypatch.setattr(cache, "MIN_BYTES", 0)
     read: list[tuple[str, weakref.ref[pl.DataFrame]]] = []
     alive_when_read: list[list[str]] = []
-    original = SpilledTables.table
+    original = model.read_table
 
-    def table(self: SpilledTables, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+    def table(source: model.TableSource, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        if not isinstance(source, SpilledTables):
+            return original(source, name, columns)
         gc.collect()
         alive_when_read.append([before for before, ref in read if ref() is not None])
-        frame = original(self, name, columns)
+        frame = original(source, name, columns)
         read.append((name, weakref.ref(frame)))
         return frame
 
-    monkeypatch.setattr(SpilledTables, "table", table)
+    monkeypatch.setattr(model, "read_table", table)
     _load(TRAIN, monkeypatch, aside=True)
     cache.settle()
     assert [name for name, _ in read] == ["flows", "recorded_shapes"]
@@ -191,9 +193,9 @@ def test_spilled_tables_read_back_whole_or_by_columns(monkeypatch: pytest.Monkey
     spilled = SpilledTables.of(Path("t.json"), frames)
     assert spilled is not None and spilled.names == ("a", "b") and not spilled.files
     for name, frame in frames.items():
-        assert_frame_equal(spilled.table(name), frame)
+        assert_frame_equal(read_table(spilled, name), frame)
         assert spilled.height(name) == frame.height and spilled.columns(name) == frame.columns
-    assert_frame_equal(spilled.table("a", ["x", "id"]), frames["a"].select("x", "id"))
+    assert_frame_equal(read_table(spilled, "a", ["x", "id"]), frames["a"].select("x", "id"))
     with pytest.raises(KeyError):
         spilled.file("a")
 
@@ -205,7 +207,7 @@ def test_a_table_is_read_back_in_reads_of_bounded_size(monkeypatch: pytest.Monke
     assert spilled is not None
     monkeypatch.setattr(spill, "READ_BYTES", 7)  # many reads per table
     for name, frame in frames.items():
-        assert_frame_equal(spilled.table(name), frame)
+        assert_frame_equal(read_table(spilled, name), frame)
 
 
 def test_small_tables_are_not_spilled(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -219,7 +221,7 @@ def test_a_spilled_table_that_cannot_be_read_back_is_a_clear_error(monkeypatch: 
     assert spilled is not None
     os.ftruncate(spilled._file.fileno(), 10)  # the file lost its bytes
     with pytest.raises(TraceError, match=r"t\.json: a table it kept aside cannot be read back") as caught:
-        spilled.table("b")
+        read_table(spilled, "b")
     assert "\n" not in str(caught.value)
 
 

@@ -62,6 +62,9 @@ def summarize(trace: Path, as_json: bool = False) -> None:
     loaded = load_with_progress(trace)
     data = summary_data(loaded)
     if as_json:
+        from tracetui.trace import cache
+
+        data["cache"] = cache.counts()  # this run's, never kept with the summary
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return
     Console(markup=False, highlight=False).print(summary_renderable(data))

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -193,10 +192,11 @@ class _Partitions:
     def damaged(self, what: str) -> TraceError:
         return TraceError(self.root, f"rank {self.rank}'s {what} is damaged")
 
-    def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
-        frame = pl.read_parquet(self._file(name), columns=None if columns is None else list(columns))
-        coded = [c for c, t in schema(name).items() if t == pl.Categorical and c in frame.columns]
-        return frame.with_columns(pl.col(coded).cast(pl.Categorical))  # the model's text (as_text)
+    def scan(self, name: str) -> pl.LazyFrame:
+        lazy = pl.scan_parquet(self._file(name))
+        have = lazy.collect_schema()
+        coded = [c for c, t in schema(name).items() if t == pl.Categorical and c in have]
+        return lazy.with_columns(pl.col(coded).cast(pl.Categorical))  # the model's text (as_text)
 
     def columns(self, name: str) -> list[str]:
         return list(pl.read_parquet_schema(self._file(name)))

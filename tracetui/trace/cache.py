@@ -1,31 +1,52 @@
 """A disk cache of loaded traces: a trace opened again comes back in a fraction of a second.
 
-Keyed so that it never serves wrong data: an entry's key is a digest of the trace file's identity
+**Where.** ``$TRACETUI_CACHE_DIR``, else the user cache folder (platformdirs; on Linux
+``$XDG_CACHE_HOME/tracetui``, else ``~/.cache/tracetui``); ``TRACETUI_NO_CACHE=1`` turns it off.
+That folder may be any folder, a user's own or a shared one: the cache keeps everything in one
+subfolder of it that it tagged as its own, ``tracetui-cache/`` (:mod:`tracetui.trace.cache_files`),
+and removes only entries it wrote there (each carries its marker), never anything else. Only
+traces of at least ``TRACETUI_CACHE_MIN_BYTES`` (default 8 MiB) of JSON are stored; this user's
+entries take at most ``TRACETUI_CACHE_MAX`` (default 4G) in all, the least recently used removed
+first. The trace file itself is never written.
+
+**Keyed** so that it never serves wrong data: an entry's key is a digest of the trace file's identity
 (resolved path, device, inode, size, modification and change times: :func:`identity`), of the code
-that computed it (:func:`code_version`, a digest of tracetui's own files, so any change to what
-the model computes starts new entries) and of the entry format. The loader takes the identity
-*before* it reads the file; the entry is written only if the file still has it after the load, so
-a file that grew, was rewritten or renamed over meanwhile is not cached.
+that computed it (:func:`code_version`: tracetui's version, the entry format, the compiled scanner's
+digest) and of :data:`SALT`. The loader takes the identity *before* it reads the file, and a digest
+of the bytes it reads as it reads them (:class:`~tracetui.trace.cache_files.Digest`: their count,
+CRC-32, head and tail); the entry is written only if the file still has that identity after the
+load, so a file that grew, was rewritten or renamed over meanwhile is not cached.
 
-Verified on every read: each file of an entry carries its CRC-32 in its name
-(:mod:`tracetui.trace.cache_files`); opening an entry checks every table and file (a streamed CRC,
-no big allocation) and each table's schema against the manifest, and a table is checked again when it is
-read (its CRC, schema and rows: the manifest lists each table's rows, so a trace counts its events
-without reading them). A damaged, partial, foreign or stale entry is removed and the trace loaded
-from its file.
+**Verified** on every read: each file of an entry carries its CRC-32 in its name; opening an entry
+checks every table and file (a streamed CRC, no big allocation), each table's schema against the
+manifest, and the file's head and tail against the entry's digest; a table is checked again when it
+is read (its CRC and rows). A damaged, partial, foreign or stale entry is not used (this user's is
+removed) and the trace is loaded from its file.
 
-Lazy: an entry holds the model's tables (Arrow IPC, zstd), its raw args' file and facts; each
-is written straight to its file (never whole in memory beside the model); the trace it gives reads each
-table on first use (:class:`EntryTables`), and results computed from the trace later (a table
-computed after load, the summary, a rank's tables: :func:`derived`) are entries' parts too, keyed
-and verified the same way.
+**Trusted** only as far as its files are. Threat: a cache folder that others can write (shared, or
+someone else's), where another user plants an entry under a trace's key (keys are computed from
+what anyone who can ``stat`` the file sees) so that it reports another trace's data. An entry is
+trusted when its folder and every file of it read are this user's and nobody else may write them
+(:func:`cache_files.owned`; the cache makes them so, whatever the umask): nobody else can have
+planted or changed it, and a reopen checks the file's identity and the digest of its head and tail
+(two 64 KiB reads). Any other entry (another user's, or one others may write) is used only if the
+digest of *every* byte of the file, read again now, matches the one it records (once per file per
+process: the 90 MB trace's 6 MB file, a few ms; a 1 GB one's ~100 MB, ~0.05 s), and its results
+likewise. That stops an entry made from another file, or planted by anyone who has not read this
+trace; it cannot stop a writer of the folder who has read this trace (or its digest, in its own
+entry) and forges tables under its digest: share a cache folder only with people you would let
+edit your traces. Other users' entries are never removed.
 
-Where: ``$TRACETUI_CACHE_DIR``, else the user cache folder (platformdirs; on Linux
-``$XDG_CACHE_HOME/tracetui``, else ``~/.cache/tracetui``);
-``TRACETUI_NO_CACHE=1`` turns it off. Only traces of at least ``MIN_BYTES`` of JSON are stored;
-the entries take at most ``TRACETUI_CACHE_MAX`` (default 4G) in all, the least recently used
-removed first. The cache is best effort: a read-only or full disk means a normal load, never an
-error, and nothing left behind. The trace file itself is never written.
+**Lazy**: an entry holds the model's tables (Arrow IPC, zstd), its raw args' file and facts; each
+is written straight to its file (never whole in memory beside the model); the trace it gives reads
+each table on first use (:class:`EntryTables`, through :func:`tracetui.trace.model.read_table`),
+and results computed from the trace later (a table computed after load, the summary, a rank's
+tables: :func:`derived`) are files of the entry too, keyed and verified the same way.
+
+**Best effort, and visible**: a read-only or full disk, a missing entry, an entry not to be used are
+expected, and mean a normal load (nothing left behind). Any other exception in the cache is a
+failure: counted (:func:`counts`, in ``summary --json``), told once per process on stderr
+(``TRACETUI_DEBUG=1``: with its traceback, every time), and the load goes on without the cache.
 
 Free of heavy imports: the CLI checks for an entry before polars is imported.
 """
@@ -34,11 +55,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
+import importlib.util
+import json
 import os
+import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+import traceback
+from collections.abc import Callable
 from functools import cache, partial
 from io import BufferedReader
 from pathlib import Path
@@ -54,18 +78,17 @@ if TYPE_CHECKING:
     from tracetui.trace.args import RawArgs
     from tracetui.trace.model import PartStore, TableSource, Trace
 
-MIN_BYTES = int(os.environ.get("TRACETUI_CACHE_MIN_BYTES", 8 << 20))
+MIN_BYTES = 8 << 20  # the default of TRACETUI_CACHE_MIN_BYTES
 DEFAULT_MAX = 4 << 30
-FORMAT = 5  # the layout of an entry (this module's and cache_files'); the code version covers the rest
+FORMAT = files.FORMAT
+SALT = ""  # part of every key: a test that needs entries no other code wrote sets it
 SETTLE_S = 120.0  # how long a process that exits waits for its entry to be written
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-_CODE_SUFFIXES = (".py", ".c", ".so", ".pyd")
-_NOT_CODE = ("app",)  # the explorer's widgets compute nothing that is cached
 
 
 def directory() -> Path | None:
-    """Where entries live (``$TRACETUI_CACHE_DIR``, else the platform's user cache folder), or
-    None when caching is off."""
+    """The cache folder (``$TRACETUI_CACHE_DIR``, else the platform's user cache folder), or None
+    when caching is off. The cache keeps its files in one subfolder of it (:data:`files.STORE`)."""
     if os.environ.get("TRACETUI_NO_CACHE"):
         return None
     if root := os.environ.get("TRACETUI_CACHE_DIR"):
@@ -76,7 +99,7 @@ def directory() -> Path | None:
 
 
 def max_bytes() -> int:
-    """The entries' total size cap: ``TRACETUI_CACHE_MAX`` (bytes, or with K/M/G/T), else 4G."""
+    """This user's entries' total size cap: ``TRACETUI_CACHE_MAX`` (bytes, or with K/M/G/T), else 4G."""
     text = os.environ.get("TRACETUI_CACHE_MAX", "").strip().upper().removesuffix("B").removesuffix("I")
     unit = _UNITS.get(text[-1:], 1) if text[-1:].isalpha() else 1
     number = text[:-1] if text[-1:].isalpha() else text
@@ -84,6 +107,17 @@ def max_bytes() -> int:
         return max(0, int(float(number) * unit))
     except ValueError:
         return DEFAULT_MAX
+
+
+def min_bytes() -> int:
+    """Bytes of JSON a trace needs to be stored: ``TRACETUI_CACHE_MIN_BYTES``, else :data:`MIN_BYTES`."""
+    text = os.environ.get("TRACETUI_CACHE_MIN_BYTES", "").strip()
+    return int(text) if text else MIN_BYTES
+
+
+def debug() -> bool:
+    """Whether ``TRACETUI_DEBUG`` asks for tracebacks."""
+    return bool(os.environ.get("TRACETUI_DEBUG"))
 
 
 def identity(path: Path) -> str | None:
@@ -98,29 +132,70 @@ def identity(path: Path) -> str | None:
 
 @cache
 def code_version() -> str:
-    """A digest of tracetui's own files (sources and the compiled scanner; the explorer's
-    widgets excepted): it changes whenever what the model or a cached result computes may."""
-    package = Path(__file__).resolve().parents[1]
-    digest = hashlib.blake2b(__version__.encode(), digest_size=16)
-    found = []
-    for folder, subfolders, names in os.walk(package):
-        relative = Path(folder).relative_to(package)
-        if relative.parts and relative.parts[0] in _NOT_CODE:
-            subfolders.clear()
-            continue
-        subfolders[:] = [name for name in subfolders if name != "__pycache__"]
-        found += [relative / name for name in names if name.endswith(_CODE_SUFFIXES)]
-    for relative in sorted(found):
-        digest.update(str(relative).encode() + b"\0")
-        with contextlib.suppress(OSError):
-            digest.update((package / relative).read_bytes())
-    return digest.hexdigest()
+    """What the key says of the code that computed an entry: tracetui's version, the entry
+    :data:`FORMAT` and :func:`scanner_abi`. A change to what the model or a cached result computes
+    comes with a new version or, between releases, a new :data:`FORMAT`: editing the sources
+    otherwise (a comment, a docstring, the explorer) keeps the users' entries."""
+    return f"{__version__}/{FORMAT}/{scanner_abi()}"
+
+
+def scanner_abi() -> str:
+    """The compiled scanner the tables were read with: a digest of its file (a rebuilt scanner may
+    read a trace otherwise), or ``none`` (the msgspec path, where it is not built)."""
+    try:
+        spec = importlib.util.find_spec("tracetui.trace._scan")
+        if spec is None or spec.origin is None:
+            return "none"
+        return hashlib.blake2b(Path(spec.origin).read_bytes(), digest_size=8).hexdigest()
+    except (OSError, ImportError, ValueError):
+        return "none"
 
 
 def key(ident: str) -> str:
-    return hashlib.blake2b(f"{FORMAT}\0{code_version()}\0{ident}".encode(), digest_size=16).hexdigest()
+    return hashlib.blake2b(f"{code_version()}\0{SALT}\0{ident}".encode(), digest_size=16).hexdigest()
 
 
+# ---- what the cache did: counted, failures told ------------------------------------------------------
+_counts = {"hits": 0, "misses": 0, "rejected": 0, "failures": 0}
+_counts_lock = threading.Lock()
+
+
+def counts() -> dict[str, Any]:
+    """This process's use of the cache (``summary --json``'s ``cache``): whether it is on; trace
+    lookups that found an entry (``hits``), none (``misses``), one not to be used (``rejected``:
+    damaged, stale, not made from the file's bytes; results too); ``failures``: unexpected errors of
+    the cache's own, each of which left the work to a normal load."""
+    with _counts_lock:
+        counted = dict(_counts)
+    return {"enabled": not os.environ.get("TRACETUI_NO_CACHE"), **counted}
+
+
+def _count(what: str) -> None:
+    with _counts_lock:
+        _counts[what] += 1
+
+
+def _failed(doing: str) -> None:
+    """In an ``except`` block: an unexpected error of the cache while ``doing``. Counted; the first
+    of the process is one line on stderr; ``TRACETUI_DEBUG`` prints each one's traceback."""
+    with _counts_lock:
+        _counts["failures"] += 1
+        first = _counts["failures"] == 1
+    error = sys.exc_info()[1]
+    if first:
+        words = (str(error).splitlines() or [""])[0][:200]
+        hint = "" if debug() else " (TRACETUI_DEBUG=1 shows the traceback)"
+        with contextlib.suppress(Exception):
+            sys.stderr.write(
+                f"tracetui: the trace cache failed {doing} ({type(error).__name__}: {words}); "
+                f"traces are loaded from their files instead{hint}\n"
+            )
+    if debug():
+        with contextlib.suppress(Exception):
+            traceback.print_exc()
+
+
+# ---- where an entry is -------------------------------------------------------------------------------------
 def entry_for(path: Path) -> Path | None:
     """The entry folder for a trace file as it is now (existing or not; once a write of it in
     progress in this process has finished); None when caching is off."""
@@ -130,13 +205,28 @@ def entry_for(path: Path) -> Path | None:
 
 def _entry(ident: str) -> Path | None:
     root = directory()
-    return None if root is None else _settled(root / key(ident))
+    return None if root is None else _settled(root / files.STORE / key(ident))
 
 
 def has_entry(path: Path) -> bool:
-    """Whether a complete entry exists for ``path`` (cheap: a stat and a listing)."""
-    entry = entry_for(path)
-    return entry is not None and bool(files.parts(entry, "manifest", "json"))
+    """Whether a complete entry exists for ``path`` (cheap: a stat and a listing). Where the cache is
+    on and there is none, a miss is counted: the caller loads the file."""
+    try:
+        entry = entry_for(path)
+        found = entry is not None and bool(files.parts(entry, "manifest", "json"))
+    except Exception:
+        _failed("looking for an entry")
+        return False
+    if entry is not None and not found:
+        _count("misses")
+    return found
+
+
+def _folder_owned(entry: Path) -> bool:
+    try:
+        return files.owned(entry.lstat())
+    except OSError:
+        return False
 
 
 # ---- reading --------------------------------------------------------------------------------------
@@ -146,41 +236,86 @@ def lookup(
     """The cached trace of ``path`` (its file as it is now), or None. The trace reads its tables
     on first use, its raw args from the provider ``raw_args(tables, identity)`` gives (the
     loader's: from the entry's tables where the trace stored its provider's, else the file), and
-    keeps what it computes later in the entry. A bad entry is removed (a miss)."""
+    keeps what it computes later in the entry. An entry not to be used is a miss (this user's is
+    removed)."""
+    try:
+        return _lookup(path, siblings, raw_args)
+    except Exception:
+        _failed("reading an entry")
+        return None
+
+
+def _lookup(
+    path: Path, siblings: tuple[Path, ...], raw_args: Callable[[TableSource, str], RawArgs]
+) -> Trace | None:
     ident = identity(path)
     entry = None if ident is None else _entry(ident)
-    if ident is None or entry is None or not files.parts(entry, "manifest", "json"):
+    if ident is None or entry is None:
+        return None
+    if not files.parts(entry, "manifest", "json") or not files.is_entry(entry):
+        _count("misses")
         return None
     tables: EntryTables | None = None
     try:
         found = files.read_manifest(entry)
         if found is None:
+            _count("misses")
             return None
-        manifest = found[0]
-        if (manifest.get("format"), manifest.get("code"), manifest.get("identity")) != (
-            FORMAT,
-            code_version(),
-            ident,
-        ):
-            raise files.Damaged("foreign entry")
+        manifest = _checked_manifest(found[0], ident)
+        trusted = found[1] and _folder_owned(entry)  # else: every byte checked before a table is opened
+        if not files.matches(path, manifest["source"], whole=not trusted):
+            raise files.Damaged("not made from this file's bytes")
         tables = EntryTables(path, entry, manifest["tables"], manifest["files"])
+        if trusted and not tables.owned and not files.matches(path, manifest["source"], whole=True):
+            raise files.Damaged("not made from this file's bytes")
         from tracetui.trace.model import Trace
 
-        facts, parts = manifest["facts"], EntryParts(path, ident)
-        trace = Trace.restored(path, siblings, tables, facts, raw_args(tables, ident), parts)
-    except Exception:  # damaged, partial, foreign or of another shape: loaded again from the file
-        if tables is not None:
-            tables.close()
-        files.remove(entry)
+        try:
+            args = raw_args(tables, ident)
+            parts = EntryParts(path, ident)
+            trace = Trace.restored(path, siblings, tables, manifest["facts"], args, parts)
+        except (KeyError, TypeError) as exc:  # facts of another shape
+            raise files.Damaged(f"facts: {exc}") from None
+    except files.Damaged:
+        _close(tables)
+        files.remove_entry(entry)
+        _count("rejected")
         return None
+    except OSError:  # removed meanwhile, unreadable: a miss
+        _close(tables)
+        _count("misses")
+        return None
+    except BaseException:
+        _close(tables)
+        raise
+    _count("hits")
+    _digests[ident] = manifest["source"]
     files.touch(entry)
     return trace
 
 
+def _close(tables: EntryTables | None) -> None:
+    if tables is not None:
+        tables.close()
+
+
+def _checked_manifest(body: dict[str, Any], ident: str) -> dict[str, Any]:
+    """``body`` if it is a manifest of this code's entries for the file at ``ident``, else
+    :class:`files.Damaged`."""
+    expected = (files.ENTRY_MAGIC, FORMAT, code_version(), ident)
+    if tuple(body.get(name) for name in ("magic", "format", "code", "identity")) != expected:
+        raise files.Damaged("another trace's entry, or another code's")
+    if not all(isinstance(body.get(name), dict) for name in ("tables", "files", "facts")):
+        raise files.Damaged("manifest of another shape")
+    files.checked_record(body.get("source"))
+    return body
+
+
 class EntryTables:
-    """The tables of an entry, each read (and checked) on first use. Every file is opened and
-    checked when the entry is opened, and read later through that handle: an entry removed or
-    replaced meanwhile (by another process) is still read whole and unchanged."""
+    """The tables of an entry (a :class:`~tracetui.trace.model.TableSource`), each read (and
+    checked) on first use. Every file is opened and checked when the entry is opened, and read later
+    through that handle: an entry removed or replaced meanwhile (by another process) is still read
+    whole and unchanged. ``owned``: every file is this user's alone (:func:`files.owned`)."""
 
     def __init__(self, path: Path, entry: Path, listed: dict[str, Any], listed_files: dict[str, Any]) -> None:
         import polars as pl
@@ -189,6 +324,7 @@ class EntryTables:
         self.entry = entry
         self.names = tuple(listed)
         self.files = tuple(listed_files)
+        self.owned = True
         self._files: dict[str, str] = {}
         self._schemas: dict[str, list[list[str]]] = {}
         self._heights: dict[str, int] = {}
@@ -196,51 +332,48 @@ class EntryTables:
         self._lock = threading.Lock()
         try:
             for name, table in listed.items():
+                if not isinstance(table, dict) or not {"file", "schema", "rows"} <= set(table):
+                    raise files.Damaged(f"table {name}")
                 file, schema, rows = str(table["file"]), table["schema"], table["rows"]
                 if not files.is_part(file, name) or type(rows) is not int:
                     raise files.Damaged(file)
-                handle = (entry / file).open("rb")
-                self._handles[name] = handle
-                files.checked(handle, file)
+                handle = self._open(file, name)
                 handle.seek(0)
-                if _schema(pl.read_ipc_schema(handle)) != schema:
+                try:
+                    found = _schema(pl.read_ipc_schema(handle))
+                except Exception:  # its checksum holds: not an Arrow file, or another one
+                    raise files.Damaged(f"{file}: not an Arrow file") from None
+                if found != schema:
                     raise files.Damaged(f"{file}: not the table the manifest lists")
                 self._files[name], self._schemas[name], self._heights[name] = file, schema, rows
             for name, file in listed_files.items():
                 if not isinstance(file, str) or not files.is_part(file, name) or name in listed:
                     raise files.Damaged(str(file))
-                self._handles[name] = handle = (entry / file).open("rb")
-                files.checked(handle, file)
+                self._open(file, name)
         except BaseException:
             self.close()
             raise
 
-    def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
-        """Table ``name``, read now (checked again: its CRC and schema); ``columns``: only those
-        (only they are decompressed; the file stays open for the rest)."""
+    def _open(self, file: str, name: str) -> BufferedReader:
+        self._handles[name] = handle = files.open_part(self.entry / file)
+        self.owned = self.owned and files.owned(os.fstat(handle.fileno()))
+        files.checked(handle, file)
+        return handle
+
+    def scan(self, name: str) -> pl.LazyFrame:
+        """Table ``name``: its file read now (and checked again: its CRC), decompressed when
+        collected, only the columns selected."""
         import polars as pl
 
         with self._lock:
             handle = self._handles.get(name)
-            if handle is None or name not in self._files:  # not read yet, and a table (not a file)
+            if handle is None or name not in self._files:  # a file, not a table
                 raise KeyError(name)
             try:
-                if columns is None:
-                    frame = pl.read_ipc(io.BytesIO(files.read_checked(handle, self._files[name])))
-                    wanted = self._schemas[name]
-                else:
-                    data = io.BytesIO(files.read_checked(handle, self._files[name]))
-                    frame = pl.read_ipc(data, columns=list(columns))
-                    listed = {column: dtype for column, dtype in self._schemas[name]}
-                    wanted = [[column, listed.get(column, "")] for column in columns]
-                if _schema(frame.schema) != wanted or frame.height != self._heights[name]:
-                    raise files.Damaged(name)
-            except Exception:
+                data = files.read_checked(handle, self._files[name])
+            except (OSError, files.Damaged):
                 raise self.damaged(f"table {name}") from None
-            if columns is None:
-                handle.close()
-                del self._handles[name]
-            return frame
+        return pl.scan_ipc(data)
 
     def file(self, name: str) -> BufferedReader:
         """File ``name``, open and checked when the entry was opened; the caller closes it."""
@@ -251,7 +384,8 @@ class EntryTables:
 
     def damaged(self, what: str) -> TraceError:
         """Remove the entry (``what`` of it was found damaged while in use); the error to raise."""
-        files.remove(self.entry)
+        files.remove_entry(self.entry)
+        _count("rejected")
         return TraceError(self.path, f"its cache entry was damaged while in use ({what}); open it again")
 
     def columns(self, name: str) -> list[str]:
@@ -276,6 +410,11 @@ def _schema(schema: Any) -> list[list[str]]:
     return [[name, str(dtype)] for name, dtype in schema.items()]
 
 
+# ---- results computed from a trace --------------------------------------------------------------------
+_digests: dict[str, dict[str, Any]] = {}  # by file identity: the digest of the bytes a load read
+_whole_checked: dict[tuple[str, bytes], bool] = {}  # by identity and digest: every byte matched
+
+
 class EntryParts:
     """The model's :class:`~tracetui.trace.model.PartStore` for a trace loaded from (or stored to)
     the entry of ``path`` at identity ``ident``: results it computes later are kept there."""
@@ -285,8 +424,7 @@ class EntryParts:
         self.ident = ident
 
     def get(self, kind: str) -> dict[str, bytes] | None:
-        root = directory()  # results are files of their own: no waiting for the entry's writer
-        return None if root is None else _result(root / key(self.ident), kind)
+        return _result(self.path, self.ident, kind)  # files of their own: no waiting for the writer
 
     def put(self, kind: str, parts: dict[str, bytes]) -> None:
         store_derived(self.path, kind, self.ident, parts)
@@ -294,62 +432,116 @@ class EntryParts:
 
 def derived(path: Path, kind: str) -> dict[str, bytes] | None:
     """The parts stored for ``path`` (its file as it is now) and ``kind``, checked; None on a miss."""
-    ident, root = identity(path), directory()
-    return None if ident is None or root is None else _result(root / key(ident), kind)
+    ident = identity(path)
+    return None if ident is None else _result(path, ident, kind)
 
 
-def _result(entry: Path, kind: str) -> dict[str, bytes] | None:
-    for part in files.parts(entry, files.kind_stem(kind), "parts"):
-        try:
-            with part.open("rb") as handle:
-                found = files.unpack(files.read_checked(handle, part.name))
-            if found.pop(".kind", None) != kind.encode():
-                raise files.Damaged("another kind")
-        except FileNotFoundError:
-            continue
-        except Exception:
-            files.remove(part)
-            continue
-        files.touch(entry)
-        return found
+def _result(path: Path, ident: str, kind: str) -> dict[str, bytes] | None:
+    try:
+        root = directory()
+        entry = None if root is None else root / files.STORE / key(ident)
+        if entry is None or not files.is_entry(entry):
+            return None
+        trusted = _folder_owned(entry)
+        for part in files.parts(entry, files.kind_stem(kind), "parts"):
+            found = _part(path, ident, kind, part, trusted)
+            if found is not None:
+                files.touch(entry)
+                return found
+    except Exception:
+        _failed("reading a result")
     return None
+
+
+def _part(path: Path, ident: str, kind: str, part: Path, trusted: bool) -> dict[str, bytes] | None:
+    """Result ``part`` of the entry of ``path`` (at ``ident``), if it is good to use."""
+    try:
+        with files.open_part(part) as handle:
+            trusted = trusted and files.owned(os.fstat(handle.fileno()))
+            found = files.unpack(files.read_checked(handle, part.name))
+        if found.pop(".kind", None) != kind.encode() or found.pop(".identity", None) != ident.encode():
+            raise files.Damaged("another kind, or another file's")
+        record = found.pop(".digest", None)
+        if not trusted and not _whole_matches(path, ident, record):
+            raise files.Damaged("not made from this file's bytes")
+    except files.Damaged:
+        files.remove_part(part)
+        _count("rejected")
+        return None
+    except OSError:  # removed meanwhile, unreadable
+        return None
+    return found
+
+
+def _whole_matches(path: Path, ident: str, record: bytes | None) -> bool:
+    """Whether every byte of ``path`` (at ``ident``) is what the digest ``record`` says (JSON; read
+    once per file and digest in a process)."""
+    if record is None:
+        return False
+    memo = (ident, record)
+    if memo not in _whole_checked:
+        try:
+            checked = files.checked_record(json.loads(record))
+        except (ValueError, files.Damaged):
+            return False
+        _whole_checked[memo] = files.matches(path, checked, whole=True)
+    return _whole_checked[memo]
 
 
 # ---- writing ----------------------------------------------------------------------------------------
 def store_derived(path: Path, kind: str, ident: str | None, parts: dict[str, bytes]) -> bool:
     """Keep ``parts``, computed from ``path`` as it was at ``ident`` (taken before they were
     computed), if the file still is; True if they were stored."""
+    try:
+        return _store_derived(path, kind, ident, parts)
+    except Exception:
+        _failed("keeping a result")
+        return False
+
+
+def _store_derived(path: Path, kind: str, ident: str | None, parts: dict[str, bytes]) -> bool:
     root = directory()
     if root is None or ident is None or identity(path) != ident:
         return False
-    entry = root / key(ident)
+    store = files.store(root, create=True)
+    if store is None:
+        return False
+    found = {".kind": kind.encode(), ".identity": ident.encode()}
+    if (record := _digests.get(ident)) is not None:  # what another user's process needs to trust it
+        found[".digest"] = json.dumps(record, sort_keys=True).encode()
     try:
-        entry.mkdir(parents=True, exist_ok=True)
-        files.write_part(entry, files.kind_stem(kind), files.pack({".kind": kind.encode(), **parts}), "parts")
-    except OSError:
+        entry = files.entry_folder(store, key(ident), create=True)
+        if entry is None:
+            return False
+        files.write_part(entry, files.kind_stem(kind), files.pack({**found, **parts}), "parts")
+    except OSError:  # a read-only or full disk, another user's entry
         return False
     files.touch(entry)
-    files.sweep(root, max_bytes(), keep=entry)
+    files.sweep(store, max_bytes(), keep=entry)
     return True
 
 
-def store(trace: Trace, json_bytes: int, ident: str | None) -> None:
-    """Save ``trace`` (whose file held ``json_bytes`` of JSON and had identity ``ident`` before it
-    was read) if it is worth caching.
+def store(trace: Trace, json_bytes: int, ident: str | None, digest: files.Digest | None) -> None:
+    """Save ``trace`` (whose file held ``json_bytes`` of JSON, had identity ``ident`` before it was
+    read, and whose bytes the load read have ``digest``) if it is worth caching.
 
     The entry is written by a background thread, so that a first open does not wait for it: the
     thread runs at a lower priority than the UI (Linux). A process that leaves through
     ``os._exit`` calls :func:`settle` first; one killed meanwhile leaves a staging folder that the
     next write removes. Reading the same entry meanwhile waits for it.
     """
-    root = directory()
-    if root is None or ident is None or json_bytes < MIN_BYTES:
-        return
-    entry = root / key(ident)
-    writer = threading.Thread(target=_write, args=(trace, ident, entry), name="tracetui-cache-write")
-    with _writers_lock:
-        _writers[entry] = writer
-    writer.start()
+    try:
+        root = directory()
+        if root is None or ident is None or digest is None or json_bytes < min_bytes():
+            return
+        entry = root / files.STORE / key(ident)
+        args = (trace, ident, entry, digest.record())
+        writer = threading.Thread(target=_write, args=args, name="tracetui-cache-write")
+        with _writers_lock:
+            _writers[entry] = writer
+        writer.start()
+    except Exception:
+        _failed("starting an entry's write")
 
 
 _writers: dict[Path, threading.Thread] = {}
@@ -387,24 +579,24 @@ def settle(timeout: float = SETTLE_S) -> None:
     with _writers_lock:
         leftovers = list(_staging)
     for staging in leftovers:
-        files.remove(staging)
+        files.discard(staging)
     _abort.clear()
 
 
-def _write(trace: Trace, ident: str, entry: Path) -> None:
+def _write(trace: Trace, ident: str, entry: Path, record: dict[str, Any]) -> None:
     with contextlib.suppress(OSError, AttributeError):  # Linux nices this thread only
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
     staging: Path | None = None
     try:
-        root = entry.parent
-        root.mkdir(parents=True, exist_ok=True)
-        files.sweep(root, max_bytes())
+        store = files.store(entry.parent.parent, create=True)
+        if store is None:
+            return  # the folder of the store's name is someone else's
+        files.sweep(store, max_bytes())
         if files.parts(entry, "manifest", "json"):
             return  # another process wrote it
-        staging = files.temporary(root, "staging")
+        staging = files.new_folder(store)
         with _writers_lock:
             _staging.add(staging)
-        staging.mkdir()
         tables = {}
         for name, frame in trace.stored_tables().items():
             if _abort.is_set():
@@ -423,21 +615,25 @@ def _write(trace: Trace, ident: str, entry: Path) -> None:
         if identity(trace.path) != ident:
             raise _Stop  # the file changed since the load began: what was read may be neither
         manifest = {
+            "magic": files.ENTRY_MAGIC,
             "format": FORMAT,
             "code": code_version(),
             "identity": ident,
+            "source": record,
             "facts": trace.stored_facts(),
             "tables": tables,
             "files": stored_files,
         }
         files.write_part(staging, "manifest", files.manifest_bytes(manifest), "json")
         _install(staging, entry)
-        files.sweep(root, max_bytes(), keep=entry)
-    except Exception:  # a read-only or full disk, a changed file: no entry, nothing left
+        files.sweep(store, max_bytes(), keep=entry)
+    except (OSError, _Stop):  # a read-only or full disk, a changed file: no entry, nothing left
         pass
+    except Exception:
+        _failed("writing an entry")
     finally:
         if staging is not None:
-            files.remove(staging)
+            files.discard(staging)
             with _writers_lock:
                 _staging.discard(staging)
         with _writers_lock:
@@ -447,23 +643,29 @@ def _write(trace: Trace, ident: str, entry: Path) -> None:
 
 def _install(staging: Path, entry: Path) -> None:
     """Move a written entry into place: the folder at once, or, where results were stored for it
-    already, file by file with the manifest last."""
+    already (an entry of this user's), file by file with the manifest last."""
     try:
         staging.rename(entry)
         return
     except OSError:
-        if not entry.is_dir() or files.parts(entry, "manifest", "json"):
+        if not files.is_entry(entry) or not _folder_owned(entry) or files.parts(entry, "manifest", "json"):
             raise
     names = sorted(os.listdir(staging), key=lambda name: name.startswith("manifest."))
     for name in names:
         (staging / name).rename(entry / name)
 
 
-def parts_for(path: Path, ident: str | None, json_bytes: int) -> PartStore:
-    """Where a trace just loaded from ``path`` (at identity ``ident``) keeps what it computes
-    later: its entry, when it is worth caching."""
+def parts_for(path: Path, ident: str | None, json_bytes: int, digest: files.Digest | None) -> PartStore:
+    """Where a trace just loaded from ``path`` (at identity ``ident``, its bytes read having
+    ``digest``) keeps what it computes later: its entry, when it is worth caching."""
     from tracetui.trace.model import NO_PARTS
 
-    if directory() is None or ident is None or json_bytes < MIN_BYTES:
+    try:
+        if ident is None or directory() is None:
+            return NO_PARTS
+        if digest is not None:
+            _digests[ident] = digest.record()
+        return EntryParts(path, ident) if json_bytes >= min_bytes() else NO_PARTS
+    except Exception:
+        _failed("keeping a result")
         return NO_PARTS
-    return EntryParts(path, ident)

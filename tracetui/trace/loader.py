@@ -25,7 +25,7 @@ from tracetui.trace.decoded import Decoded
 from tracetui.trace.frames import build_tables
 from tracetui.trace.layout import ARGS_FILE, ARGS_TABLES, schema
 from tracetui.trace.links import ANOMALY_SCHEMA
-from tracetui.trace.model import NO_PARTS, PartStore, TableSource, Trace, Unread
+from tracetui.trace.model import NO_PARTS, PartStore, TableSource, Trace, Unread, read_table
 from tracetui.trace.nesting import classify_overlaps, nest
 from tracetui.trace.release import hand_back
 from tracetui.trace.source import Source, open_source, read_fraction
@@ -59,11 +59,13 @@ def load_now(
         say("decoding")
         decoded = stream.finish(streamed)
         del streamed, read
-        parts = cache.parts_for(source.path, ident, source.json_bytes) if source.regular else NO_PARTS
+        parts: PartStore = NO_PARTS
+        if source.regular:
+            parts = cache.parts_for(source.path, ident, source.json_bytes, source.digest)
         trace = build(decoded, source, parts, say)
     hand_back()
     if source.regular:
-        cache.store(trace, source.json_bytes, ident)
+        cache.store(trace, source.json_bytes, ident, source.digest)
     return trace
 
 
@@ -100,7 +102,7 @@ def _cached_args(path: Path, tables: TableSource, ident: str) -> RawArgs:
 
 
 def _stored_args(tables: TableSource) -> RawArgs:
-    blocks, lengths = (tables.table(name) for name in ARGS_TABLES)
+    blocks, lengths = (read_table(tables, name) for name in ARGS_TABLES)
     data = tables.file(ARGS_FILE)
     try:
         return ArgsBlocks.from_tables(blocks, lengths, data)

@@ -43,13 +43,15 @@ DEVICES = "facts:devices"  # the part that keeps :attr:`Trace.devices`
 
 
 class TableSource(Protocol):
-    """Where a trace from the cache reads its tables (``names``), each on first use."""
+    """Where a trace keeps tables it has not read yet (``names``): a cache entry, the load's file of
+    tables kept aside (:mod:`tracetui.trace.spill`). Read through :func:`read_table` alone."""
 
     names: tuple[str, ...]
     files: tuple[str, ...]
 
-    def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
-        """Table ``name`` (``columns``: only those, in that order)."""
+    def scan(self, name: str) -> pl.LazyFrame:
+        """Table ``name``: its bytes read (and checked) now, decompressed when collected, only the
+        columns selected."""
         ...
 
     def columns(self, name: str) -> list[str]:
@@ -103,27 +105,26 @@ NO_PARTS = NoParts()
 
 @dataclass(frozen=True)
 class Unread:
-    """A table not read yet: ``source`` reads it on first use."""
+    """A table not read yet: ``source`` holds it (read through :func:`read_table`)."""
 
     source: TableSource
     name: str
 
-    def read(self, columns: Sequence[str]) -> pl.DataFrame:
-        """Only ``columns`` of the table."""
-        return self.source.table(self.name, columns)
 
-    def read_all(self, have: dict[str, pl.Series]) -> pl.DataFrame:
-        """The whole table, ``have`` (columns read before) reused, only the others read."""
-        if not have:
-            return self.source.table(self.name)
-        return self.read_with(self.source.columns(self.name), have)
-
-    def read_with(self, columns: Sequence[str], have: dict[str, pl.Series]) -> pl.DataFrame:
-        """``columns``, in that order: ``have`` (columns read before) reused, only the others read
-        (by name: the source keeps the table's file open)."""
-        rest = [column for column in dict.fromkeys(columns) if column not in have]
-        read = self.read(rest) if rest else pl.DataFrame()
-        return pl.DataFrame([have[column] if column in have else read[column] for column in columns])
+def read_table(source: TableSource, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
+    """Table ``name`` of ``source`` (``columns``: only those, in that order; only they are
+    decompressed): the one way a table that is not in memory is read, whatever holds it. Checked:
+    as many rows as the source lists; a table that cannot be read is the source's one-line error."""
+    lazy = source.scan(name)
+    try:
+        frame = (lazy if columns is None else lazy.select(columns)).collect()
+    except pl.exceptions.ColumnNotFoundError:
+        raise
+    except pl.exceptions.PolarsError as exc:
+        raise source.damaged(f"table {name}: {(str(exc).splitlines() or [''])[0]}") from None
+    if frame.height != source.height(name):
+        raise source.damaged(f"table {name}: {frame.height} rows, not {source.height(name)}")
+    return frame
 
 
 class Stored:
@@ -144,8 +145,7 @@ class Stored:
             with trace._lock:
                 value = trace.__dict__[self.name]
                 if isinstance(value, Unread):
-                    value = value.read_all(trace._columns.pop(self.name, {}))
-                    trace.__dict__[self.name] = value
+                    value = trace._read(self.name, keep=True)
         return value  # type: ignore[no-any-return]
 
     def __set__(self, trace: Trace, value: pl.DataFrame | Unread) -> None:
@@ -256,23 +256,20 @@ class Trace:
         """Table ``table`` (``columns``: only those), read for this caller if it is not read yet,
         and not kept: for a question asked once (a load keeps some tables on disk,
         :mod:`tracetui.trace.spill`; they stay there)."""
-        with self._lock:
-            value = self.__dict__[table]
-            have = dict(self._columns.get(table, {}))
-        if not isinstance(value, Unread):
-            return value if columns is None else value.select(columns)  # type: ignore[no-any-return]
-        # by its columns even when whole: a source may let a table go once it gives it whole
-        return value.read_with(value.source.columns(table) if columns is None else columns, have)
+        return self._read(table, columns)
 
     def columns_of(self, table: str, *names: str) -> pl.DataFrame:
         """Only ``names`` of ``table``: for a trace from the cache whose table is not read yet,
         only these columns are read (and kept for later questions and the whole table), so the
         explorer's first frame of a big trace needs a fraction of its events table."""
-        return pl.DataFrame(self._columns_of(table, names))
+        return self._read(table, names, keep=True)
 
     def column(self, table: str, name: str) -> pl.Series:
         """One column of ``table`` (as :meth:`columns_of`)."""
-        return self._columns_of(table, (name,))[0]
+        value = self.__dict__[table]
+        if not isinstance(value, Unread):  # the common case, asked often: no frame made for it
+            return value[name]  # type: ignore[no-any-return]
+        return self._read(table, (name,), keep=True).to_series()
 
     def height(self, table: str) -> int:
         """Rows of ``table`` (a trace from the cache reads none of it)."""
@@ -281,15 +278,27 @@ class Trace:
             return len(value)  # type: ignore[arg-type]
         return value.source.height(table)
 
-    def _columns_of(self, table: str, names: Sequence[str]) -> list[pl.Series]:
+    def _read(self, table: str, columns: Sequence[str] | None = None, keep: bool = False) -> pl.DataFrame:
+        """Table ``table`` (``columns``: only those, in that order): every read of a table goes
+        here. One not read yet is read from its source (:func:`read_table`), only the columns not
+        read before (:meth:`columns_of` keeps them). ``keep``: what is read is kept, the whole table
+        in place of its source from then on; else it is read for this caller alone."""
         with self._lock:
             value = self.__dict__[table]
             if not isinstance(value, Unread):
-                return [value[name] for name in names]
-            have = self._columns.setdefault(table, {})
-            if missing := [name for name in dict.fromkeys(names) if name not in have]:
-                have.update((column.name, column) for column in value.read(missing).get_columns())
-            return [have[name] for name in names]
+                return value if columns is None else value.select(columns)  # type: ignore[no-any-return]
+            if not keep:
+                have = dict(self._columns.get(table, {}))
+            else:  # read under the lock: a second reader finds it kept
+                have = self._columns.setdefault(table, {})
+                frame = _with_columns(value, columns, have)
+                if columns is None:
+                    self.__dict__[table] = frame
+                    del self._columns[table]
+                else:
+                    have.update((column.name, column) for column in frame.get_columns())
+                return frame
+        return _with_columns(value, columns, have)
 
     # ---- basic facts -------------------------------------------------------------
     @property
@@ -552,6 +561,17 @@ class Trace:
             except msgspec.MsgspecError:
                 return {}
         return clean_value(value) if isinstance(value, dict) else {"args": clean_value(value)}
+
+
+def _with_columns(unread: Unread, columns: Sequence[str] | None, have: dict[str, pl.Series]) -> pl.DataFrame:
+    """``columns`` of an unread table (None: all), ``have`` (read before) reused, the rest read."""
+    wanted = unread.source.columns(unread.name) if columns is None else list(columns)
+    rest = [column for column in dict.fromkeys(wanted) if column not in have]
+    whole = columns is None and not have
+    read = read_table(unread.source, unread.name, None if whole else rest) if rest else pl.DataFrame()
+    if rest == wanted:
+        return read
+    return pl.DataFrame([have[column] if column in have else read[column] for column in wanted])
 
 
 class _TablesOf(Mapping[str, pl.DataFrame]):

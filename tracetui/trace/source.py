@@ -24,6 +24,7 @@ from types import ModuleType
 from typing import BinaryIO
 
 from tracetui.errors import TraceError
+from tracetui.trace.cache_files import Digest
 
 _inflate_lib: ModuleType
 try:  # igzip is ~2.5x faster than zlib at inflating large traces, and releases the GIL
@@ -65,6 +66,7 @@ class Source:
     gzip_truncated: bool = False
     json_bytes: int = 0  # bytes of JSON read so far
     file_bytes: int = 0  # bytes read from the file so far
+    digest: Digest = field(default_factory=Digest, repr=False)  # of those bytes (the cache's check)
 
 
 def locate(path: str | Path) -> tuple[Path, tuple[Path, ...]]:
@@ -161,6 +163,7 @@ def _reads(source: Source, handle: BinaryIO) -> Iterator[bytes]:
         if not chunk:
             return
         source.file_bytes += len(chunk)
+        source.digest.update(chunk)
         yield chunk
 
 

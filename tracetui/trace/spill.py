@@ -9,18 +9,17 @@ trace's ~580 MB model, at every step of the load and of the summary after it.
 
 :class:`SpilledTables` writes them (Arrow IPC, lz4) to an unlinked temporary file in ``TMPDIR``;
 the trace reads them through it on first use, a few columns or the whole table
-(:class:`tracetui.trace.model.Unread`, as a trace from the cache reads its entry's). Where no such
+(:func:`tracetui.trace.model.read_table`, as a trace from the cache reads its entry's). Where no such
 file can be written, or the tables are small, they stay in memory. The file is private to the
 process and goes with the trace.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import tempfile
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -93,19 +92,17 @@ class SpilledTables:
             return None
         return cls(path, file, placed)
 
-    def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
-        """Table ``name`` (``columns``: only those, in that order; only they are decompressed)."""
+    def scan(self, name: str) -> pl.LazyFrame:
+        """Table ``name``: its bytes read now, decompressed when collected, only the columns
+        selected (:func:`tracetui.trace.model.read_table` checks its rows)."""
         import polars as pl
 
         placed = self._placed[name]
         try:
             data = _read_at(self._file.fileno(), placed.size, placed.offset)
-            frame = pl.read_ipc(io.BytesIO(data), columns=None if columns is None else list(columns))
-        except Exception as exc:  # the file closed, cut short or damaged: never a traceback
+        except (OSError, ValueError) as exc:  # the file closed or cut short: never a traceback
             raise self.damaged(f"table {name}: {exc}") from None
-        if frame.height != placed.rows:
-            raise self.damaged(f"table {name}: {frame.height} rows, not {placed.rows}")
-        return frame
+        return pl.scan_ipc(data)
 
     def columns(self, name: str) -> list[str]:
         """The columns of table ``name``, in order."""
