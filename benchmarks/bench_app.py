@@ -37,11 +37,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from headline_trace import HEADLINE as DEFAULT_TRACE
+from headline_trace import need
 from installed import compile_tracetui
 
-DEFAULT_TRACE = (
-    Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "transformer_train_long.json.gz"
-)
 SIZE = (160, 50)
 
 
@@ -213,8 +212,7 @@ def main() -> None:
     if args.child:
         print(json.dumps(asyncio.run(_child(args.trace, args.presses))))
         return
-    if not args.trace.exists():
-        sys.exit(f"bench_app: {args.trace}: no such file (pass a trace path)")
+    need(args.trace)
     compile_tracetui()
     base_env = {k: v for k, v in os.environ.items() if k != "TRACETUI_NO_CACHE"}
     starts: dict[str, list[tuple[float, float]]] = {}

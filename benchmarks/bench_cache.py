@@ -30,11 +30,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from headline_trace import HEADLINE as DEFAULT_TRACE
+from headline_trace import need
 from installed import compile_tracetui
 
-DEFAULT_TRACE = (
-    Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "transformer_train_long.json.gz"
-)
 MB = 1 << 20
 
 
@@ -150,7 +149,7 @@ def main() -> None:
     sides: dict[str, Path | None] = {"this tree": None}
     if args.against is not None:
         sides[str(args.against)] = args.against
-    json_bytes = _json_bytes(args.trace)
+    json_bytes = _json_bytes(need(args.trace))
     with tempfile.TemporaryDirectory(prefix="bench-cache-") as scratch:
         envs = {}
         for number, (name, source) in enumerate(sides.items()):

@@ -27,9 +27,9 @@ import tempfile
 import time
 from pathlib import Path
 
-DEFAULT_TRACE = (
-    Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "transformer_train_long.json.gz"
-)
+from headline_trace import HEADLINE as DEFAULT_TRACE
+from headline_trace import need
+
 CHILD = """
 import sys, time, tracetui
 start = time.perf_counter()
@@ -123,7 +123,7 @@ def main() -> None:
             duplicates(path, args.calls)
         else:
             clean = Path(tmp) / "clean.json"
-            nan_trace(path, args.trace, clean)
+            nan_trace(path, need(args.trace), clean)
             print(f"the same file without the NaN ({clean.stat().st_size / 1e6:.1f} MB), for reference:")
             print(measure(clean, args.tracetui, args.limit_gb))
         print(f"{args.case}: {path.stat().st_size / 1e6:.1f} MB file")

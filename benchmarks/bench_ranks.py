@@ -26,9 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from headline_trace import HEADLINE as SOURCE
+from headline_trace import need
 from installed import compile_tracetui
 
-SOURCE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "transformer_train_long.json.gz"
 DEFAULT_DIR = Path("/work/tmp/ranks/bench8")
 
 
@@ -117,7 +118,7 @@ def main() -> None:
 
         shutil.rmtree(args.dir, ignore_errors=True)
         print(f"making {args.ranks} ranks from {args.source.name} in {args.dir} …", flush=True)
-        files = rank_set(args.source, args.dir, args.ranks, straggler=min(3, args.ranks - 1))
+        files = rank_set(need(args.source), args.dir, args.ranks, straggler=min(3, args.ranks - 1))
     size = sum(p.stat().st_size for p in files) / 2**20
     cpus = len(os.sched_getaffinity(0))
     print(f"{len(files)} ranks, {size:.0f} MB gzip on disk; {cpus} CPUs; {args.runs} runs\n")

@@ -44,10 +44,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import make_big_trace
+from headline_trace import HEADLINE as DEFAULT_SOURCE
+from headline_trace import need
 from installed import compile_tracetui
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_SOURCE = HERE.parents[1] / "shared" / "traces" / "transformer_train_long.json.gz"
 # as the tracetui CLI sets it (tracetui.trace.allocator.hand_back_at_once, written out: a --against
 # tree may not have it); a load then keeps freed memory under its budget, as in the CLI
 ALLOCATOR = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0", "_TRACETUI_SET_MALLOC_CONF": "1"}
@@ -126,23 +128,19 @@ def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str
     return wall, usage.ru_maxrss / 1024, out.decode()
 
 
-def parse_size(text: str) -> int:
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    text = text.strip().upper().rstrip("B")
-    return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
-
-
 def make(source: Path, size: str, workdir: Path, plain: bool) -> Path:
+    """``source`` at about ``size`` of JSON, in ``workdir``: the source itself where one copy is that
+    size (gzip'd, as wanted), else its copies by ``make_big_trace.py``. Named by the source and the
+    size, so that a trace made from another source is never taken for it."""
     suffix = ".json" if plain else ".json.gz"
-    out = workdir / f"scale_{size}{suffix}"
+    out = workdir / f"{source.name.split('.')[0]}_{size}{suffix}"
     if not out.exists():
-        if parse_size(size) <= 100 << 20 and not plain and source.name.endswith(".gz"):
+        copies = max(1, round(make_big_trace.parse_size(size) / len(make_big_trace.read(source))))
+        if copies == 1 and not plain and source.name.endswith(".gz"):
             shutil.copy(source, out)  # the source itself
         else:
-            subprocess.run(
-                [sys.executable, str(HERE / "make_big_trace.py"), str(source), str(out), "--size", size],
-                check=True,
-            )
+            maker = [sys.executable, str(HERE / "make_big_trace.py"), str(source), str(out)]
+            subprocess.run([*maker, "--copies", str(copies)], check=True)
     return out
 
 
@@ -251,7 +249,8 @@ def main() -> None:
         help="another checkout (its package folder's parent), run in turns as 'before'",
     )
     args = parser.parse_args()
-    args.source, args.workdir = args.source.resolve(), args.workdir.resolve()  # the runs start elsewhere
+    # the runs start elsewhere: absolute paths
+    args.source, args.workdir = need(args.source).resolve(), args.workdir.resolve()
     args.against = args.against.resolve() if args.against is not None else None
     compile_tracetui()
     args.workdir.mkdir(parents=True, exist_ok=True)

@@ -23,11 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from headline_trace import HEADLINE as DEFAULT_TRACE
+from headline_trace import need
 from installed import compile_tracetui
 
-DEFAULT_TRACE = (
-    Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "transformer_train_long.json.gz"
-)
 HTA_SNIPPET = "import sys; from hta.trace_analysis import TraceAnalysis; TraceAnalysis(trace_dir=sys.argv[1])"
 
 
@@ -62,8 +61,8 @@ def main() -> None:
     parser.add_argument("--hta-python", help="a Python with holistictraceanalysis installed")
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    trace = need(args.trace).resolve()
     compile_tracetui()
-    trace = args.trace.resolve()
     size = trace.stat().st_size / 2**20
     print(f"trace: {trace.name} ({size:.1f} MB on disk); {os.cpu_count()} CPUs; {args.runs} runs each\n")
     summary = [sys.executable, "-m", "tracetui", "summary", str(trace)]

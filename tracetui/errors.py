@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tracetui.safetext import shown
 
-# Exit codes (documented in the README and in ``tracetui --help``).
+# Exit codes (documented in docs/reference.md and in ``tracetui --help``).
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1  # ``tracetui check``: at least one expectation failed
 EXIT_BAD_INPUT = 2  # bad usage, unreadable trace, bad expectations file

@@ -15,7 +15,7 @@ Two levels, one set of rules:
   longer than :data:`MAX_SHOWN` characters is cut, the cut said (``…(+N chars)``). Every
   terminal surface (summary, explorer, diff/check reports, error lines) shows outside text
   through it. ``--json`` and Parquet keep the stored text exactly; CSV, read by people in
-  spreadsheets, gets the visible escapes too (:func:`escape_series`, no cut): see the README.
+  spreadsheets, gets the visible escapes too (:func:`escape_series`, no cut): see docs/reference.md.
 
 Markup safety is separate: outside text reaches the screen only as plain ``Text``/``Content``.
 This module imports nothing heavy (the capture path uses it without polars); the ``*_series``

@@ -1,6 +1,6 @@
 """The data behind ``tracetui summary``: one JSON-ready dict with a stable, documented schema.
 
-Schema ``tracetui.summary/1`` (see README, "summary --json"). Numbers are µs unless a key says
+Schema ``tracetui.summary/1`` (see docs/reference.md, "summary --json"). Numbers are µs unless a key says
 otherwise; lists are sorted as the report shows them; every list is complete (no top-N cut)
 except ``orphans`` and ``anomalies``, which keep ``ORPHAN_LIMIT`` rows beside full counts.
 """

@@ -1,5 +1,5 @@
 """The data behind ``tracetui summary`` of a distributed run: one JSON-ready dict, schema
-``tracetui.ranks/1`` (README, "summary --json of a run"; docs/ranks.md).
+``tracetui.ranks/1`` (docs/ranks.md, "summary --json of a run").
 
 ``ranks``, ``collectives`` and ``stragglers`` carry exactly the fields the schema names; the facts
 about the run, the verdict, the slowest rank per step and the kernel breakdown across ranks are in
