@@ -61,6 +61,29 @@ def duration(us: float | None) -> str:
     return f"{fixed(us / scale, decimals)} {unit}"
 
 
+def span_ns(ns: float | None) -> str:
+    """A length given in ns: below 1 µs in whole ns (``750 ns``), else as :func:`duration` writes it
+    (the timeline's window reaches 1 ns per column)."""
+    if ns is None:
+        return ""
+    if abs(ns) < 999.5:
+        return f"{fixed(ns, 0)} ns"
+    return duration(ns / 1000)
+
+
+_TICK_UNITS = ((1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "µs"), (1, "ns"))
+
+
+def tick(offset_ns: int, step_ns: int) -> str:
+    """An axis label ``offset_ns`` after the window's start, in the largest unit of which the tick step
+    ``step_ns`` (1, 2 or 5 times a power of ten ns) is at least a tenth, with the decimal it needs:
+    ``+0``, ``+50 µs``, ``+1.5 ms``, ``+12 s``."""
+    if offset_ns == 0:
+        return "+0"
+    scale, unit = next((s, u) for s, u in _TICK_UNITS if step_ns * 10 >= s)
+    return f"+{fixed(offset_ns / scale, 0 if step_ns % scale == 0 else 1)} {unit}"
+
+
 def count(value: float | None) -> str:
     """``1,234,567``; a fractional value (an average) with two decimals: ``2.33``."""
     if value is None:

@@ -137,7 +137,7 @@ def test_a_trace_from_the_cache_reads_each_table_on_first_use(
 def test_the_tree_of_a_cached_trace_reads_only_its_columns_and_matches(
     private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tracetui.views.timeline import lanes, window_for
+    from tracetui.views.timeline.model import window_for
     from tracetui.views.tree import TreeModel, TreeOptions
 
     path = copy_fixture(tmp_path)
@@ -157,7 +157,6 @@ def test_the_tree_of_a_cached_trace_reads_only_its_columns_and_matches(
     assert TreeModel(again, hidden).hottest_path() == TreeModel(first, hidden).hottest_path()
     window = window_for(again, cached.step_of(hot[0]))
     assert window == window_for(first, fresh.step_of(hot[0]))
-    assert lanes(again, window) == lanes(first, window)
     assert again.event_count == first.event_count and again.t0_ns == first.t0_ns
     assert again.devices == first.devices
     # the first frame reads some of the events' columns, never the whole table
@@ -1001,3 +1000,29 @@ def test_the_cache_folder_is_named_by_the_environment_or_the_platform(
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert cache.directory() == tmp_path / "home" / ".cache" / "tracetui"
+
+
+def test_the_timeline_index_is_kept_with_the_entry_and_draws_the_same(
+    private_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The timeline's index and pyramids are a part of the entry: a reopen reads them back (no sort)
+    and draws every row as the fresh trace did."""
+    from tracetui.views.timeline import index as ix
+    from tracetui.views.timeline.model import timeline_model
+
+    path = copy_fixture(tmp_path)
+    first = stored(path)
+    fresh = timeline_model(first)
+    cache.settle()
+    assert first.parts.get(ix.KIND) is not None
+    built: list[int] = []
+    original = ix.build
+    monkeypatch.setattr(ix, "build", lambda trace: built.append(1) or original(trace))
+    again = tracetui.load(path)
+    reopened = timeline_model(again)
+    assert built == []  # read back, not built
+    window = fresh.whole(150)
+    for a, b in zip(fresh.lanes, reopened.lanes, strict=True):
+        assert a.label == b.label
+        for row_a, row_b in zip((*a.summary, *a.detail), (*b.summary, *b.detail), strict=True):
+            assert fresh.draw(row_a, window, 150) == reopened.draw(row_b, window, 150)

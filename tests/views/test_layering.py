@@ -14,13 +14,19 @@ import tracetui
 from tracetui.compare.pair_tree import PairTree, tree_records
 from tracetui.views.insight import load_insight
 from tracetui.views.tables import build_tables
-from tracetui.views.timeline import lanes, window_for
+from tracetui.views.timeline.area import area
+from tracetui.views.timeline.model import timeline_model, window_for
 from tracetui.views.tree import TreeModel
 
 trace = tracetui.load(sys.argv[1])
 model = TreeModel(trace)
 build_tables(trace, load_insight(trace))
-lanes(trace, window_for(trace, model.step_ids[0]))
+timeline = timeline_model(trace)
+window = window_for(trace, model.step_ids[0])
+for lane in timeline.lanes:
+    for row in (*lane.summary, *lane.detail):
+        timeline.draw(row, window, 120)
+area(trace, window.start_ns, window.end_ns)
 tree_records(PairTree(model, model))
 print(sorted(m for m in sys.modules if m.split(".")[0] in ("textual", "rich")))
 """

@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     from tracetui.views.insight import Insight
     from tracetui.views.memory import MemoryLane
     from tracetui.views.table_spec import TableSpec
-    from tracetui.views.timeline import Lane, Window
+    from tracetui.views.timeline.area import Area
+    from tracetui.views.timeline.model import Marks, TimelineModel
+    from tracetui.views.timeline.window import Window
     from tracetui.views.tree import NodeKey, TreeModel
 
 
@@ -55,19 +57,41 @@ class ModelReady(Message):
 
 @dataclass
 class DetailsReady(Message):
-    """The details of ``key`` and the GPU work it launched (for the timeline)."""
+    """The details of ``key``."""
 
     key: NodeKey
     content: Content
-    launched: Lane | None
+
+
+@dataclass
+class TimelineModelReady(Message):
+    """The trace's timeline (its index built or read back)."""
+
+    model: TimelineModel
 
 
 @dataclass
 class TimelineReady(Message):
-    """Lanes for a new timeline window."""
+    """The window the timeline follows (the tree cursor's step)."""
 
     window: Window
-    lanes: list[Lane]
+
+
+@dataclass
+class SelectionReady(Message):
+    """The timeline's selected event, where it is drawn and what it is linked to (its flows)."""
+
+    event_id: int | None
+    selection: Marks
+    linked: Marks
+    count: int
+
+
+@dataclass
+class AreaReady(Message):
+    """What lies in the timeline's range (None: no range)."""
+
+    area: Area | None
 
 
 @dataclass

@@ -32,6 +32,10 @@ class Request:
     view: str = "tree"
     node: str | None = None
     table: str = "kernels"
+    window: tuple[float, float] | None = None
+    """The timeline's window, in ms from the trace's first event."""
+    lanes: str | None = None
+    """The timeline's lanes (:func:`tracetui.views.timeline.lanes.select`)."""
     svg: str | None = field(default=None, init=False)
     error: str | None = field(default=None, init=False)
 
@@ -57,10 +61,10 @@ async def show(pilot: Pilot[object], app: TraceApp, request: Request) -> None:
         tree.reveal_event(found[0])
         await settle(pilot)
     if request.view == "timeline":
-        await pilot.press("d")  # the tree beside the timeline, no details
-        if request.node is not None:
-            await pilot.press("z")  # the timeline zoomed to the node
-        await settle(pilot)
+        error = await show_timeline(pilot, app, request)
+        if error is not None:
+            request.error = error
+            return
     elif request.view == "tables":
         await pilot.press(str(TABLE_KEYS.index(request.table) + 1))
         await settle(pilot)
@@ -75,6 +79,43 @@ async def show(pilot: Pilot[object], app: TraceApp, request: Request) -> None:
             screen.table._move(int(rows["row"][0]))
             await settle(pilot)
     request.svg = app.export_screenshot()
+
+
+async def show_timeline(pilot: Pilot[object], app: TraceApp, request: Request) -> str | None:
+    """The timeline full screen: its lanes, the node zoomed to, the window asked for; or what is wrong."""
+    from tracetui.app.screens.explorer import ExplorerScreen
+    from tracetui.app.settle import settle
+    from tracetui.views.timeline.lanes import select
+    from tracetui.views.timeline.window import Window
+
+    screen = app.screen
+    assert isinstance(screen, ExplorerScreen)
+    await pilot.press("v")  # the timeline full screen, focused
+    await settle(pilot)
+    timeline, model = screen.timeline, screen.timeline_model
+    if model is None:
+        return "the timeline could not be built"
+    if request.lanes is not None:
+        try:
+            timeline.set_layout(select(model.lanes, request.lanes))
+        except ValueError as exc:
+            return f"--lanes: {exc}"
+    if request.node is not None:
+        screen.action_zoom()  # the timeline zoomed to the node
+    if request.window is not None:
+        start, end = request.window
+        t0 = app_trace_t0(screen)
+        length_ms = (model.bounds[1] - t0) / 1e6
+        if start >= length_ms or end <= (model.bounds[0] - t0) / 1e6:
+            return f"--window {start:g}:{end:g} is outside the trace (0–{length_ms:.3f} ms)"
+        screen._following = False
+        timeline.show_window(Window(t0 + round(start * 1e6), t0 + round(end * 1e6), "window"))
+    await settle(pilot)
+    return None
+
+
+def app_trace_t0(screen: object) -> int:
+    return int(screen.trace.t0_ns)  # type: ignore[attr-defined]
 
 
 def render(trace: Path, output: Path, request: Request, size: tuple[int, int] = DEFAULT_SIZE) -> None:

@@ -24,6 +24,22 @@ def parse_size(_ctx: click.Context | None, _param: click.Parameter | None, text:
     return width, height
 
 
+def parse_window(
+    _ctx: click.Context | None, _param: click.Parameter | None, text: str | None
+) -> tuple[float, float] | None:
+    """``--window``: ``"12.5:14"`` (ms from the trace's first event) → ``(12.5, 14.0)``."""
+    if text is None:
+        return None
+    parts = text.split(":")
+    try:
+        start, end = (float(part) for part in parts) if len(parts) == 2 else (None, None)
+    except ValueError:
+        start = end = None
+    if start is None or end is None or not start < end or start != start or end != end:
+        raise click.BadParameter(f"{text!r} is not START_MS:END_MS with START < END (e.g. 12.5:14)")
+    return start, end
+
+
 @click.command("render")
 @click.argument("trace", type=click.Path(path_type=Path, dir_okay=True))
 @click.option("--view", type=click.Choice(VIEWS), default="tree", show_default=True, help="What to draw.")
@@ -38,18 +54,39 @@ def parse_size(_ctx: click.Context | None, _param: click.Parameter | None, text:
     help="With --view tables: which table (--node then selects its row).",
 )
 @click.option(
+    "--window",
+    default=None,
+    callback=parse_window,
+    help="With --view timeline: the time range, START_MS:END_MS from the trace's first event.",
+)
+@click.option(
+    "--lanes",
+    default=None,
+    help="With --view timeline: the lanes to draw, in order: kinds (cpu, gpu, memory, rank) or label "
+    "patterns ('GPU 0 s7', 'CPU pt_*'), comma-separated; a trailing + shows one expanded.",
+)
+@click.option(
     "--size", default="160x48", show_default=True, callback=parse_size, help="Terminal size, WIDTHxHEIGHT."
 )
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True, help="The SVG file."
 )
 def render_command(
-    trace: Path, view: str, node: str | None, table: str, size: tuple[int, int], output: Path
+    trace: Path,
+    view: str,
+    node: str | None,
+    table: str,
+    window: tuple[float, float] | None,
+    lanes: str | None,
+    size: tuple[int, int],
+    output: Path,
 ) -> None:
     """Save a view of the explorer on TRACE as an SVG picture (for CI reports, bug reports, docs).
 
     tree: the explorer as it opens (the hottest chain open to its kernel, the details, the timeline);
-    timeline: the tree and the timeline (zoomed to --node when given); tables: one of the tables.
-    The same trace and options give a byte-identical file.
+    timeline: the timeline full screen, over the whole trace, --window, or zoomed to --node, with
+    --lanes; tables: one of the tables. The same trace and options give a byte-identical file.
     """
-    render(trace, output, Request(view, node, table), size)
+    if (window is not None or lanes is not None) and view != "timeline":
+        raise click.UsageError("--window and --lanes go with --view timeline")
+    render(trace, output, Request(view, node, table, window, lanes), size)

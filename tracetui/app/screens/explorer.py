@@ -17,23 +17,38 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
-from tracetui.app.messages import DetailsReady, FindReady, ModelReady, Search, TablesReady, TimelineReady
+from tracetui import formatting as fmt
+from tracetui.app.messages import (
+    AreaReady,
+    DetailsReady,
+    FindReady,
+    ModelReady,
+    Search,
+    SelectionReady,
+    TablesReady,
+    TimelineModelReady,
+    TimelineReady,
+)
 from tracetui.app.screens.tables import TablesScreen
 from tracetui.app.widgets.details import describe
 from tracetui.app.widgets.dispatch_tree import DispatchTree
 from tracetui.app.widgets.expect_panel import Checks, ExpectPanel
+from tracetui.app.widgets.range_panel import RangePanel
+from tracetui.app.widgets.table_view import TableView
 from tracetui.app.widgets.timeline import Timeline
 from tracetui.app.widgets.trace_header import TraceHeader
 from tracetui.errors import TraceError
 from tracetui.insight.memory import Memory, memory_of
 from tracetui.safetext import shown
 from tracetui.trace import Trace
-from tracetui.trace.stats import merged_intervals
 from tracetui.views.insight import Insight, load_insight
-from tracetui.views.memory import memory_lanes, peak_target
+from tracetui.views.memory import MemoryLane, memory_lanes, peak_target
 from tracetui.views.table_spec import TableSpec
 from tracetui.views.tables import build_tables
-from tracetui.views.timeline import Lane, Window, lanes, window_for
+from tracetui.views.timeline import window as win
+from tracetui.views.timeline.area import Area, area
+from tracetui.views.timeline.model import NO_MARKS, TimelineModel, memory_rows, timeline_model, window_for
+from tracetui.views.timeline.window import Window
 from tracetui.views.tree import GPU_KINDS, NodeKey, TreeModel, TreeOptions
 
 DETAILS_DELAY = 0.08  # s: the details pane waits for the cursor to rest this long
@@ -142,7 +157,11 @@ class ExplorerScreen(Screen[None]):
             tooltip="write the cursor's node and everything below it to a .json (.csv, .parquet) file",
         ),
         Binding(
-            "v", "toggle_timeline", "Timeline", show=False, id="explorer.timeline", tooltip="show or hide"
+            "v",
+            "toggle_timeline",
+            "Timeline",
+            id="explorer.timeline",
+            tooltip="the timeline: full screen (focused), hidden, back under the tree",
         ),
         Binding(
             "z",
@@ -150,7 +169,7 @@ class ExplorerScreen(Screen[None]):
             "Zoom",
             show=False,
             id="explorer.zoom",
-            tooltip="zoom the timeline to the node's span; again: back to its step",
+            tooltip="zoom the timeline to the node's span; again: back to following the tree's steps",
         ),
         Binding("d", "toggle_details", "Details", show=False, id="explorer.details", tooltip="show or hide"),
         Binding(
@@ -182,6 +201,11 @@ class ExplorerScreen(Screen[None]):
         self._details_timer: Timer | None = None
         self._window_key: tuple[str, Any] | None = None
         self._zoomed = False
+        self._following = True  # the timeline shows the tree cursor's step until the user moves it
+        self._step_window: Window | None = None
+        self.timeline_model: TimelineModel | None = None
+        self._memory_lanes: list[MemoryLane] = []
+        self.area: Area | None = None
         self._pending_table: str | None = None
         self._pending: set[str] = set()
         self._names: list[tuple[str, str, int]] | None = None
@@ -196,6 +220,7 @@ class ExplorerScreen(Screen[None]):
         if self.checks is not None:
             yield ExpectPanel(self.checks, id="expect-panel")
         yield Timeline(id="timeline")
+        yield RangePanel(id="range-panel")
         yield Input(placeholder="find an op or kernel name (Enter: go, Esc: cancel)", id="find-input")
         yield Input(placeholder="show only names containing… (empty: no filter)", id="filter-input")
         yield Static(Content(""), id="status")
@@ -214,9 +239,10 @@ class ExplorerScreen(Screen[None]):
         self.query_one("#details-pane").border_title = "details"
         self.dispatch_tree.set_model(self.model, initial=True)
         self.dispatch_tree.focus()
-        self._pending.add("tables")
-        # After the first frame: the tables' worker would compete with drawing the tree.
+        self._pending.update(("tables", "timeline-model"))
+        # After the first frame: the tables' and the timeline's workers would compete with drawing the tree.
         self.call_after_refresh(self.compute_tables)
+        self.call_after_refresh(self.load_timeline)
 
     # ---- details (debounced) ----------------------------------------------------------------------
     @on(DispatchTree.CursorMoved)
@@ -230,6 +256,7 @@ class ExplorerScreen(Screen[None]):
         timeline.set_highlight(span)
         if key is not None:
             self._follow_window(key)
+        self._select(key if isinstance(key, int) else None)
         if self._details_timer is None:
             self._details_timer = self.set_timer(DETAILS_DELAY, self._show_details)
         else:
@@ -245,14 +272,7 @@ class ExplorerScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="details")
     def load_details(self, key: NodeKey, model: TreeModel) -> None:
         content = describe(self.trace, model, key, self.insight, self.memory)
-        launched = None
-        node = model.node(key)
-        if isinstance(key, int) and node.kind not in GPU_KINDS and node.gpu_events:
-            busy = merged_intervals(model.launched(key))
-            launched = Lane("launched", "gpu", busy["start_ns"].to_list(), busy["end_ns"].to_list())
-        elif node.kind in GPU_KINDS and node.start_ns is not None:
-            launched = Lane("launched", "gpu", [node.start_ns], [node.end_ns or node.start_ns])
-        self.post_message(DetailsReady(key, content, launched))
+        self.post_message(DetailsReady(key, content))
 
     def on_details_ready(self, message: DetailsReady) -> None:
         if message.key != self.dispatch_tree.cursor_key:
@@ -260,12 +280,34 @@ class ExplorerScreen(Screen[None]):
         self._pending.discard("details")
         self.query_one("#details", Static).update(message.content)
         self.query_one("#details-pane", VerticalScroll).scroll_home(animate=False)
-        timeline = self.query_one(Timeline)
-        timeline.set_highlight(timeline.span, message.launched)
 
     # ---- timeline -----------------------------------------------------------------------------------
+    @property
+    def timeline(self) -> Timeline:
+        return self.query_one(Timeline)
+
+    @work(thread=True, exclusive=True, group="timeline-model")
+    def load_timeline(self) -> None:
+        self.post_message(TimelineModelReady(timeline_model(self.trace)))
+
+    def on_timeline_model_ready(self, message: TimelineModelReady) -> None:
+        self._pending.discard("timeline-model")
+        self.timeline_model = model = message.model
+        if self._memory_lanes:
+            model.set_lanes("memory", memory_rows(self._memory_lanes))
+        self.timeline_ready(model)
+        timeline = self.timeline
+        timeline.set_model(model)
+        if self._step_window is not None and self._following:
+            timeline.show_window(self._step_window)
+        key = self.dispatch_tree.cursor_key
+        self._select(key if isinstance(key, int) else None)
+
+    def timeline_ready(self, model: TimelineModel) -> None:
+        """The timeline's model is built, before it is shown (override: lanes of a subclass)."""
+
     def _follow_window(self, key: NodeKey) -> None:
-        if self._zoomed:
+        if not self._following:
             return
         step = self.model.step_of(key)
         wanted = ("step", step)
@@ -275,37 +317,125 @@ class ExplorerScreen(Screen[None]):
             self.load_window(step)
 
     @work(thread=True, exclusive=True, group="timeline")
-    def load_window(self, step: int | None, zoom: Window | None = None) -> None:
-        window = zoom or window_for(self.trace, step)
-        self.post_message(TimelineReady(window, lanes(self.trace, window)))
+    def load_window(self, step: int | None) -> None:
+        self.post_message(TimelineReady(window_for(self.trace, step)))
 
     def on_timeline_ready(self, message: TimelineReady) -> None:
         self._pending.discard("timeline")
-        self.query_one(Timeline).set_window(message.window, message.lanes)
+        self._step_window = message.window
+        if self._following and self.timeline_model is not None:
+            self.timeline.show_window(message.window)
 
-    def on_timeline_block_clicked(self, message: Timeline.BlockClicked) -> None:
+    def _select(self, event_id: int | None) -> None:
+        """Mark ``event_id`` and what it is linked to on the timeline (in a worker: an op's flows)."""
+        if self.timeline_model is None:
+            return
+        self._pending.add("selection")
+        self.load_selection(event_id)
+
+    @work(thread=True, exclusive=True, group="selection")
+    def load_selection(self, event_id: int | None) -> None:
+        model = self.timeline_model
+        assert model is not None
+        if event_id is None:
+            self.post_message(SelectionReady(None, NO_MARKS, NO_MARKS, 0))
+            return
+        linked = model.linked(event_id)
+        self.post_message(SelectionReady(event_id, model.marks([event_id]), model.marks(linked), len(linked)))
+
+    def on_selection_ready(self, message: SelectionReady) -> None:
+        self._pending.discard("selection")
+        self.timeline.set_selection(message.event_id, message.selection, message.linked)
+
+    def on_timeline_event_chosen(self, message: Timeline.EventChosen) -> None:
         if not self.dispatch_tree.reveal_event(message.event_id):
-            self.notify("That GPU work is hidden by the current filters.", severity="warning", timeout=3)
+            self.notify("That event is hidden by the current filters.", severity="warning", timeout=3)
+            self._select(message.event_id)
+
+    def on_timeline_navigated(self, _: Timeline.Navigated) -> None:
+        self._following = False
+        self._zoomed = False
+
+    def on_timeline_left(self, _: Timeline.Left) -> None:
+        if self.has_class("-timeline-full"):
+            return
+        self.dispatch_tree.focus()
+
+    def on_timeline_range_chosen(self, message: Timeline.RangeChosen) -> None:
+        if message.span is None:
+            self.area = None
+            self.query_one(RangePanel).show_area(None)
+            return
+        tracks = {
+            int(row.lane.key.split(":", 1)[1])
+            for row in self.timeline.rows
+            if row.lane.kind in ("cpu", "gpu")
+        }
+        self._pending.add("area")
+        self.load_area(message.span, tracks)
+
+    @work(thread=True, exclusive=True, group="area")
+    def load_area(self, span: tuple[int, int], tracks: set[int]) -> None:
+        self.post_message(AreaReady(area(self.trace, span[0], span[1], tracks)))
+
+    def on_area_ready(self, message: AreaReady) -> None:
+        self._pending.discard("area")
+        self.area = message.area
+        if self.timeline.range is None:  # cleared meanwhile
+            return
+        found = message.area
+        start = (
+            ""
+            if found is None
+            else f"{fmt.offset(found.lo, self.trace.t0_ns)} → {fmt.offset(found.hi, self.trace.t0_ns)}: "
+        )
+        self.query_one(RangePanel).show_area(found, start)
+
+    def on_table_view_selected(self, event: TableView.Selected) -> None:
+        if event.table.id != "range-table":
+            return
+        event.stop()
+        target = event.row.get("first_id")
+        if target is not None and not self.dispatch_tree.reveal_event(int(target)):
+            self.notify("That event is hidden by the current filters.", severity="warning", timeout=3)
+            self._select(int(target))
+
+    def on_range_panel_left(self, _: RangePanel.Left) -> None:
+        self.timeline.focus()
 
     def action_zoom(self) -> None:
-        """Timeline: zoom to the selected node's span; again: back to its step."""
+        """Timeline: zoom to the selected node's span; again: back to following the tree's steps."""
         node = self.dispatch_tree.cursor_node
+        timeline = self.timeline
         if self._zoomed or node is None or node.start_ns is None:
             self._zoomed = False
+            self._following = True
             self._window_key = None
             if node is not None:
                 self._follow_window(node.key)
             return
-        self._zoomed = True
+        self._zoomed, self._following = True, False
         end = node.end_ns or node.start_ns
-        margin = max(1, (end - node.start_ns) // 20)
-        self._pending.add("timeline")
         duration = node.cpu_us if node.cpu_us is not None else node.gpu_us  # what its row says
-        self.load_window(None, Window(node.start_ns - margin, end + margin, f"zoom: {node.name}", duration))
+        if self.timeline_model is not None:
+            window = win.fit(
+                node.start_ns, max(end, node.start_ns + 1), self.timeline_model.bounds, timeline.cells
+            )
+            timeline.show_window(Window(window.start_ns, window.end_ns, f"zoom: {node.name}", duration))
 
     def action_toggle_timeline(self) -> None:
-        timeline = self.query_one(Timeline)
-        timeline.display = not timeline.display
+        """Under the tree → full screen (focused) → hidden → under the tree."""
+        timeline = self.timeline
+        if not timeline.display:
+            timeline.display = True
+        elif self.has_class("-timeline-full"):
+            self.remove_class("-timeline-full")
+            timeline.display = False
+            self.query_one(RangePanel).display = False
+            self.dispatch_tree.focus()
+        else:
+            self.add_class("-timeline-full")
+            timeline.focus()
 
     def action_toggle_details(self) -> None:
         pane = self.query_one("#details-pane")
@@ -498,7 +628,10 @@ class ExplorerScreen(Screen[None]):
         self._pending.discard("tables")
         self.tables, self.insight = message.tables, message.insight
         self.memory = message.memory
-        self.query_one(Timeline).set_memory(message.memory_lanes or [])
+        self._memory_lanes = message.memory_lanes or []
+        if self.timeline_model is not None and self._memory_lanes:
+            self.timeline_model.set_lanes("memory", memory_rows(self._memory_lanes))
+            self.timeline.lanes_changed()
         self._show_details()  # the roofline and verdicts arrived
         if self._pending_table is not None:
             pending, self._pending_table = self._pending_table, None
@@ -580,12 +713,46 @@ class ExplorerScreen(Screen[None]):
         from tracetui.app.exporting import SUBTREE_HINT, default_target, subtree_title
         from tracetui.app.screens.export_dialog import ExportDialog
 
+        focused = self.focused
+        if (
+            self.area is not None
+            and focused is not None
+            and (focused is self.timeline or focused.id == "range-table")
+        ):
+            self._export_range()
+            return
         node = self.dispatch_tree.cursor_node
         if node is None:
             return
         default = default_target(self.trace.path, node.name, ".json")
         dialog = ExportDialog(subtree_title(node.full_name), default.name, SUBTREE_HINT)
         self.app.push_screen(dialog, lambda target: self._export_subtree(node.key, target))
+
+    def _export_range(self) -> None:
+        """The Range table as the panel shows it (its sort), through the tables' export."""
+        from tracetui.app.exporting import TABLE_HINT, default_target, table_title
+        from tracetui.app.screens.export_dialog import ExportDialog
+
+        table = self.query_one(RangePanel).table
+        sort = next((c.title for c in table.columns if c.key == table.sort_key), None)
+        title = table_title("Range", table.row_count, sort, table.sort_descending)
+        default = default_target(self.trace.path, "range", ".csv")
+        self.app.push_screen(ExportDialog(title, default.name, TABLE_HINT), self._export_range_to)
+
+    def _export_range_to(self, target: Path | None) -> None:
+        from tracetui.app.exporting import shown_columns, write_export
+
+        if target is None:
+            return
+        table = self.query_one(RangePanel).table
+        try:
+            message = write_export(
+                shown_columns(table.frame, table.columns), target, self.trace.path, "the Range table"
+            )
+        except TraceError as exc:
+            self.notify(str(exc), title="Not exported", severity="error", markup=False)
+        else:
+            self.notify(message, title="Exported", markup=False)
 
     def _export_subtree(self, key: NodeKey, target: Path | None) -> None:
         if target is not None:

@@ -17,11 +17,13 @@ from tracetui.app.widgets.dispatch_tree import DispatchTree
 from tracetui.app.widgets.rank_lanes import RankLanes
 from tracetui.app.widgets.timeline import Timeline
 from tracetui.app.widgets.trace_header import TraceHeader
+from tracetui.ranks.lanes import rank_lanes
 from tracetui.ranks.view import RankChoice, pick_lanes, step_lanes, step_rank
 
 if TYPE_CHECKING:
     from tracetui.ranks.run import RunReport
     from tracetui.trace import Trace
+    from tracetui.views.timeline.model import TimelineModel
     from tracetui.views.tree import TreeModel
 
 MAX_LANES = 8  # rank lanes shown at once (the current rank's and the last arrivers' first)
@@ -81,6 +83,10 @@ class RankExplorerScreen(ExplorerScreen):
 
     def action_ranks(self) -> None:
         self.post_message(ShowRanks())
+
+    def timeline_ready(self, model: TimelineModel) -> None:
+        """Every rank of the run as a lane of the timeline, on this rank's clock."""
+        model.set_lanes("rank", rank_lanes(self.report, self.choice.rank))
 
     # ---- the ranks' lanes of the cursor's step --------------------------------------------------
     @on(DispatchTree.CursorMoved)

@@ -1,208 +1,708 @@
-"""The timeline strip: CPU thread and GPU stream lanes over the selected step (Line API).
+"""The timeline: every lane of the trace over any time range, as in Perfetto (Line API).
 
-Each cell shows how busy its lane was in that slice of time (``▁``…``█``, ``·`` idle), so
-"the GPU waits for the CPU's launches" (gaps on the GPU lane while the CPU lane is busy) and
-"GPU-bound" (a solid GPU lane) read at a glance. The selected node's span is highlighted, and
-the GPU work it launched is drawn in the accent colour. With memory events, memory lanes follow:
-each cell the highest allocated (reserved) level in it, from the device's lowest level (``▁``) to
-its peak reserved (``█``), the range named on the axis, and ``▲`` where the allocated total
-reached its peak.
+A header line (what the window is, its length, the colour mode, the selection or range, where the
+window is), a ruler counted from the window's start, then one line per shown row
+(:func:`tracetui.views.timeline.lanes.shown_rows`: pinned lanes first, never scrolled away). Each cell
+is drawn by :class:`tracetui.views.timeline.model.TimelineModel` (glyph, colour slot, inverse, label);
+this widget styles it, overlays the tree cursor's span, the range, the selected event and the events
+it is linked to (its flows), marks handed in (a critical path), and the time cursor, and turns keys and
+the mouse into windows and selections. Keys apply while the timeline has the focus.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
 from textual.widget import Widget
 
 from tracetui import formatting as fmt
-from tracetui.app.widgets.cells import fit, pad
+from tracetui.app.widgets.cells import pad
 from tracetui.app.widgets.line_style import CachedStyles
-from tracetui.views.memory import MemoryLane
-from tracetui.views.timeline import Lane, Window
+from tracetui.views.timeline import lanes as lane_ops
+from tracetui.views.timeline import window as win
+from tracetui.views.timeline.lanes import COLOUR_MODES, SLOTS, Layout, ShownRow
+from tracetui.views.timeline.model import EMPTY, LEVEL, NO_MARKS, PEAK, Marks, TimelineModel
+from tracetui.views.timeline.window import Window
 
-LABEL_WIDTH = 16
-BLOCKS = " ▁▂▃▄▅▆▇█"
-PEAK = "▲"
+LABEL_WIDTH = 18
+HEADER_ROWS = 2
+PALETTE = (  # the slots of tracetui.views.timeline.lanes: CPU ops, annotations, python, runtime, kernels, …
+    "#5fafff",
+    "#d7afff",
+    "#8a8a8a",
+    "#ffd75f",
+    "#5fd787",
+    "#5fd7d7",
+    "#d787d7",
+    "#87875f",
+    "#ff875f",
+    "#afaf87",
+    "#ff5f5f",
+    "#ffaf00",
+)
 
 
-class Timeline(CachedStyles, Widget):
-    """Lanes of the current window; ``set_window`` replaces them, ``set_highlight`` marks a span."""
+class Timeline(CachedStyles, Widget, can_focus=True):
+    """The lanes of ``model`` over ``window``; the screen hands in the tree cursor's span, the
+    selection's marks and any other marks (``set_marks``)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("w", "zoom(0.5)", "Zoom in", id="timeline.zoom_in", tooltip="halve the window (mouse wheel)"),
+        Binding("s", "zoom(2)", "Zoom out", id="timeline.zoom_out", tooltip="double the window"),
+        Binding(
+            "a", "pan(-0.25)", "Pan left", id="timeline.pan_left", tooltip="a quarter back (drag the lanes)"
+        ),
+        Binding("d", "pan(0.25)", "Pan right", id="timeline.pan_right", tooltip="a quarter on"),
+        Binding("0", "fit_trace", "Fit trace", id="timeline.fit_trace", tooltip="the whole trace"),
+        Binding(
+            "f",
+            "fit_selection",
+            "Fit selection",
+            id="timeline.fit_selection",
+            tooltip="the range, else the selected event, else the tree cursor's node",
+        ),
+        Binding(
+            "c",
+            "colour",
+            "Colour",
+            id="timeline.colour",
+            tooltip="colour by category, by name, or by kernel family",
+        ),
+        Binding("up", "row(-1)", "Lane up", show=False, id="timeline.up"),
+        Binding("down", "row(1)", "Lane down", show=False, id="timeline.down"),
+        Binding("pageup", "row(-10)", "Page up", show=False, id="timeline.page_up"),
+        Binding("pagedown", "row(10)", "Page down", show=False, id="timeline.page_down"),
+        Binding(
+            "left", "cursor(-1)", "Cursor ←", show=False, id="timeline.cursor_left", tooltip="one column"
+        ),
+        Binding("right", "cursor(1)", "Cursor →", show=False, id="timeline.cursor_right"),
+        Binding("shift+left", "cursor(-8)", "Cursor ← 8", show=False, id="timeline.cursor_left_8"),
+        Binding("shift+right", "cursor(8)", "Cursor → 8", show=False, id="timeline.cursor_right_8"),
+        Binding(
+            "enter",
+            "select",
+            "Select",
+            id="timeline.select",
+            tooltip="the event under the cursor: details, tree cursor, flows (or click it)",
+        ),
+        Binding(
+            "space",
+            "toggle_lane",
+            "Expand lane",
+            id="timeline.toggle",
+            tooltip="a thread's depths, a stream's rows",
+        ),
+        Binding("h", "hide_lane", "Hide lane", show=False, id="timeline.hide"),
+        Binding("H", "show_lanes", "Show all lanes", show=False, id="timeline.show_all"),
+        Binding(
+            "p", "pin_lane", "Pin lane", show=False, id="timeline.pin", tooltip="keep it on top; again: unpin"
+        ),
+        Binding("K,shift+up", "move_lane(-1)", "Move lane up", show=False, id="timeline.move_up"),
+        Binding("J,shift+down", "move_lane(1)", "Move lane down", show=False, id="timeline.move_down"),
+        Binding(
+            "b",
+            "mark(0)",
+            "Range start",
+            id="timeline.range_start",
+            tooltip="the range starts at the cursor (or drag on the ruler)",
+        ),
+        Binding("e", "mark(1)", "Range end", id="timeline.range_end", tooltip="the range ends at the cursor"),
+        Binding(
+            "escape", "clear", "Clear", show=False, id="timeline.clear", tooltip="the range; again: the tree"
+        ),
+    ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "timeline--axis",
+        "timeline--ruler",
         "timeline--label",
-        "timeline--cpu",
-        "timeline--gpu",
-        "timeline--gpu-alt",
+        "timeline--label-cursor",
         "timeline--idle",
         "timeline--span",
-        "timeline--launched",
+        "timeline--range",
+        "timeline--cursor",
+        "timeline--selected",
+        "timeline--linked",
+        "timeline--marked",
         "timeline--memory",
         "timeline--peak",
+        "timeline--note",
     }
 
     DEFAULT_CSS = """
     Timeline { height: auto; background: $surface; }
     Timeline > .timeline--axis { color: $text-muted; background: $panel; }
+    Timeline > .timeline--ruler { color: $text-muted; }
     Timeline > .timeline--label { color: $text-muted; }
-    Timeline > .timeline--cpu { color: $text-primary; }
-    Timeline > .timeline--gpu { color: $text-success; }
-    Timeline > .timeline--gpu-alt { color: $success-darken-2; }
+    Timeline > .timeline--label-cursor { color: $text; background: $accent 40%; text-style: bold; }
     Timeline > .timeline--idle { color: $text-disabled; }
-    Timeline > .timeline--span { background: $primary 30%; }
-    Timeline > .timeline--launched { color: $text-accent; }
+    Timeline > .timeline--span { background: $primary 25%; }
+    Timeline > .timeline--range { background: $warning 30%; }
+    Timeline > .timeline--cursor { background: $foreground 25%; }
+    Timeline > .timeline--selected { color: $text; background: $accent; text-style: bold; }
+    Timeline > .timeline--linked { color: $text-accent; background: $accent 35%; text-style: bold; }
+    Timeline > .timeline--marked { color: #ffaf00; background: #ffaf00 30%; text-style: bold; }
     Timeline > .timeline--memory { color: $text-warning; }
     Timeline > .timeline--peak { color: $text-error; text-style: bold; }
+    Timeline > .timeline--note { color: $text-muted; text-style: italic; }
     """
 
-    class BlockClicked(Message):
-        """A GPU block was clicked: ``event_id`` is the kernel, memcpy or memset under the mouse."""
+    class EventChosen(Message):
+        """An event was clicked (or Enter): ``event_id`` is the trace's event."""
 
         def __init__(self, event_id: int) -> None:
             super().__init__()
             self.event_id = event_id
 
+    class RangeChosen(Message):
+        """A range was dragged on the ruler (or marked with ``b`` / ``e``); None: cleared."""
+
+        def __init__(self, span: tuple[int, int] | None) -> None:
+            super().__init__()
+            self.span = span
+
+    class Navigated(Message):
+        """The user moved the window (the screen stops following the tree's steps)."""
+
+    class Left(Message):
+        """Escape with nothing to clear: back to the tree."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.model: TimelineModel | None = None
         self.window: Window | None = None
-        self.lanes: list[Lane] = []
+        self.lane_layout = Layout()
+        self.mode = COLOUR_MODES[0]
+        self.note = "building the timeline …"
         self.span: tuple[int, int] | None = None
-        self.launched: Lane | None = None
-        self.memory: list[MemoryLane] = []
+        self.range: tuple[int, int] | None = None
+        self._anchor: int | None = None
+        self.selected: int | None = None
+        self.selection = NO_MARKS
+        self.linked = NO_MARKS
+        self.marked = NO_MARKS
+        self.legend_extra = ""
+        self.row_cursor = 0
+        self.scroll = 0
+        self.cursor_ns: int | None = None
+        self._rows: list[ShownRow] = []
+        self._strips: dict[tuple[object, ...], Strip] = {}
+        self._drag: tuple[int, int, bool, bool, Window] | None = None  # x, y, ctrl, on the ruler, window
+        self._dragged = False
 
-    def set_window(self, window: Window, lanes: list[Lane]) -> None:
-        self.window, self.lanes = window, lanes
+    # ---- data ----------------------------------------------------------------------------------
+    def set_model(self, model: TimelineModel) -> None:
+        self.model = model
+        self.note = ""
+        self._relayout()
+        if self.window is None:
+            self.window = model.whole(self.cells)
+
+    def lanes_changed(self) -> None:
+        """The model's lanes changed (memory read, ranks, lanes from outside)."""
+        self._relayout()
+
+    def set_layout(self, layout: Layout) -> None:
+        self.lane_layout = layout
+        self._relayout()
+
+    def _relayout(self) -> None:
+        self._rows = lane_ops.shown_rows(self.model.lanes, self.lane_layout) if self.model is not None else []
+        self.row_cursor = max(0, min(self.row_cursor, len(self._rows) - 1))
+        self._strips.clear()
         self.refresh(layout=True)
 
-    def set_memory(self, lanes: list[MemoryLane]) -> None:
-        """The memory lanes, drawn under the others over every window."""
-        self.memory = lanes
-        self.refresh(layout=True)
+    @property
+    def rows(self) -> list[ShownRow]:
+        return self._rows
 
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return 1 + max(1, len(self.lanes)) + len(self.memory) if self.window is not None else 1
+    @property
+    def cells(self) -> int:
+        return max(1, self.size.width - LABEL_WIDTH) if self.size.width else 100
 
-    def set_highlight(self, span: tuple[int, int] | None, launched: Lane | None = None) -> None:
-        """Mark ``span`` (ns) on every lane and draw ``launched`` GPU intervals in the accent colour."""
-        self.span, self.launched = span, launched
+    def show_window(self, window: Window) -> None:
+        """Draw ``window`` (clamped to the trace and to one ns per cell)."""
+        if self.model is not None:
+            window = win.clamp(window, self.model.bounds, self.cells)
+        self.window = window
+        if self.cursor_ns is not None and not window.start_ns <= self.cursor_ns < window.end_ns:
+            self.cursor_ns = None
+        self._strips.clear()
         self.refresh()
 
-    def on_click(self, event: events.Click) -> None:
-        """Clicking a GPU block selects that GPU event in the tree. Rows and columns are counted in
-        the content region (the screen's CSS gives the strip a top border)."""
+    def set_highlight(self, span: tuple[int, int] | None) -> None:
+        """The tree cursor's span, shaded on every lane."""
+        self.span = span
+        self._strips.clear()
+        self.refresh()
+
+    def set_selection(self, event_id: int | None, selection: Marks, linked: Marks) -> None:
+        """The selected event and the events it is linked to (its flows), marked on their lanes."""
+        self.selected, self.selection, self.linked = event_id, selection, linked
+        self._strips.clear()
+        self.refresh()
+
+    def set_marks(self, marks: Marks, legend: str = "") -> None:
+        """Events to mark on their lanes (a critical path), ``legend`` in the header."""
+        self.marked, self.legend_extra = marks, legend
+        self._strips.clear()
+        self.refresh()
+
+    def set_range(self, span: tuple[int, int] | None) -> None:
+        self.range = span
+        self._strips.clear()
+        self.refresh()
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if self.model is None or self.window is None:
+            return HEADER_ROWS
+        return HEADER_ROWS + max(1, len(self._rows))
+
+    # ---- where things are ----------------------------------------------------------------------
+    def _pinned_count(self) -> int:
+        return sum(1 for row in self._rows if row.pinned)
+
+    def _visible_lines(self) -> int:
+        return max(1, self.size.height - HEADER_ROWS)
+
+    def _row_at(self, line: int) -> int | None:
+        """The index in :attr:`rows` drawn on lane line ``line`` (0: the first under the ruler)."""
+        pinned = self._pinned_count()
+        index = line if line < pinned else pinned + self.scroll + (line - pinned)
+        return index if 0 <= index < len(self._rows) else None
+
+    def _scroll_to_cursor(self) -> None:
+        pinned = self._pinned_count()
+        if self.row_cursor < pinned:
+            return
+        room = max(1, self._visible_lines() - pinned)
+        position = self.row_cursor - pinned
+        if position < self.scroll:
+            self.scroll = position
+        elif position >= self.scroll + room:
+            self.scroll = position - room + 1
+        self.scroll = max(0, min(self.scroll, max(0, len(self._rows) - pinned - room)))
+
+    def _cell_time(self, cell: int) -> int:
+        assert self.window is not None
+        return win.time_at(self.window, self.cells, max(0, min(cell, self.cells - 1)))
+
+    def _cursor_cell(self) -> int:
+        assert self.window is not None
+        if self.cursor_ns is None:
+            return self.cells // 2
+        return max(0, min(self.cells - 1, win.cell_of(self.window, self.cells, self.cursor_ns)))
+
+    def _event_at(self, row: ShownRow, cell: int) -> int | None:
+        assert self.model is not None and self.window is not None
+        if row.row.levels:
+            return None
+        drawn = self.model.draw(row.row, self.window, self.cells, self.mode)
+        if not 0 <= cell < len(drawn.refs):
+            return None
+        ref = drawn.refs[cell]
+        return None if ref is None else row.row.source.event_id(ref)  # type: ignore[union-attr]
+
+    # ---- keys -----------------------------------------------------------------------------------
+    def _navigate(self, window: Window) -> None:
+        self.show_window(replace(window, title="", subject_us=None))
+        self.post_message(self.Navigated())
+
+    def action_zoom(self, factor: float) -> None:
+        if self.window is None or self.model is None:
+            return
+        anchor = (
+            self.cursor_ns if self.cursor_ns is not None else (self.window.start_ns + self.window.end_ns) // 2
+        )
+        self._navigate(win.zoom(self.window, factor, anchor, self.model.bounds, self.cells))
+
+    def action_pan(self, share: float) -> None:
+        if self.window is None or self.model is None:
+            return
+        self._navigate(win.pan(self.window, share, self.model.bounds, self.cells))
+
+    def action_fit_trace(self) -> None:
+        if self.model is not None:
+            self._navigate(self.model.whole(self.cells))
+
+    def action_fit_selection(self) -> None:
+        if self.model is None:
+            return
+        span = self.range or self._selected_span() or self.span
+        if span is None:
+            self.notify("Nothing selected: click an event, or drag a range on the ruler.", timeout=3)
+            return
+        self._navigate(win.fit(span[0], max(span[1], span[0] + 1), self.model.bounds, self.cells))
+
+    def _selected_span(self) -> tuple[int, int] | None:
+        if self.model is None or self.selected is None:
+            return None
+        found = self.model.positions([self.selected])
+        if not len(found):
+            return None
+        at = int(found[0])
+        return int(self.model.index.starts[at]), int(self.model.index.ends[at])
+
+    def action_colour(self) -> None:
+        self.mode = COLOUR_MODES[(COLOUR_MODES.index(self.mode) + 1) % len(COLOUR_MODES)]
+        self._strips.clear()
+        self.refresh()
+
+    def action_row(self, delta: int) -> None:
+        if not self._rows:
+            return
+        self.row_cursor = max(0, min(len(self._rows) - 1, self.row_cursor + delta))
+        self._scroll_to_cursor()
+        self._strips.clear()
+        self.refresh()
+
+    def action_cursor(self, delta: int) -> None:
+        if self.window is None:
+            return
+        cell = self._cursor_cell() + delta
+        if cell < 0 or cell >= self.cells:  # past the edge: the window follows
+            self.action_pan(-0.25 if cell < 0 else 0.25)
+            cell = max(0, min(self.cells - 1, cell))
+        self.cursor_ns = self._cell_time(cell)
+        self._strips.clear()
+        self.refresh()
+
+    def action_select(self) -> None:
+        row = self._current_row()
+        if row is None or self.window is None:
+            return
+        event_id = self._event_at(row, self._cursor_cell())
+        if event_id is not None:
+            self.post_message(self.EventChosen(event_id))
+
+    def _current_row(self) -> ShownRow | None:
+        return self._rows[self.row_cursor] if 0 <= self.row_cursor < len(self._rows) else None
+
+    def action_toggle_lane(self) -> None:
+        row = self._current_row()
+        if row is not None:
+            lane = row.lane
+            self.set_layout(lane_ops.toggle_expanded(self.lane_layout, lane))
+            self.row_cursor = next(i for i, r in enumerate(self._rows) if r.lane.key == lane.key)
+            self._scroll_to_cursor()
+
+    def action_hide_lane(self) -> None:
+        row = self._current_row()
+        if row is not None:
+            self.set_layout(lane_ops.hide(self.lane_layout, row.lane.key))
+            self.notify(f"Lane hidden: {row.lane.label} (H shows every lane).", timeout=3, markup=False)
+
+    def action_show_lanes(self) -> None:
+        self.set_layout(lane_ops.unhide_all(self.lane_layout))
+
+    def action_pin_lane(self) -> None:
+        row = self._current_row()
+        if row is not None:
+            key = row.lane.key
+            self.set_layout(lane_ops.toggle_pinned(self.lane_layout, key))
+            self.row_cursor = next(i for i, r in enumerate(self._rows) if r.lane.key == key)
+            self._scroll_to_cursor()
+
+    def action_move_lane(self, delta: int) -> None:
+        row = self._current_row()
+        if row is None or self.model is None:
+            return
+        key = row.lane.key
+        self.set_layout(lane_ops.move(self.lane_layout, self.model.lanes, key, delta))
+        self.row_cursor = next(i for i, r in enumerate(self._rows) if r.lane.key == key)
+        self._scroll_to_cursor()
+
+    def action_mark(self, end: int) -> None:
+        if self.window is None:
+            return
+        t = self._cell_time(self._cursor_cell())
+        if not end:
+            self._anchor = t
+            self.set_range(None)
+            self.notify("Range starts here: move the cursor, then e.", timeout=2)
+            return
+        start = self._anchor if self._anchor is not None else self.window.start_ns
+        end_ns = (
+            self._cell_time(self._cursor_cell() + 1)
+            if self._cursor_cell() + 1 < self.cells
+            else self.window.end_ns
+        )
+        lo, hi = min(start, t), max(end_ns, start + 1)
+        self._anchor = None
+        self._choose_range((lo, hi))
+
+    def _choose_range(self, span: tuple[int, int] | None) -> None:
+        self.set_range(span)
+        self.post_message(self.RangeChosen(span))
+
+    def action_clear(self) -> None:
+        if self.range is not None or self._anchor is not None:
+            self._anchor = None
+            self._choose_range(None)
+        else:
+            self.post_message(self.Left())
+
+    # ---- mouse ----------------------------------------------------------------------------------
+    def _place(self, event: events.MouseEvent) -> tuple[int, int] | None:
+        """(line, cell) of the mouse in the content region (line 0: the header)."""
         offset = event.get_content_offset(self)
-        if self.window is None or offset is None or not 1 <= offset.y <= len(self.lanes):
+        if offset is None:
+            return None
+        return offset.y, offset.x - LABEL_WIDTH
+
+    def on_mouse_down(self, event: events.MouseDown) -> None:
+        place = self._place(event)
+        if place is None or self.window is None:
             return
-        lane = self.lanes[offset.y - 1]
-        cells = self.size.width - LABEL_WIDTH
-        cell = offset.x - LABEL_WIDTH
-        if lane.kind != "gpu" or cells <= 0 or not 0 <= cell < cells:
+        line, cell = place
+        self._drag = (cell, line, bool(event.ctrl), line < HEADER_ROWS, self.window)
+        self._dragged = False
+        self.capture_mouse()
+
+    def on_mouse_move(self, event: events.MouseMove) -> None:
+        if self._drag is None or self.model is None:
             return
-        step = (self.window.end_ns - self.window.start_ns) / cells
-        lo = int(self.window.start_ns + cell * step)
-        index = lane.block_in(lo, max(lo + 1, int(lo + step)))
-        if index is not None:
-            self.post_message(self.BlockClicked(lane.block_ids[index]))
+        place = self._place(event)
+        if place is None:
+            return
+        start_cell, _, ctrl, ruler, window = self._drag
+        cell = place[1]
+        if cell == start_cell and not self._dragged:
+            return
+        self._dragged = True
+        if ruler or ctrl:  # a range: to select (the ruler) or to zoom to (ctrl)
+            self.set_range(self._dragged_span(window, start_cell, cell))
+        else:  # the lanes: pan
+            shift = (start_cell - cell) * window.span // max(1, self.cells)
+            self.show_window(win.moved(window, shift, self.model.bounds, self.cells))
+
+    def _dragged_span(self, window: Window, a: int, b: int) -> tuple[int, int]:
+        first, last = sorted((max(0, min(a, self.cells - 1)), max(0, min(b, self.cells - 1))))
+        return win.time_at(window, self.cells, first), win.time_at(window, self.cells, last + 1)
+
+    def on_mouse_up(self, event: events.MouseUp) -> None:
+        if self._drag is None:
+            return
+        _, _, ctrl, ruler, _ = self._drag
+        self._drag = None
+        self.release_mouse()
+        if not self._dragged:
+            return
+        if ctrl and self.range is not None and self.model is not None:
+            span = self.range
+            self.set_range(None)
+            self._navigate(win.clamp(Window(*span), self.model.bounds, self.cells))
+        elif ruler:
+            self._choose_range(self.range)
+        else:
+            self.post_message(self.Navigated())
+
+    def on_click(self, event: events.Click) -> None:
+        if self._dragged:
+            self._dragged = False
+            return
+        place = self._place(event)
+        if place is None or self.window is None:
+            return
+        line, cell = place
+        if line < HEADER_ROWS or not 0 <= cell < self.cells:
+            return
+        index = self._row_at(line - HEADER_ROWS)
+        if index is None:
+            return
+        self.row_cursor = index
+        self.cursor_ns = self._cell_time(cell)
+        self._strips.clear()
+        self.refresh()
+        event_id = self._event_at(self._rows[index], cell)
+        if event_id is not None:
+            self.post_message(self.EventChosen(event_id))
+
+    def on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        self._wheel(event, 0.5)
+
+    def on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
+        self._wheel(event, 2.0)
+
+    def _wheel(self, event: events.MouseEvent, factor: float) -> None:
+        place = self._place(event)
+        if place is None or self.window is None or self.model is None:
+            return
+        event.stop()
+        anchor = (
+            self._cell_time(place[1])
+            if 0 <= place[1] < self.cells
+            else (self.window.start_ns + self.window.end_ns) // 2
+        )
+        self._navigate(win.zoom(self.window, factor, anchor, self.model.bounds, self.cells))
+
+    # ---- drawing --------------------------------------------------------------------------------
+    def styles_changed(self) -> None:
+        self._strips.clear()
 
     def _style(self, name: str) -> Style:
         return self.component(f"timeline--{name}")
 
+    def _slot_style(self, slot: int) -> Style:
+        if slot == LEVEL:
+            return self._style("memory")
+        if slot == PEAK:
+            return self._style("peak")
+        return Style(color=PALETTE[slot % SLOTS])
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        base = self.base_style
-        if self.window is None:
-            return Strip.blank(width, base)
         if y == 0:
-            return self._axis(width)
-        busy_rows = max(1, len(self.lanes))
-        if y > busy_rows:
-            index = y - 1 - busy_rows
-            if index < len(self.memory):
-                return self._memory_lane(self.memory[index], width)
-            return Strip.blank(width, base)
-        if not self.lanes:
-            text = pad("  no CPU ops or GPU work in this window", width)
-            return Strip([Segment(text, base + self._style("idle"))])
-        return self._lane(self.lanes[y - 1], width)
+            return self._header(width)
+        if self.model is None or self.window is None:
+            if y == 1:
+                return Strip([Segment(pad("  " + self.note, width), self.base_style + self._style("note"))])
+            return Strip.blank(width, self.base_style)
+        if y == 1:
+            return self._ruler(width)
+        index = self._row_at(y - HEADER_ROWS)
+        if index is None:
+            if not self._rows and y == HEADER_ROWS:
+                text = pad("  every lane is hidden (H shows them)", width)
+                return Strip([Segment(text, self.base_style + self._style("note"))])
+            return Strip.blank(width, self.base_style)
+        return self._lane_line(index, width)
 
-    def _axis(self, width: int) -> Strip:
-        assert self.window is not None
-        start, end = self.window.start_ns, self.window.end_ns
+    def _header(self, width: int) -> Strip:
+        style = self.base_style + self._style("axis")
+        window = self.window
+        if window is None:
+            return Strip([Segment(pad(" timeline", width), style)])
         t0 = self._t0()
-        length = fmt.duration(self.window.label_us)
-        left = f" {self.window.title} · {length}"
-        legends = dict.fromkeys(lane.legend for lane in self.memory)
+        title = window.title or "window"
+        length = fmt.duration(window.label_us) if window.subject_us is not None else fmt.span_ns(window.span)
+        left = f" {title} · {length}"
+        left += f" · colour: {self.mode}"
+        if self.range is not None:
+            left += f" · range {fmt.span_ns(self.range[1] - self.range[0])}"
+        if self.legend_extra:
+            left += f" · {self.legend_extra}"
+        legends = [row.row.source.legend for row in self._rows if row.row.levels and row.first]  # type: ignore[union-attr]
         if legends:
-            left += " · memory " + "; ".join(legends)
-        right = f"{fmt.offset(start, t0)} → {fmt.offset(end, t0)} "
-        middle = max(0, width - len(left) - len(right))
-        text = fit(left + " " * middle + right, width)
-        return Strip([Segment(pad(text, width), self.base_style + self._style("axis"))])
+            left += " · memory " + "; ".join(dict.fromkeys(legends))
+        decimals = 6 if window.span < 10_000 else 3
+        start, end = (fmt.fixed((t - t0) / 1e6, decimals) for t in (window.start_ns, window.end_ns))
+        right = f"{start} ms → {end} ms "
+        middle = max(1, width - len(left) - len(right))
+        return Strip([Segment(pad(left + " " * middle + right, width), style)])
 
     def _t0(self) -> int:
         trace = getattr(self.screen, "trace", None)
         return trace.t0_ns if trace is not None else 0
 
-    def _lane(self, lane: Lane, width: int) -> Strip:
+    def _ruler(self, width: int) -> Strip:
         assert self.window is not None
+        cells = self.cells
+        label = pad(f" {fmt.span_ns(self.window.span / cells)}/col", LABEL_WIDTH)
+        return Strip(
+            [
+                Segment(label, self.base_style + self._style("label")),
+                Segment(pad(win.ruler(self.window, cells), cells), self.base_style + self._style("ruler")),
+            ]
+        )
+
+    def _lane_line(self, index: int, width: int) -> Strip:
+        assert self.model is not None and self.window is not None
+        row = self._rows[index]
+        cursor_here = self.has_focus and index == self.row_cursor
+        key = (
+            index,
+            id(row.row),
+            self.window.start_ns,
+            self.window.end_ns,
+            width,
+            self.mode,
+            cursor_here,
+            self.cursor_ns if self.has_focus else None,
+            self.range,
+            self.span,
+        )
+        found = self._strips.get(key)
+        if found is not None:
+            return found
+        strip = self._draw_lane(row, width, cursor_here)
+        if len(self._strips) > 4 * max(8, self.size.height):
+            self._strips.clear()
+        self._strips[key] = strip
+        return strip
+
+    def _label(self, row: ShownRow) -> str:
+        if not row.first:
+            return "   " + row.row.label
+        marker = " " if not row.lane.detail else "▾" if row.lane.key in self.lane_layout.expanded else "▸"
+        return marker + ("•" if row.pinned else " ") + row.lane.label
+
+    def _draw_lane(self, row: ShownRow, width: int, cursor_here: bool) -> Strip:
+        assert self.model is not None and self.window is not None
         base = self.base_style
-        cells = max(0, width - LABEL_WIDTH)
-        start, end = self.window.start_ns, self.window.end_ns
-        step = (end - start) / cells if cells else 1
-        segments = [Segment(pad(" " + lane.label, LABEL_WIDTH - 1) + " ", base + self._style("label"))]
-        busy_style = self._style("cpu" if lane.kind == "cpu" else "gpu")
-        alt_style = self._style("gpu-alt")
-        idle_style = self._style("idle")
-        span_style = Style(bgcolor=self._style("span").bgcolor)
-        launched_style = self._style("launched")
-        for cell in range(cells):
-            lo = int(start + cell * step)
-            hi = int(start + (cell + 1) * step)
-            fraction = lane.busy(lo, max(hi, lo + 1))
-            if fraction <= 0:
-                char, style = "·", idle_style
+        cells = self.cells
+        window = self.window
+        drawn = self.model.draw(row.row, window, cells, self.mode)
+        label_style = self._style("label-cursor" if cursor_here else "label")
+        segments = [Segment(pad(self._label(row), LABEL_WIDTH - 1) + " ", base + label_style)]
+        background = base.bgcolor
+        overlays = [Style()] * cells
+        shade: list[Style | None] = [None] * cells
+        self._shade(shade, self.span, "span")
+        self._shade(shade, self.range, "range")
+        marks = (("marked", self.marked), ("linked", self.linked), ("selected", self.selection))
+        for name, found in marks:
+            if found:
+                style = self._style(name)
+                for first, last in self.model.marked_cells(row.row, found, window, cells):
+                    for c in range(max(0, first), min(cells - 1, last) + 1):
+                        overlays[c] = style
+        if self.has_focus:
+            shade[self._cursor_cell()] = self._style("cursor")
+        label_at = {first: (length, text) for first, length, text in drawn.labels}
+        c = 0
+        glyphs, slots, inverse, alt = drawn.glyphs, drawn.slots, drawn.inverse, drawn.alt
+        while c < cells:
+            label = label_at.get(c)
+            slot = slots[c]
+            colour = None if slot == EMPTY else self._slot_style(slot).color
+            if label is not None and colour is not None:
+                length, text = label
+                style = base + Style(color=background, bgcolor=colour, bold=True) + overlays[c]
+                segments.append(Segment(pad(" " + text, length), style))
+                c += length
+                continue
+            if slot == EMPTY:
+                style = base + self._style("idle")
+            elif inverse[c]:
+                style = base + Style(color=background, bgcolor=colour)
             else:
-                char = BLOCKS[max(1, min(8, round(fraction * 8)))]
-                style = busy_style
-                if lane.kind == "gpu":
-                    block = lane.block_at((lo + hi) // 2)
-                    if block is not None and block % 2:
-                        style = alt_style
-                    if self.launched is not None and self.launched.busy(lo, max(hi, lo + 1)) > 0:
-                        style = launched_style
-            if self.span is not None and self.span[0] < hi and self.span[1] >= lo:
-                style = style + span_style
-            segments.append(Segment(char, base + style))
+                style = base + Style(color=colour, dim=alt[c])
+            style = style + overlays[c]
+            if shade[c] is not None:
+                style = style + Style(bgcolor=shade[c].bgcolor)  # type: ignore[union-attr]
+            segments.append(Segment(glyphs[c], style))
+            c += 1
         return Strip(segments).simplify()
 
-    def _memory_lane(self, lane: MemoryLane, width: int) -> Strip:
-        """Each cell: the highest level in its slice of time, as a block against the lane's scale."""
-        assert self.window is not None
-        base = self.base_style
-        cells = max(0, width - LABEL_WIDTH)
-        start, end = self.window.start_ns, self.window.end_ns
-        step = (end - start) / cells if cells else 1
-        segments = [Segment(pad(" " + lane.label, LABEL_WIDTH - 1) + " ", base + self._style("label"))]
-        level_style, peak_style, idle_style = self._style("memory"), self._style("peak"), self._style("idle")
-        span_style = Style(bgcolor=self._style("span").bgcolor)
-        los = [int(start + cell * step) for cell in range(cells)]
-        his = [max(int(start + (cell + 1) * step), lo + 1) for cell, lo in enumerate(los)]
-        fractions = lane.fractions(los, his)  # one pass over the lane for the whole row
-        for lo, hi, fraction in zip(los, his, fractions, strict=True):
-            if lane.peak_in(lo, hi):
-                char, style = PEAK, peak_style
-            elif fraction is None:
-                char, style = "·", idle_style
-            else:
-                char, style = BLOCKS[max(1, min(8, round(fraction * 8)))], level_style
-            if self.span is not None and self.span[0] < hi and self.span[1] >= lo:
-                style = style + span_style
-            segments.append(Segment(char, base + style))
-        return Strip(segments).simplify()
+    def _shade(self, shade: list[Style | None], span: tuple[int, int] | None, name: str) -> None:
+        if span is None or self.window is None:
+            return
+        if span[0] >= self.window.end_ns or span[1] <= self.window.start_ns:
+            return
+        cells = self.cells
+        first = max(0, win.cell_of(self.window, cells, max(span[0], self.window.start_ns)))
+        last = min(
+            cells - 1, win.cell_of(self.window, cells, min(max(span[1], span[0] + 1), self.window.end_ns) - 1)
+        )
+        style = self._style(name)
+        for c in range(first, last + 1):
+            shade[c] = style

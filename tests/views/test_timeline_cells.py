@@ -1,0 +1,151 @@
+"""Every drawn cell of the timeline against a plain scan of the events, for random windows: drawn from
+the events and from the pyramid, on a real trace and on any intervals (overlapping, nested, empty)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import pairwise
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tracetui
+from tests.app.conftest import fixture
+from tracetui.trace import Trace
+from tracetui.views.timeline import index as ix
+from tracetui.views.timeline import window as win
+from tracetui.views.timeline.cells import from_level
+from tracetui.views.timeline.lanes import ArrayRow, TraceRow
+from tracetui.views.timeline.model import TimelineModel
+from tracetui.views.timeline.window import Window
+
+TRAIN = "mlp_train_tbhandler_stack_memory.pt.trace"
+
+
+@pytest.fixture(scope="module")
+def small_index() -> Iterator[None]:
+    """Pyramids and long events on rows of a handful of events, and a depth cap that makes rows
+    of nested (overlapping) events: what the 1 GB trace has, on a fixture."""
+    patch = pytest.MonkeyPatch()
+    patch.setattr(ix, "PYRAMID_MIN", 8)
+    patch.setattr(ix, "BIN_EVENTS", 2)
+    patch.setattr(ix, "LONG_SHARE", 8)
+    patch.setattr(ix, "MAX_DEPTH_ROWS", 4)
+    yield
+    patch.undo()
+
+
+@pytest.fixture(scope="module")
+def train(small_index: None) -> tuple[Trace, TimelineModel]:
+    trace = tracetui.load(fixture(TRAIN))
+    return trace, TimelineModel(trace, ix.build(trace))
+
+
+def scan(trace: Trace, track: int, sub: int) -> list[tuple[int, int]]:
+    """The row's events, read straight from the events table: ``(start, max(end, start + 1))``."""
+    events = trace.events.with_row_index("row")
+    keys = (
+        ix.row_keys(trace, events.lazy())
+        .collect()
+        .filter((pl.col("track") == track) & (pl.col("sub") == sub))
+    )
+    rows = events.join(keys.select("row"), on="row", how="semi")
+    return [(s, max(e, s + 1)) for s, e in rows.select("start_ns", "end_ns").iter_rows()]
+
+
+def occupied(events: list[tuple[int, int]], edges: list[int]) -> list[bool]:
+    return [any(s < hi and e > lo for s, e in events) for lo, hi in pairwise(edges)]
+
+
+windows = st.tuples(st.floats(0, 1), st.floats(0, 1), st.integers(1, 300))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(window=windows)
+def test_each_cell_is_drawn_where_and_only_where_an_event_lies(
+    train: tuple[Trace, TimelineModel], window: tuple[float, float, int]
+) -> None:
+    trace, model = train
+    a, b, cells = window
+    low, high = model.bounds
+    span = high - low
+    start = low + int(min(a, b) * span)
+    length = max(cells, int(abs(a - b) ** 3 * span))  # cubed: as often deep zooms as wide windows
+    shown = win.clamp(Window(start, start + length), model.bounds, cells)
+    edges = win.edges(shown, cells)
+    used_levels = 0
+    for lane in model.lanes:
+        for row in (*lane.summary, *lane.detail):
+            source = row.source
+            assert isinstance(source, TraceRow)
+            drawn = model.draw(row, shown, cells)
+            truth = occupied(scan(trace, source.row.track, source.row.sub), edges)
+            assert [g != " " for g in drawn.glyphs] == truth, (lane.label, row.label, shown)
+            assert [r is not None for r in drawn.refs] == truth
+            used_levels += source.row.level_for(shown.span // cells) is not None
+    assert used_levels >= 0
+
+
+def test_the_fixture_draws_from_pyramids_and_long_events(train: tuple[Trace, TimelineModel]) -> None:
+    """What the property test above goes through: rows drawn from a level, rows with long events."""
+    _, model = train
+    rows = [row.source.row for lane in model.lanes for row in (*lane.summary, *lane.detail)]  # type: ignore[union-attr]
+    spans = [model.whole(cells).span // cells for cells in (4, 12, 40)]
+    assert sum(r.level_for(span) is not None for r in rows for span in spans) > 10
+    assert any(len(r.long_rows) for r in rows)
+
+
+intervals = st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 400)), min_size=0, max_size=60)
+
+
+@settings(max_examples=150, deadline=None)
+@given(events=intervals, a=st.integers(-100, 5100), length=st.integers(1, 6000), cells=st.integers(1, 80))
+def test_cells_of_any_intervals_overlapping_or_empty(
+    events: list[tuple[int, int]], a: int, length: int, cells: int
+) -> None:
+    """Overlapping, nested, touching and zero-length intervals: occupancy, first and last covered ns
+    exact; the event on top lies in its cell."""
+    events = sorted(events)
+    row = ArrayRow(
+        [s for s, _ in events], [s + d for s, d in events], ["kernel"] * len(events), ["k"] * len(events)
+    )
+    length = max(length, cells)
+    edges = win.edges(Window(a, a + length), cells)
+    coverage = row.coverage(edges)
+    spans = [(s, max(s + d, s + 1)) for s, d in events]
+    assert coverage.occupied == occupied(spans, edges)
+    for c, (lo, hi) in enumerate(pairwise(edges)):
+        inside = [(max(s, lo), min(e, hi)) for s, e in spans if s < hi and e > lo]
+        if inside:
+            assert coverage.first[c] == min(x for x, _ in inside)
+            assert coverage.last[c] == max(y for _, y in inside)
+            top = coverage.top[c]
+            assert top is not None and spans[top][0] < hi and spans[top][1] > lo
+
+
+@settings(max_examples=150, deadline=None)
+@given(events=intervals, a=st.integers(-100, 5100), length=st.integers(1, 6000), cells=st.integers(1, 60))
+def test_a_pyramid_level_draws_the_same_cells(
+    events: list[tuple[int, int]], a: int, length: int, cells: int
+) -> None:
+    """Any level at most half a cell wide marks exactly the cells the events do."""
+    events = sorted(events)
+    if not events:
+        return
+    starts = pl.Series([s for s, _ in events], dtype=pl.Int64)
+    ends = pl.Series([s + max(d, 1) for s, d in events], dtype=pl.Int64)
+    levels = ix._pyramid(starts, ends, pl.int_range(0, len(events), dtype=pl.UInt32, eager=True))
+    length = max(length, cells)
+    edges = win.edges(Window(a, a + length), cells)
+    spans = list(zip(starts.to_list(), ends.to_list(), strict=True))
+    truth = occupied(spans, edges)
+    for level in levels:
+        if (2 << level.shift) <= length // cells:
+            coverage = from_level(level, 0, edges)
+            assert coverage.occupied == truth, level.shift
+            for c, ref in enumerate(coverage.top):
+                if ref is not None:
+                    s, e = spans[ref]
+                    assert s < edges[c + 1] + (1 << level.shift) and e > edges[c] - (1 << level.shift)
