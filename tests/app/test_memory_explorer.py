@@ -48,7 +48,7 @@ async def test_memory_lanes_follow_the_busy_lanes_and_mark_the_peak() -> None:
         assert [lane.label for lane in timeline.memory] == ["alloc cuda:0", "resv cuda:0"]
         allocated = timeline.memory[0]
         assert max(allocated.levels) == peak["peak_allocated_bytes"]
-        assert timeline.size.height == 1 + len(timeline.lanes) + 2
+        assert timeline.size.height == timeline.header_rows + len(timeline.rows)
         rows = timeline_text(app)
         assert "memory cuda:0 97.6 MiB–102.0 MiB" in rows[0]
         assert [row.split()[:2] for row in rows[-2:]] == [["alloc", "cuda:0"], ["resv", "cuda:0"]]

@@ -160,6 +160,7 @@ class ExplorerScreen(Screen[None]):
             "v",
             "toggle_timeline",
             "Timeline",
+            show=False,
             id="explorer.timeline",
             tooltip="the timeline: full screen (focused), hidden, back under the tree",
         ),
@@ -436,6 +437,7 @@ class ExplorerScreen(Screen[None]):
         else:
             self.add_class("-timeline-full")
             timeline.focus()
+        timeline.set_compact(self.narrow and not self.has_class("-timeline-full"))
 
     def action_toggle_details(self) -> None:
         pane = self.query_one("#details-pane")
@@ -457,6 +459,7 @@ class ExplorerScreen(Screen[None]):
         if narrow != self.narrow:
             self.narrow = narrow
             self.refresh_bindings()
+        self.timeline.set_compact(narrow and not self.has_class("-timeline-full"))
 
     def action_toggle_expectations(self) -> None:
         """Hidden: show and focus the panel; focused: hide it; shown: focus it."""

@@ -26,14 +26,16 @@ from textual.widget import Widget
 from tracetui import formatting as fmt
 from tracetui.app.widgets.cells import pad
 from tracetui.app.widgets.line_style import CachedStyles
+from tracetui.views.memory import MemoryLane
 from tracetui.views.timeline import lanes as lane_ops
 from tracetui.views.timeline import window as win
-from tracetui.views.timeline.lanes import COLOUR_MODES, SLOTS, Layout, ShownRow
-from tracetui.views.timeline.model import EMPTY, LEVEL, NO_MARKS, PEAK, Marks, TimelineModel
+from tracetui.views.timeline.lanes import COLOUR_MODES, SLOTS, Layout, MemoryRow, ShownRow
+from tracetui.views.timeline.model import EMPTY, LEVEL, NO_MARKS, PEAK_GLYPH, Marks, TimelineModel
+from tracetui.views.timeline.model import PEAK as PEAK_SLOT
 from tracetui.views.timeline.window import Window
 
 LABEL_WIDTH = 18
-HEADER_ROWS = 2
+PEAK = PEAK_GLYPH  # where a memory lane reached its peak
 PALETTE = (  # the slots of tracetui.views.timeline.lanes: CPU ops, annotations, python, runtime, kernels, …
     "#5fafff",
     "#d7afff",
@@ -195,6 +197,8 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         self.cursor_ns: int | None = None
         self._rows: list[ShownRow] = []
         self._strips: dict[tuple[object, ...], Strip] = {}
+        self.compact = False
+        """One header line (the ruler, the window's title in the label column): a narrow strip."""
         self._drag: tuple[int, int, bool, bool, Window] | None = None  # x, y, ctrl, on the ruler, window
         self._dragged = False
 
@@ -202,6 +206,7 @@ class Timeline(CachedStyles, Widget, can_focus=True):
     def set_model(self, model: TimelineModel) -> None:
         self.model = model
         self.note = ""
+        self.lane_layout = lane_ops.first_layout(model.lanes)
         self._relayout()
         if self.window is None:
             self.window = model.whole(self.cells)
@@ -223,6 +228,14 @@ class Timeline(CachedStyles, Widget, can_focus=True):
     @property
     def rows(self) -> list[ShownRow]:
         return self._rows
+
+    @property
+    def memory(self) -> list[MemoryLane]:
+        """The memory lanes drawn (:mod:`tracetui.views.memory`'s)."""
+        if self.model is None:
+            return []
+        rows = [row.source for lane in self.model.lanes if lane.kind == "memory" for row in lane.summary]
+        return [source.lane for source in rows if isinstance(source, MemoryRow)]
 
     @property
     def cells(self) -> int:
@@ -261,17 +274,27 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         self._strips.clear()
         self.refresh()
 
+    @property
+    def header_rows(self) -> int:
+        return 1 if self.compact else 2
+
+    def set_compact(self, compact: bool) -> None:
+        if compact != self.compact:
+            self.compact = compact
+            self._strips.clear()
+            self.refresh(layout=True)
+
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if self.model is None or self.window is None:
-            return HEADER_ROWS
-        return HEADER_ROWS + max(1, len(self._rows))
+            return 2
+        return self.header_rows + max(1, len(self._rows))
 
     # ---- where things are ----------------------------------------------------------------------
     def _pinned_count(self) -> int:
         return sum(1 for row in self._rows if row.pinned)
 
     def _visible_lines(self) -> int:
-        return max(1, self.size.height - HEADER_ROWS)
+        return max(1, self.size.height - self.header_rows)
 
     def _row_at(self, line: int) -> int | None:
         """The index in :attr:`rows` drawn on lane line ``line`` (0: the first under the ruler)."""
@@ -312,8 +335,8 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         return None if ref is None else row.row.source.event_id(ref)  # type: ignore[union-attr]
 
     # ---- keys -----------------------------------------------------------------------------------
-    def _navigate(self, window: Window) -> None:
-        self.show_window(replace(window, title="", subject_us=None))
+    def _navigate(self, window: Window, title: str = "") -> None:
+        self.show_window(replace(window, title=title, subject_us=None))
         self.post_message(self.Navigated())
 
     def action_zoom(self, factor: float) -> None:
@@ -331,7 +354,7 @@ class Timeline(CachedStyles, Widget, can_focus=True):
 
     def action_fit_trace(self) -> None:
         if self.model is not None:
-            self._navigate(self.model.whole(self.cells))
+            self._navigate(self.model.whole(self.cells), "whole trace")
 
     def action_fit_selection(self) -> None:
         if self.model is None:
@@ -463,7 +486,7 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         if place is None or self.window is None:
             return
         line, cell = place
-        self._drag = (cell, line, bool(event.ctrl), line < HEADER_ROWS, self.window)
+        self._drag = (cell, line, bool(event.ctrl), line < self.header_rows, self.window)
         self._dragged = False
         self.capture_mouse()
 
@@ -513,9 +536,9 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         if place is None or self.window is None:
             return
         line, cell = place
-        if line < HEADER_ROWS or not 0 <= cell < self.cells:
+        if line < self.header_rows or not 0 <= cell < self.cells:
             return
-        index = self._row_at(line - HEADER_ROWS)
+        index = self._row_at(line - self.header_rows)
         if index is None:
             return
         self.row_cursor = index
@@ -554,23 +577,24 @@ class Timeline(CachedStyles, Widget, can_focus=True):
     def _slot_style(self, slot: int) -> Style:
         if slot == LEVEL:
             return self._style("memory")
-        if slot == PEAK:
+        if slot == PEAK_SLOT:
             return self._style("peak")
         return Style(color=PALETTE[slot % SLOTS])
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
-        if y == 0:
-            return self._header(width)
         if self.model is None or self.window is None:
+            if y == 0:
+                return self._header(width)
             if y == 1:
                 return Strip([Segment(pad("  " + self.note, width), self.base_style + self._style("note"))])
             return Strip.blank(width, self.base_style)
-        if y == 1:
-            return self._ruler(width)
-        index = self._row_at(y - HEADER_ROWS)
+        header = self.header_rows
+        if y < header:
+            return self._ruler(width) if y == header - 1 else self._header(width)
+        index = self._row_at(y - header)
         if index is None:
-            if not self._rows and y == HEADER_ROWS:
+            if not self._rows and y == header:
                 text = pad("  every lane is hidden (H shows them)", width)
                 return Strip([Segment(text, self.base_style + self._style("note"))])
             return Strip.blank(width, self.base_style)
@@ -606,7 +630,8 @@ class Timeline(CachedStyles, Widget, can_focus=True):
     def _ruler(self, width: int) -> Strip:
         assert self.window is not None
         cells = self.cells
-        label = pad(f" {fmt.span_ns(self.window.span / cells)}/col", LABEL_WIDTH)
+        scale = f"{fmt.span_ns(self.window.span / cells)}/col"
+        label = pad(f" {self.window.title or scale}" if self.compact else f" {scale}", LABEL_WIDTH)
         return Strip(
             [
                 Segment(label, self.base_style + self._style("label")),

@@ -138,6 +138,7 @@ def row_keys(trace: Trace, frame: pl.LazyFrame) -> pl.LazyFrame:
     """``(row, track, sub)`` of every (event, timeline row) pair of ``frame`` (the events' columns
     :data:`EVENT_COLUMNS` and ``row``, their position in the events table): the row that draws each
     (a thread's outermost ops and calls are in two: its summary and their depth)."""
+    frame = frame.filter(pl.col("start_ns").is_not_null() & pl.col("end_ns").is_not_null())  # else: nowhere
     on_cpu = pl.col("track").is_not_null()
     depth = pl.col("depth").fill_null(0).clip(0, MAX_DEPTH_ROWS - 1).cast(pl.Int32) + 1
     cpu = frame.filter(on_cpu).select("row", "track", depth.alias("sub"))

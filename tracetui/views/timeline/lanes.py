@@ -268,6 +268,8 @@ class Lane:
     kind: str
     summary: tuple[Row, ...]
     detail: tuple[Row, ...] = ()
+    quiet: bool = False
+    """Hidden at first (``H`` shows it): the profiler's own span lane."""
 
     def rows(self, expanded: bool) -> tuple[Row, ...]:
         return self.detail if expanded and self.detail else self.summary
@@ -282,6 +284,11 @@ class Layout:
     hidden: frozenset[str] = frozenset()
     pinned: tuple[str, ...] = ()
     expanded: frozenset[str] = frozenset()
+
+
+def first_layout(lanes: Sequence[Lane]) -> Layout:
+    """The layout a timeline opens with: every lane but the quiet ones, collapsed."""
+    return Layout(hidden=frozenset(lane.key for lane in lanes if lane.quiet))
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ PEAK_GLYPH = "▲"
 LABEL_MIN = 6  # cells an event must fully cover to be labelled
 CACHED_ROWS = 512
 MAX_LINKED = 10_000
+PROFILER_SPANS = "Spans"  # Kineto's process of the profiler's own span ("PyTorch Profiler (0)")
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,8 @@ def trace_lanes(trace: Trace, index: EventIndex) -> list[Lane]:
             depths = [sub for sub in mine if sub != SUMMARY]
             detail = tuple(row(sub, "" if i == 0 else f"depth {sub - 1}") for i, sub in enumerate(depths))
             summary = (row(SUMMARY, ""),) if SUMMARY in mine else detail[:1]
-            lanes.append(Lane(f"cpu:{track}", label, "cpu", summary, detail))
+            quiet = info["pid"] == PROFILER_SPANS  # the profiler's own span, one event over the trace
+            lanes.append(Lane(f"cpu:{track}", label, "cpu", summary, detail, quiet))
     return [lane for lane in lanes if lane.kind == "cpu"] + [lane for lane in lanes if lane.kind == "gpu"]
 
 
