@@ -49,14 +49,21 @@ def _rss_mb() -> float:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
-async def _press(pilot: Any, frames: Frames, key: str, changed: Any) -> float:
+CPU: dict[str, list[float]] = {}
+
+
+async def _press(pilot: Any, frames: Frames, key: str, changed: Any, label: str = "") -> float:
+    """Wall ms from sending ``key`` to the first frame that shows it; the process's CPU ms over the same
+    span (every thread: a steadier figure on a shared machine) goes to :data:`CPU` under ``label``."""
     from textual import events
 
     await _settle(pilot)
     shown = frames.first_frame(changed)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     pilot.app._driver.send_message(events.Key(key, key if len(key) == 1 else None))
-    return (await asyncio.wait_for(shown, 60) - start) * 1000
+    wall = (await asyncio.wait_for(shown, 60) - start) * 1000
+    CPU.setdefault(label, []).append((time.process_time() - cpu) * 1000)
+    return wall
 
 
 async def _child(trace: Path, presses: int, size: tuple[int, int], expanded: bool) -> dict[str, Any]:
@@ -69,8 +76,8 @@ async def _child(trace: Path, presses: int, size: tuple[int, int], expanded: boo
     frames = Frames(app)
     times: dict[str, list[float]] = {}
 
-    def add(label: str, value: float) -> None:
-        times.setdefault(label, []).append(value)
+    async def measure(label: str, key: str, changed: Any) -> None:
+        times.setdefault(label, []).append(await _press(pilot, frames, key, changed, label))
 
     async with app.run_test(size=size) as pilot:
         await _settle(pilot)
@@ -86,53 +93,41 @@ async def _child(trace: Path, presses: int, size: tuple[int, int], expanded: boo
             await _settle(pilot)
         marks: dict[str, Any] = {"rows": len(timeline.rows), "cells": timeline.cells}
 
-        def moved(before: Any) -> Any:
+        def moved() -> Any:
+            before = timeline.window
             return lambda: timeline.window != before
 
+        whole = "fit the trace (0): whole-trace frame"
         for _ in range(presses):
-            add("fit the trace (0): whole-trace frame", await _press(pilot, frames, "0", lambda: True))
+            await measure(whole, "0", lambda: True)
             deep = 0
             while timeline.window.span > timeline.cells:  # zoom in to 1 ns per column
-                before = timeline.window
-                add("zoom in (w)", await _press(pilot, frames, "w", moved(before)))
+                await measure("zoom in (w)", "w", moved())
                 deep += 1
                 if deep in (4, 12):
                     for key in ("d", "a"):
-                        before = timeline.window
-                        add(
-                            f"pan ({key}), {'wide' if deep == 4 else 'middle'}",
-                            await _press(pilot, frames, key, moved(before)),
-                        )
+                        await measure(f"pan ({key}), {'wide' if deep == 4 else 'middle'}", key, moved())
             for key in ("d", "a"):
-                before = timeline.window
-                add(f"pan ({key}), deep", await _press(pilot, frames, key, moved(before)))
+                await measure(f"pan ({key}), deep", key, moved())
             marks["zoom_levels"] = deep
-            before = timeline.window
-            add("fit the trace (0): whole-trace frame", await _press(pilot, frames, "0", moved(before)))
+            await measure(whole, "0", moved())
             for _ in range(deep):
-                before = timeline.window
                 await pilot.press("w")
-            while timeline.window.span < (timeline.model.bounds[1] - timeline.model.bounds[0]):
-                before = timeline.window
-                add("zoom out (s)", await _press(pilot, frames, "s", moved(before)))
+            bounds = timeline.model.bounds
+            while timeline.window.span < bounds[1] - bounds[0]:
+                await measure("zoom out (s)", "s", moved())
             row = timeline.row_cursor
-            add(
-                "lane cursor (down)",
-                await _press(pilot, frames, "down", lambda r=row: timeline.row_cursor != r),
-            )
+            await measure("lane cursor (down)", "down", lambda r=row: timeline.row_cursor != r)
             mode = timeline.mode
-            add("colour mode (c)", await _press(pilot, frames, "c", lambda m=mode: timeline.mode != m))
+            await measure("colour mode (c)", "c", lambda m=mode: timeline.mode != m)
             count = len(timeline.rows)
-            add(
-                "expand a lane (space)",
-                await _press(pilot, frames, "space", lambda n=count: len(timeline.rows) != n),
-            )
+            await measure("expand a lane (space)", "space", lambda n=count: len(timeline.rows) != n)
             await pilot.press("space")
-            tree = screen.dispatch_tree  # type: ignore[attr-defined]
             if timeline.span is not None:
-                before = timeline.window
-                add("fit the selection (f)", await _press(pilot, frames, "f", moved(before)))
+                await measure("fit the selection (f)", "f", moved())
+        tree = screen.dispatch_tree  # type: ignore[attr-defined]
         marks["times"] = times
+        marks["cpu"] = CPU
         model = timeline.model
         rows = [row.row for row in timeline.rows]
         window = model.whole(timeline.cells)
@@ -202,8 +197,15 @@ def _memory_child(trace: Path) -> dict[str, Any]:
     }
 
 
+# as the tracetui CLI sets it (tracetui.trace.allocator): freed memory goes back, as in `tracetui open`
+ALLOCATOR = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0", "_TRACETUI_SET_MALLOC_CONF": "1"}
+
+
 def _spawn(args: list[str]) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=False)
+    env = dict(os.environ, **ALLOCATOR)
+    done = subprocess.run(
+        [sys.executable, __file__, *args], capture_output=True, text=True, check=False, env=env
+    )
     if done.returncode:
         sys.exit(f"bench_timeline: the child failed:\n{done.stderr[-4000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -244,6 +246,7 @@ def main() -> None:
             )
     extra = ["--expanded"] if args.expanded else []
     merged: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
     result: dict[str, Any] = {}
     for _ in range(args.runs):
         result = _spawn(
@@ -251,13 +254,19 @@ def main() -> None:
         )
         for label, values in result["times"].items():
             merged.setdefault(label, []).extend(values)
+        for label, values in result["cpu"].items():
+            cpu.setdefault(label, []).extend(values)
     print(
         f"timeline of {args.trace.name}, {args.size}, {result['rows']} rows on screen of {result['cells']} cells, "
         f"{result['zoom_levels']} zoom steps from the whole trace to 1 ns per column; {args.runs} runs"
     )
-    print(f"{'key → frame':<40} {'median':>9} {'max':>9} {'n':>4}")
+    print(f"{'key → frame':<40} {'median':>9} {'max':>9} {'n':>4}   {'CPU median':>10} {'CPU max':>9}")
     for label, values in merged.items():
-        print(f"{label:<40} {statistics.median(values):>7.1f}ms {max(values):>7.1f}ms {len(values):>4}")
+        used = cpu.get(label, [0.0])
+        print(
+            f"{label:<40} {statistics.median(values):>7.1f}ms {max(values):>7.1f}ms {len(values):>4}"
+            f"   {statistics.median(used):>8.1f}ms {max(used):>7.1f}ms"
+        )
     print(f"whole-trace rows drawn (no cache, model only): {result['whole_draw_ms']:.1f} ms")
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

@@ -98,10 +98,14 @@ async def test_enter_selects_the_event_under_the_cursor_with_its_flows_and_f_fit
         assert {row["launch_id"], row["launch_op_id"]} <= timeline.linked.ids  # runtime call and op
         details = str(app.screen.query_one("#details").render())
         assert "GPU kernel" in details
-        await pilot.press("f")
+        await pilot.press("f")  # the kernel with its launch call and op
         span = timeline.window
-        assert span.start_ns < row["start_ns"] and row["end_ns"] < span.end_ns
-        assert span.span <= (row["end_ns"] - row["start_ns"]) * 1.2 + timeline.cells
+        call = model.trace.event(row["launch_id"])
+        assert span.start_ns < min(call["start_ns"], row["start_ns"]) and row["end_ns"] < span.end_ns
+        reach = max(row["end_ns"], call["end_ns"]) - min(
+            row["start_ns"], model.trace.event(row["launch_op_id"])["start_ns"]
+        )
+        assert span.span <= reach * 1.2 + timeline.cells
         await goto(pilot, "aten::linear")  # an op: the calls below it and the kernels they launched
         linked = timeline.linked.ids
         launched = model.trace.events.filter(pl.col("launch_op_id").is_not_null())

@@ -13,7 +13,7 @@ from tracetui import formatting as fmt
 from tracetui.views.timeline import index as ix
 from tracetui.views.timeline import window as win
 from tracetui.views.timeline.area import area
-from tracetui.views.timeline.cells import from_events, glyph
+from tracetui.views.timeline.cells import Events, from_events, glyph
 from tracetui.views.timeline.lanes import Layout, move, select, shown_rows
 from tracetui.views.timeline.model import TimelineModel, lane_label, window_for
 from tracetui.views.timeline.window import Window
@@ -23,9 +23,7 @@ TRAIN = "mlp_train_tbhandler_stack_memory.pt.trace"
 
 
 def test_no_events_no_cells() -> None:
-    coverage = from_events(
-        pl.DataFrame(schema={"s": pl.Int64, "e": pl.Int64, "ref": pl.Int64, "order": pl.Int64}), [0, 10, 20]
-    )
+    coverage = from_events(Events([], [], [], []), [0, 10, 20])
     assert coverage.occupied == [False, False]
 
 

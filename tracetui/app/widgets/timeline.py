@@ -69,7 +69,7 @@ class Timeline(CachedStyles, Widget, can_focus=True):
             "fit_selection",
             "Fit selection",
             id="timeline.fit_selection",
-            tooltip="the range, else the selected event, else the tree cursor's node",
+            tooltip="the range, else the selected event with what it is linked to, else the tree cursor's node",
         ),
         Binding(
             "c",
@@ -366,13 +366,15 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         self._navigate(win.fit(span[0], max(span[1], span[0] + 1), self.model.bounds, self.cells))
 
     def _selected_span(self) -> tuple[int, int] | None:
+        """From the selected event's start to its end, and to those of the events it is linked to (a
+        kernel's launch and op, an op's launches and kernels): the selection with its flows."""
         if self.model is None or self.selected is None:
             return None
-        found = self.model.positions([self.selected])
+        found = self.model.positions([self.selected, *self.linked.ids])
         if not len(found):
             return None
-        at = int(found[0])
-        return int(self.model.index.starts[at]), int(self.model.index.ends[at])
+        starts, ends = self.model.index.starts.gather(found), self.model.index.ends.gather(found)
+        return int(starts.min()), int(ends.max())  # type: ignore[arg-type]
 
     def action_colour(self) -> None:
         self.mode = COLOUR_MODES[(COLOUR_MODES.index(self.mode) + 1) % len(COLOUR_MODES)]

@@ -16,9 +16,9 @@ share (``▁``…``█``), at least ``▁``: a 2 µs kernel in a 1 ms cell is se
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-
-import polars as pl
+from itertools import accumulate
 
 from tracetui.views.timeline.index import Level
 
@@ -47,107 +47,96 @@ def empty(cells: int) -> Coverage:
     return Coverage([0] * cells, [0] * cells, [0] * cells, [None] * cells, [None] * cells)
 
 
-def from_events(events: pl.DataFrame, edges: list[int]) -> Coverage:
-    """Cells from events sorted by start (``s``, ``e``: ns, ``e > s``; ``ref``; ``order``: position in
-    the row, or null). Three searches over the cells' edges: the first event whose running furthest
-    end passes a cell's start (every event before it ends before the cell), the events starting
-    before its end, and the one starting last before its middle (on top if it covers the middle,
-    else the first one in the cell). Exact where events overlap too: the first covered ns is that
-    first event's start, the last the furthest end before the cell's end."""
+@dataclass(frozen=True)
+class Events:
+    """A row's events that may overlap a window, sorted by start (then reference): ``s``, ``e`` (ns; an
+    instant's end is taken as its start + 1), their references and their positions in the row
+    (``order``; None: not one of the row's ordered ones). Python lists: the window holds few events
+    (the pyramid draws any window that holds many), and a polars search or running sum costs a
+    query's start-up, more than the whole row's work here."""
+
+    s: list[int]
+    e: list[int]
+    ref: list[int]
+    order: list[int | None]
+
+    def __len__(self) -> int:
+        return len(self.s)
+
+
+def from_events(events: Events, edges: list[int]) -> Coverage:
+    """Cells from events. Per cell three binary searches: the first event whose running furthest end
+    passes the cell's start (every event before it ends before the cell), the events starting before
+    its end, and the one starting last before its middle (on top if it covers the middle, else the
+    first one in the cell). Exact where events overlap too: the first covered ns is that first
+    event's start, the last the furthest end before the cell's end."""
     cells = len(edges) - 1
-    n = events.height
-    if n == 0:
-        return empty(cells)
-    frame = events.with_columns(
-        reach=pl.col("e").cum_max(),
-        before=(pl.col("e") - pl.col("s")).cum_sum() - (pl.col("e") - pl.col("s")),
-    )
-    bounds = pl.Series(edges, dtype=pl.Int64)
-    los, his = bounds.slice(0, cells), bounds.slice(1, cells)
-    a = frame["reach"].search_sorted(los, side="right").cast(pl.Int64)
-    b = frame["s"].search_sorted(his, side="left").cast(pl.Int64)
-    m = frame["s"].search_sorted((los + his) // 2, side="right").cast(pl.Int64) - 1
-    at_a = frame[a.clip(0, n - 1)]
-    at_b = frame[(b - 1).clip(0, n - 1)]
-    at_m = frame[m.clip(0, n - 1)]
-    al, bl, ml = a.to_list(), b.to_list(), m.to_list()
-    a_s, a_before, a_ref, a_order = (at_a[c].to_list() for c in ("s", "before", "ref", "order"))
-    b_s, b_e, b_reach, b_before = (at_b[c].to_list() for c in ("s", "e", "reach", "before"))
-    m_e, m_ref, m_order = (at_m[c].to_list() for c in ("e", "ref", "order"))
     result = empty(cells)
+    if not len(events):
+        return result
+    s, refs, orders = events.s, events.ref, events.order
+    e = [end if end > start else start + 1 for start, end in zip(s, events.e, strict=True)]
+    reach = list(accumulate(e, max))
+    before = [0, *accumulate(y - x for x, y in zip(s, e, strict=True))]
+    a = b = 0
     for c in range(cells):
-        first_event, end = al[c], bl[c]
-        if end <= first_event:
-            continue
         lo, hi = edges[c], edges[c + 1]
-        start = a_s[c]
-        first, last = max(start, lo), min(b_reach[c], hi)
-        busy = b_before[c] + b_e[c] - b_s[c] - a_before[c] - max(0, lo - start) - max(0, b_e[c] - hi)
+        a = bisect_right(reach, lo, a)
+        b = bisect_left(s, hi, b)
+        if b <= a:
+            continue
+        start, last_end = s[a], e[b - 1]
+        first, last = max(start, lo), min(reach[b - 1], hi)
+        busy = before[b] - before[a] - max(0, lo - start) - max(0, last_end - hi)
         result.busy[c] = max(1, min(busy, last - first))
         result.first[c], result.last[c] = first, last
         middle = (lo + hi) // 2
-        if first_event <= ml[c] < end and m_e[c] > middle:
-            result.top[c], result.order[c] = m_ref[c], m_order[c]
-        else:
-            result.top[c], result.order[c] = a_ref[c], a_order[c]
+        m = bisect_right(s, middle, a, b) - 1
+        top = m if m >= a and e[m] > middle else a
+        result.top[c], result.order[c] = refs[top], orders[top]
     return result
 
 
 def from_level(level: Level, origin: int, edges: list[int]) -> Coverage:
-    """Cells from a pyramid level whose bins are at most half the narrowest cell."""
+    """Cells from a pyramid level whose bins are at most half the narrowest cell: the window's bins
+    read once (a few per cell), then per cell its first and last occupied bin, each cut bin at its
+    ends kept only if it holds something inside the cell (its last covered ns past the cell's start,
+    its first before the cell's end), and the bin at its middle on top."""
     cells = len(edges) - 1
-    width = 1 << level.shift
-    rel = [t - origin for t in edges]
-    starts = pl.Series(rel[:-1], dtype=pl.Int64)
-    ends = pl.Series(rel[1:], dtype=pl.Int64)
-    first_bin = starts // width
-    last_bin = (ends - 1) // width
-    middle_bin = ((starts + ends) // 2) // width
-    n = len(level)
-    i = level.bins.search_sorted(first_bin, side="left").cast(pl.Int64)
-    j = level.bins.search_sorted(last_bin, side="right").cast(pl.Int64) - 1
-    k = level.bins.search_sorted(middle_bin, side="left").cast(pl.Int64)
-    picks = pl.concat([i, i + 1, j, j - 1, k]).clip(0, max(0, n - 1))
-    if n == 0:
-        return empty(cells)
-    bins = level.bins.gather(picks).to_list()
-    firsts = level.first.gather(picks).to_list()
-    lasts = level.last.gather(picks).to_list()
-    tops = level.top.gather(picks).to_list()
-    cum = level.busy.to_list() if n <= 4 * cells else None
-    cum_at = None if cum is not None else level.busy.gather(pl.concat([picks, picks + 1])).to_list()
-    fb, lb = first_bin.to_list(), last_bin.to_list()
-    il, jl, kl = i.to_list(), j.to_list(), k.to_list()
     result = empty(cells)
+    shift = level.shift
+    rel = [t - origin for t in edges]
+    first_bins = [t >> shift for t in rel[:-1]]
+    last_bins = [(t - 1) >> shift for t in rel[1:]]
+    low = bisect_left(level.bins, first_bins[0])
+    high = bisect_right(level.bins, last_bins[-1])
+    if high <= low:
+        return result
+    bins = level.bins.slice(low, high - low).to_list()
+    firsts = level.first.slice(low, high - low).to_list()
+    lasts = level.last.slice(low, high - low).to_list()
+    tops = level.top.slice(low, high - low).to_list()
+    busy = level.busy.slice(low, high - low + 1).to_list()
+    n = len(bins)
+    i = after = 0
     for c in range(cells):
         lo, hi = rel[c], rel[c + 1]
-        a, b = il[c], jl[c]
-        slot_a, slot_b = c, 2 * cells + c  # where picks holds bins a and b
-        if a <= b and a < n and bins[slot_a] == fb[c] and lasts[slot_a] <= lo:
-            a, slot_a = a + 1, cells + c  # the bin cut at the cell's start holds nothing of it
-        if b >= a and b >= 0 and bins[slot_b] == lb[c] and firsts[slot_b] >= hi:
-            b, slot_b = b - 1, 3 * cells + c  # the bin cut at its end holds nothing of it
-        if a > b or a >= n or b < 0:
+        fb, lb = first_bins[c], last_bins[c]
+        i = bisect_left(bins, fb, i)
+        after = bisect_right(bins, lb, after)
+        a, b = i, after - 1
+        if a <= b and bins[a] == fb and lasts[a] <= lo:
+            a += 1  # the bin cut at the cell's start holds nothing of it
+        if b >= a and bins[b] == lb and firsts[b] >= hi:
+            b -= 1  # the bin cut at its end holds nothing of it
+        if a > b or a >= n:
             continue
-        first = max(firsts[slot_a], lo)
-        last = min(lasts[slot_b], hi)
-        if cum is not None:
-            busy = cum[b + 1] - cum[a]
-        else:
-            busy = _cum(cum_at, picks_len=5 * cells, slot=slot_b, after=True) - _cum(
-                cum_at, 5 * cells, slot_a
-            )
-        slot_k = 4 * cells + c if a <= kl[c] <= b else slot_a
-        result.busy[c] = max(1, min(busy, last - first, hi - lo))
+        first, last = max(firsts[a], lo), min(lasts[b], hi)
+        result.busy[c] = max(1, min(busy[b + 1] - busy[a], last - first, hi - lo))
         result.first[c], result.last[c] = first + origin, last + origin
-        result.top[c] = tops[slot_k]
+        k = bisect_left(bins, ((lo + hi) // 2) >> shift, a, b + 1)
+        result.top[c] = tops[k if k <= b else a]
     return result
-
-
-def _cum(values: list[int] | None, picks_len: int, slot: int, after: bool = False) -> int:
-    """The running busy sum before (``after``: after) the bin picked at ``slot``."""
-    assert values is not None
-    return values[slot + picks_len] if after else values[slot]
 
 
 def glyph(lo: int, hi: int, busy: int, first: int, last: int) -> tuple[str, bool]:

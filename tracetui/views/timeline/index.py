@@ -178,8 +178,11 @@ def gpu_rows(trace: Trace, frame: pl.LazyFrame) -> pl.LazyFrame:
 
 def build(trace: Trace) -> EventIndex:
     """Sort every row's events and build its pyramid, lane by lane (one lane's keys held at a time)."""
-    events = trace.columns_of("events", *EVENT_COLUMNS)
-    starts, ends = events["start_ns"], events["end_ns"]
+    times = trace.columns_of("events", "start_ns", "end_ns")  # kept: every frame reads them
+    starts, ends = times["start_ns"], times["end_ns"]
+    events = trace.read_once("events", [c for c in EVENT_COLUMNS if c not in times.columns]).with_columns(
+        starts, ends
+    )  # the rest only to sort: not kept (a trace from the cache reads them for this alone)
     empty = pl.Series("row", [], dtype=pl.UInt32)
     if events.is_empty():
         return EventIndex(0, 1, empty, {}, starts, ends)
@@ -215,7 +218,7 @@ def _sorted_rows(lane: pl.DataFrame, starts: pl.Series, origin: int) -> Iterator
 
 def at_least_one(starts: pl.Series, ends: pl.Series) -> pl.Series:
     """Ends, an instant given one ns: every event covers ``[start, max(end, start + 1))``."""
-    return ends.clip(lower_bound=starts + 1)
+    return pl.select(pl.max_horizontal(ends, starts + 1)).to_series()  # for a whole row: at build
 
 
 def _long_mask(durations: pl.Series) -> pl.Series:

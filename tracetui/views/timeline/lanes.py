@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import zlib
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
@@ -21,8 +22,8 @@ import polars as pl
 
 from tracetui.insight.kernel_names import FAMILIES, decode_kernel_name
 from tracetui.trace.categories import GPU_WORK
-from tracetui.views.timeline.cells import Coverage, from_events, from_level
-from tracetui.views.timeline.index import EventIndex, RowIndex, at_least_one
+from tracetui.views.timeline.cells import Coverage, Events, from_events, from_level
+from tracetui.views.timeline.index import EventIndex, RowIndex
 
 if TYPE_CHECKING:
     from tracetui.views.memory import MemoryLane
@@ -109,8 +110,8 @@ class TraceRow:
 
     index: EventIndex
     row: RowIndex
-    named: pl.DataFrame
-    """The events' ``cat`` and ``name`` (their colour and label)."""
+    cats: pl.Series
+    names: pl.Series
     ids: pl.Series
 
     def coverage(self, edges: list[int]) -> Coverage:
@@ -121,32 +122,37 @@ class TraceRow:
             return from_level(level, self.index.origin, edges)
         return from_events(self.events(lo, hi), edges)
 
-    def events(self, lo: int, hi: int) -> pl.DataFrame:
-        """The row's events that may overlap ``[lo, hi)``, by start: ``s``, ``e``, ``ref`` (position in
-        the events table), ``order`` (position in the row; null for the long ones). Those of the order
-        starting in ``[lo - reach, hi)`` (some end before ``lo``), and the long ones that overlap."""
+    def events(self, lo: int, hi: int) -> Events:
+        """The row's events that may overlap ``[lo, hi)``, by start (:class:`Events`: ``ref`` their
+        positions in the events table). Those of the order starting in ``[lo - reach, hi)`` (some end
+        before ``lo``), and the long ones that overlap (a few: put in place one by one)."""
         index, row = self.index, self.row
         first = index.position(row, lo - row.reach)
         last = index.position(row, hi)
-        refs = index.order.slice(row.offset + first, max(0, last - first))
-        s = index.starts.gather(refs)
-        found = pl.DataFrame(
-            {
-                "s": s,
-                "e": at_least_one(s, index.ends.gather(refs)),
-                "ref": refs,
-                "order": pl.int_range(first, first + len(refs), dtype=pl.Int64, eager=True),
-            }
-        )
+        at = index.order.slice(row.offset + first, max(0, last - first))
+        s, e, refs = index.starts.gather(at).to_list(), index.ends.gather(at).to_list(), at.to_list()
+        order: list[int | None] = list(range(first, first + len(refs)))
         if len(row.long_rows):
-            long = pl.DataFrame({"s": row.long_starts, "e": row.long_ends, "ref": row.long_rows})
-            long = long.filter((pl.col("s") < hi) & (pl.col("e") > lo))
-            if long.height:
-                found = pl.concat([found, long.with_columns(order=pl.lit(None, pl.Int64))]).sort("s", "ref")
-        return found
+            inside = (row.long_starts < hi) & (row.long_ends > lo)
+            if inside.any():
+                for start, end, ref in zip(
+                    row.long_starts.filter(inside).to_list(),
+                    row.long_ends.filter(inside).to_list(),
+                    row.long_rows.filter(inside).to_list(),
+                    strict=True,
+                ):
+                    place = bisect_right(s, start)
+                    while place > 0 and s[place - 1] == start and refs[place - 1] > ref:
+                        place -= 1
+                    s.insert(place, start)
+                    e.insert(place, end)
+                    refs.insert(place, ref)
+                    order.insert(place, None)
+        return Events(s, e, refs, order)
 
     def describe(self, refs: Sequence[int]) -> list[tuple[str, str]]:
-        return self.named[pl.Series(refs, dtype=pl.UInt32)].rows()  # type: ignore[return-value]
+        at = pl.Series(refs, dtype=pl.UInt32)
+        return list(zip(self.cats.gather(at).to_list(), self.names.gather(at).to_list(), strict=True))
 
     def extents(self, refs: Sequence[int]) -> list[tuple[int, int]]:
         at = pl.Series(refs, dtype=pl.UInt32)
@@ -168,25 +174,26 @@ class ArrayRow:
     categories: Sequence[str]
     names: Sequence[str]
     ids: Sequence[int | None] = ()
-    _frame: pl.DataFrame = field(init=False, repr=False)
+    _events: Events = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        s = pl.Series("s", list(self.starts), dtype=pl.Int64)
-        frame = pl.DataFrame({"s": s, "e": at_least_one(s, pl.Series(list(self.ends), dtype=pl.Int64))})
-        frame = frame.with_row_index("ref").with_columns(
-            pl.col("ref").cast(pl.Int64), order=pl.col("ref").cast(pl.Int64)
+        by_start = sorted(range(len(self.starts)), key=lambda i: (self.starts[i], i))
+        events = Events(
+            [self.starts[i] for i in by_start],
+            [max(self.ends[i], self.starts[i] + 1) for i in by_start],
+            by_start,
+            list(by_start),
         )
-        object.__setattr__(self, "_frame", frame.select("s", "e", "ref", "order"))
+        object.__setattr__(self, "_events", events)
 
     def coverage(self, edges: list[int]) -> Coverage:
-        return from_events(self._frame, edges)
+        return from_events(self._events, edges)
 
     def describe(self, refs: Sequence[int]) -> list[tuple[str, str]]:
         return [(self.categories[r], self.names[r]) for r in refs]
 
     def extents(self, refs: Sequence[int]) -> list[tuple[int, int]]:
-        s, e = self._frame["s"], self._frame["e"]
-        return [(int(s[r]), int(e[r])) for r in refs]
+        return [(int(self.starts[r]), max(int(self.ends[r]), int(self.starts[r]) + 1)) for r in refs]
 
     def event_id(self, ref: int) -> int | None:
         return self.ids[ref] if ref < len(self.ids) else None

@@ -76,7 +76,7 @@ def trace_lanes(trace: Trace, index: EventIndex) -> list[Lane]:
     """A lane per CPU thread (collapsed: its summary; expanded: a row per depth) then per GPU stream
     (collapsed: its work; expanded: work, syncs, annotations), those with events."""
     events = trace.columns_of("events", "id", "cat", "name")
-    named, ids = events.select("cat", "name"), events["id"]
+    cats, names, ids = events["cat"], events["name"], events["id"]
     subs: dict[int, list[int]] = {}
     for track, sub in index.rows:
         subs.setdefault(track, []).append(sub)
@@ -88,7 +88,7 @@ def trace_lanes(trace: Trace, index: EventIndex) -> list[Lane]:
         track, kind = info["track"], info["kind"]
 
         def row(sub: int, label: str, track: int = track) -> Row:
-            return Row(label, TraceRow(index, index.rows[(track, sub)], named, ids))
+            return Row(label, TraceRow(index, index.rows[(track, sub)], cats, names, ids))
 
         label = lane_label(info["thread_name"], info["pid"], info["tid"], kind)
         if kind == "gpu":
