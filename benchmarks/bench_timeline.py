@@ -240,9 +240,9 @@ def main() -> None:
             print(
                 f"memory run {run + 1}: {found['events']:,} events, load {found['load_s']:.1f} s "
                 f"(from cache: {found['from_cache']}); index {what} in {found['build_s']:.2f} s; "
-                f"RSS model {found['rss_model_mb']:.0f} MB → with the timeline {found['rss_timeline_mb']:.0f} MB "
-                f"({share:+.1f} %); index {found['index_mb']:.1f} MB + pyramids {found['pyramid_mb']:.1f} MB, "
-                f"{found['rows']} rows"
+                f"RSS model {found['rss_model_mb']:.0f} MB → with the timeline "
+                f"{found['rss_timeline_mb']:.0f} MB ({share:+.1f} %); index {found['index_mb']:.1f} MB "
+                f"+ pyramids {found['pyramid_mb']:.1f} MB, {found['rows']} rows"
             )
     extra = ["--expanded"] if args.expanded else []
     merged: dict[str, list[float]] = {}
@@ -257,8 +257,8 @@ def main() -> None:
         for label, values in result["cpu"].items():
             cpu.setdefault(label, []).extend(values)
     print(
-        f"timeline of {args.trace.name}, {args.size}, {result['rows']} rows on screen of {result['cells']} cells, "
-        f"{result['zoom_levels']} zoom steps from the whole trace to 1 ns per column; {args.runs} runs"
+        f"timeline of {args.trace.name}, {args.size}, {result['rows']} rows on screen of "
+        f"{result['cells']} cells, {result['zoom_levels']} zoom steps from the whole trace to 1 ns per column; {args.runs} runs"
     )
     print(f"{'key → frame':<40} {'median':>9} {'max':>9} {'n':>4}   {'CPU median':>10} {'CPU max':>9}")
     for label, values in merged.items():

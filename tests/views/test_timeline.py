@@ -232,3 +232,22 @@ def test_the_range_table_equals_a_filter_over_the_events(
         assert table[key][0] == values[0]
         assert table[key][1:] == pytest.approx(values[1:], abs=1e-6)
     assert got.events == len(kept)
+
+
+def test_the_range_table_of_the_whole_trace_agrees_with_the_ops_and_kernels_tables() -> None:
+    """One number, one computation: over the whole trace the Range table's ops have the ops table's
+    calls, CPU time and GPU time, its kernels the kernels table's calls and total time."""
+    trace = tracetui.load(fixture("mlp_eager"))
+    low, high = int(trace.events["start_ns"].min()), int(trace.events["end_ns"].max())  # type: ignore[arg-type]
+    table = area(trace, low, high + 1).table.frame
+    ops = table.filter(pl.col("category") == "cpu_op").join(trace.ops, on="name")
+    assert ops.height == trace.ops.height
+    assert (ops["count"] == ops["calls"]).all()
+    assert ((ops["total_us"] - ops["cpu_total_us"]).abs() < 1e-6).all()
+    assert ((ops["gpu_us_right"] - ops["gpu_us"]).abs() < 1e-6).all()
+    kernels = table.filter(pl.col("category") == "kernel").join(
+        trace.kernels.filter(pl.col("cat") == "kernel"), on="name"
+    )
+    assert kernels.height == trace.kernels.filter(pl.col("cat") == "kernel").height
+    assert (kernels["count"] == kernels["calls"]).all()
+    assert ((kernels["total_us_right"] - kernels["total_us"]).abs() < 1e-6).all()

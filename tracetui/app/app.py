@@ -210,11 +210,13 @@ def explorer_sections(with_expect: bool = False) -> list[Section]:
     from tracetui.app.widgets.dispatch_tree import DispatchTree
     from tracetui.app.widgets.expect_panel import ExpectPanel
     from tracetui.app.widgets.table_view import TableView
+    from tracetui.app.widgets.timeline import Timeline
 
     views = [b for b in ExplorerScreen.BINDINGS if with_expect or _id(b) != EXPECT_KEY]
     sections: list[Section] = [
         ("Tree", DispatchTree.BINDINGS),
         ("Find, filters, views", views),
+        ("Timeline (v; while it has the focus)", Timeline.BINDINGS),
         ("Tables", [*TablesScreen.BINDINGS, *TableView.BINDINGS]),
     ]
     if with_expect:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -47,7 +48,14 @@ from tracetui.views.table_spec import TableSpec
 from tracetui.views.tables import build_tables
 from tracetui.views.timeline import window as win
 from tracetui.views.timeline.area import Area, area
-from tracetui.views.timeline.model import NO_MARKS, TimelineModel, memory_rows, timeline_model, window_for
+from tracetui.views.timeline.model import (
+    NO_MARKS,
+    Marks,
+    TimelineModel,
+    memory_rows,
+    timeline_model,
+    window_for,
+)
 from tracetui.views.timeline.window import Window
 from tracetui.views.tree import GPU_KINDS, NodeKey, TreeModel, TreeOptions
 
@@ -207,6 +215,7 @@ class ExplorerScreen(Screen[None]):
         self.timeline_model: TimelineModel | None = None
         self._memory_lanes: list[MemoryLane] = []
         self.area: Area | None = None
+        self._overlay: tuple[list[int], str] | None = None
         self._pending_table: str | None = None
         self._pending: set[str] = set()
         self._names: list[tuple[str, str, int]] | None = None
@@ -303,6 +312,8 @@ class ExplorerScreen(Screen[None]):
             timeline.show_window(self._step_window)
         key = self.dispatch_tree.cursor_key
         self._select(key if isinstance(key, int) else None)
+        if self._overlay is not None:
+            self.mark_on_timeline(*self._overlay)
 
     def timeline_ready(self, model: TimelineModel) -> None:
         """The timeline's model is built, before it is shown (override: lanes of a subclass)."""
@@ -347,6 +358,25 @@ class ExplorerScreen(Screen[None]):
     def on_selection_ready(self, message: SelectionReady) -> None:
         self._pending.discard("selection")
         self.timeline.set_selection(message.event_id, message.selection, message.linked)
+
+    def mark_on_timeline(self, event_ids: Sequence[int], legend: str = "") -> None:
+        """Mark ``event_ids`` on their lanes, ``legend`` in the timeline's header: the hook for an
+        overlay such as a critical path (any list of event ids; extra lanes go through the model's
+        ``set_lanes``). Once the timeline's model is built, in a worker."""
+        self._overlay = (list(event_ids), legend)
+        if self.timeline_model is not None:
+            self._pending.add("overlay")
+            self.load_overlay(self._overlay)
+
+    @work(thread=True, exclusive=True, group="overlay")
+    def load_overlay(self, overlay: tuple[list[int], str]) -> None:
+        assert self.timeline_model is not None
+        marks = self.timeline_model.marks(overlay[0])
+        self.app.call_from_thread(self._overlay_ready, marks, overlay[1])
+
+    def _overlay_ready(self, marks: Marks, legend: str) -> None:
+        self._pending.discard("overlay")
+        self.timeline.set_marks(marks, legend)
 
     def on_timeline_event_chosen(self, message: Timeline.EventChosen) -> None:
         if not self.dispatch_tree.reveal_event(message.event_id):

@@ -17,7 +17,8 @@ Mouse = Sequence[tuple[str, str]]
 MOUSE: Mouse = (
     ("click", "select a row; click the selected row or its ▶ to expand / collapse"),
     ("wheel", "scroll the tree, the details, the tables"),
-    ("timeline", "click a GPU block: go to that kernel in the tree"),
+    ("timeline", "click an event: select it (tree, details, flows); wheel: zoom; drag: pan"),
+    ("timeline drag", "on the ruler: a range and its table; with ctrl: zoom to it"),
     ("table header", "click: sort by that column (again: reverse)"),
     ("table row", "double-click: go to it in the tree"),
 )

@@ -69,7 +69,7 @@ class Timeline(CachedStyles, Widget, can_focus=True):
             "fit_selection",
             "Fit selection",
             id="timeline.fit_selection",
-            tooltip="the range, else the selected event with what it is linked to, else the tree cursor's node",
+            tooltip="the range, else the selection with what it is linked to, else the tree cursor's node",
         ),
         Binding(
             "c",
