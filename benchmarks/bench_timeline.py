@@ -258,7 +258,8 @@ def main() -> None:
             cpu.setdefault(label, []).extend(values)
     print(
         f"timeline of {args.trace.name}, {args.size}, {result['rows']} rows on screen of "
-        f"{result['cells']} cells, {result['zoom_levels']} zoom steps from the whole trace to 1 ns per column; {args.runs} runs"
+        f"{result['cells']} cells, {result['zoom_levels']} zoom steps from the whole trace to 1 ns per "
+        f"column; {args.runs} runs"
     )
     print(f"{'key → frame':<40} {'median':>9} {'max':>9} {'n':>4}   {'CPU median':>10} {'CPU max':>9}")
     for label, values in merged.items():
