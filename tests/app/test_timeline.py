@@ -4,8 +4,6 @@ export), and ``tracetui render --view timeline --window --lanes``."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -13,6 +11,7 @@ from textual import events
 from textual.pilot import Pilot
 
 from tests.app.conftest import fixture, goto, settle, tree_of
+from tests.app.test_saved_views_and_exports import render
 from tracetui.app.app import TraceApp
 from tracetui.app.screens.explorer import ExplorerScreen
 from tracetui.app.widgets.range_panel import RangePanel
@@ -221,16 +220,6 @@ async def test_mouse_click_drag_ctrl_drag_and_wheel() -> None:
             timeline.window.span == max(cells, 10 * before.span // cells + 1)
             or abs(timeline.window.span - 10 * before.span / cells) <= 2
         )
-
-
-def render(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "tracetui", "render", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
 
 
 def test_render_a_window_of_chosen_lanes_is_byte_identical(tmp_path: Path) -> None:

@@ -622,8 +622,8 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         decimals = 6 if window.span < 10_000 else 3
         start, end = (fmt.fixed((t - t0) / 1e6, decimals) for t in (window.start_ns, window.end_ns))
         right = f"{start} ms → {end} ms "
-        middle = max(1, width - len(left) - len(right))
-        return Strip([Segment(pad(left + " " * middle + right, width), style)])
+        room = max(0, width - len(right) - 1)
+        return Strip([Segment(pad(pad(left, room) + " " + right, width), style)])
 
     def _t0(self) -> int:
         trace = getattr(self.screen, "trace", None)
