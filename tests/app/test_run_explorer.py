@@ -175,6 +175,7 @@ async def test_enter_on_a_rank_row_opens_that_rank() -> None:
         assert explorer(app) is screen  # rank 2 again: the explorer kept, not loaded again
 
 
+@pytest.mark.slow
 async def test_switch_ranks_with_the_keys_wrapping_around() -> None:
     app = run_app()
     async with app.run_test(size=SIZE) as pilot:

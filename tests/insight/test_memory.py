@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.hypothesis_budget import examples
 from tests.insight import memory_traces as mt
 from tests.insight.memory_replay import innermost, read, replay
 from tracetui.insight.memory import memory_of
@@ -185,7 +186,7 @@ def histories(draw: st.DrawFn) -> list[tuple[int, int]]:
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(histories(), st.booleans())
 def test_pairing_matches_a_replay(history: list[tuple[int, int]], cut_start: bool) -> None:
     if cut_start:  # the trace begins mid-history: some frees have no allocation in it
@@ -235,7 +236,7 @@ def threads_of_ops(draw: st.DrawFn) -> list[tuple[int, int, int]]:
     return ops
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     threads_of_ops(),
     st.lists(st.tuples(st.sampled_from([1, 2, 3]), st.integers(-1, 21)), min_size=1, max_size=20),

@@ -114,6 +114,7 @@ def _frames(root: Path) -> dict[str, pl.DataFrame]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_ray_writes_the_same_dataset_and_summary(tmp_path: Path) -> None:
     """A local Ray (2 CPUs) converts the 4-rank set exactly as local processes do."""

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 import tracetui
+from tests.hypothesis_budget import examples
 from tests.trace.corrupt import LAYOUTS, REPAIRABLE, corrupt, document, event_text
 from tracetui.compare.diff_data import diff_data
 from tracetui.errors import TraceError
@@ -79,7 +80,7 @@ def mutated(draw: st.DrawFn) -> tuple[str, dict[str, Any], int]:
     return name, doc, intact
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_mutated_real_traces_never_crash(case: tuple[str, dict[str, Any], int]) -> None:
     name, doc, intact = case
@@ -120,7 +121,7 @@ def broken(draw: st.DrawFn) -> tuple[str, dict[str, Any], bytes, int]:
     return name, doc, document(doc, layout, texts), len(texts)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(broken())
 def test_broken_json_of_mutated_real_traces_keeps_every_event(
     case: tuple[str, dict[str, Any], bytes, int],

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.hypothesis_budget import examples
 from tests.insight import memory_traces as mt
 from tracetui.insight.memory import NO_OP, memory_of
 from tracetui.trace import load
@@ -49,7 +50,7 @@ def test_a_lane_reads_levels_and_the_highest_in_a_slice() -> None:
     assert memory.legend == "cuda:0 100 B–300 B"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 50), st.integers(0, 1000)), max_size=40),
     st.lists(st.tuples(st.integers(-5, 60), st.integers(1, 20)), min_size=1, max_size=30),

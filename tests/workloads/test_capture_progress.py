@@ -105,6 +105,7 @@ def without_numpy(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_torch_warns_about_numpy_in_that_environment(without_numpy: dict[str, str]) -> None:
     """The condition is real: torch itself prints the warning there."""
     out = subprocess.run(
@@ -113,6 +114,7 @@ def test_torch_warns_about_numpy_in_that_environment(without_numpy: dict[str, st
     assert "Failed to initialize NumPy" in out.stderr
 
 
+@pytest.mark.slow
 def test_capture_does_not_show_the_numpy_warning(without_numpy: dict[str, str], tmp_path: Path) -> None:
     out = subprocess.run(
         [
