@@ -41,7 +41,7 @@ def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("TRACETUI_NO_CACHE", raising=False)
     monkeypatch.delenv("TRACETUI_CACHE_MAX", raising=False)
     monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    monkeypatch.setenv("TRACETUI_CACHE_MIN_BYTES", "0")
     return tmp_path / "cache"
 
 
@@ -747,7 +747,8 @@ def test_the_size_cap_removes_the_least_recently_used(
 
 
 @pytest.mark.parametrize(
-    ("text", "value"), [("", 4 << 30), ("2G", 2 << 30), ("512MiB", 512 << 20), ("1000", 1000)]
+    ("text", "value"),
+    [("", 4 << 30), ("2G", 2 << 30), ("512MiB", 512 << 20), ("2GB", 2 * 10**9), ("1000", 1000)],
 )
 def test_the_size_cap_reads_units(monkeypatch: pytest.MonkeyPatch, text: str, value: int) -> None:
     monkeypatch.setenv("TRACETUI_CACHE_MAX", text)
@@ -827,9 +828,9 @@ def test_the_entry_is_written_off_the_loading_thread(
     writers: list[str] = []
     write = cache._write
 
-    def spy(trace: tracetui.Trace, ident: str, entry: Path) -> None:
+    def spy(*args: Any) -> None:
         writers.append(threading.current_thread().name)
-        write(trace, ident, entry)
+        write(*args)
 
     monkeypatch.setattr(cache, "_write", spy)
     tracetui.load(path)
@@ -913,9 +914,9 @@ def test_a_result_kept_before_its_entry_is_written_joins_it(
     release = threading.Event()
     write = cache._write
 
-    def held(trace: tracetui.Trace, ident: str, entry: Path) -> None:
+    def held(*args: Any) -> None:
         release.wait(30)
-        write(trace, ident, entry)
+        write(*args)
 
     monkeypatch.setattr(cache, "_write", held)
     first = tracetui.load(path)

@@ -141,16 +141,18 @@ class TraceApp(TracetuiApp):
         sample: bool = False,
         freeze_gc: bool = False,
         expect: tuple[Path, list[Expectation]] | None = None,
+        max_inflate: float | None = None,
     ) -> None:
         """``expect``: an expectations file and its (validated) expectations, checked once loaded.
         ``freeze_gc``: once loaded, freeze what exists and run full garbage collections only while
         the user is idle (:mod:`tracetui.app.collector`). For a process that runs one app:
-        ``tracetui open``."""
+        ``tracetui open``. ``max_inflate``: as for :func:`tracetui.load`."""
         super().__init__()
         self.path = path
         self.sample = sample
         self.freeze_gc = freeze_gc
         self.expect = expect
+        self.max_inflate = max_inflate
 
     def trace_paths(self) -> list[Path]:
         return [self.path]
@@ -169,7 +171,7 @@ class TraceApp(TracetuiApp):
             from tracetui.trace import load
             from tracetui.views.tree import TreeModel
 
-            trace = load(self.path, progress=progress, fraction=self._reading)
+            trace = load(self.path, progress=progress, fraction=self._reading, max_inflate=self.max_inflate)
             progress("building the tree")
             model = TreeModel(trace)
             model.first_frame()  # decodes the hot chain's kernel names off the UI thread, keeps the rows

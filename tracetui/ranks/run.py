@@ -36,22 +36,33 @@ class RunReport:
 
 
 def report_for(
-    target: Target, rank: int | None = None, progress: Progress | None = None, summary: bool = True
+    target: Target,
+    rank: int | None = None,
+    progress: Progress | None = None,
+    summary: bool = True,
+    max_inflate: float | None = None,
 ) -> RunReport:
     """Analyse a rank set or a dataset; ``rank`` picks the single-trace summary (default: the first;
-    none with ``summary=False``)."""
+    none with ``summary=False``); ``max_inflate``: as for :func:`tracetui.load`, for each rank."""
     if isinstance(target, RankSet):
-        return report_for_ranks(target, rank, progress, summary)
+        return report_for_ranks(target, rank, progress, summary, max_inflate)
     return report_for_dataset(target, rank, summary)
 
 
 def report_for_ranks(
-    rank_set: RankSet, rank: int | None, progress: Progress | None, summary: bool = True
+    rank_set: RankSet,
+    rank: int | None,
+    progress: Progress | None,
+    summary: bool = True,
+    max_inflate: float | None = None,
 ) -> RunReport:
     """Load every rank (in parallel, or from the derived cache) and analyse them."""
     chosen = rank if rank is not None else rank_set.ranks[0].rank
     rank_set.file(chosen)  # a clear error for a rank that is not there
-    results = load_ranks(rank_set.ranks, summary_rank=chosen if summary else None, progress=progress)
+    summary_rank = chosen if summary else None
+    results = load_ranks(
+        rank_set.ranks, summary_rank=summary_rank, progress=progress, max_inflate=max_inflate
+    )
     failed = {r.rank: r.error for r in results if r.error is not None}
     loaded = [r for r in results if r.tables is not None]
     if chosen in failed:
@@ -92,12 +103,13 @@ def convert(
     force: bool = False,
     progress: Progress | None = None,
     workers: int | None = None,
+    max_inflate: float | None = None,
 ) -> dict[str, Any]:
     """Write ``rank_set`` as a dataset at ``output`` (each rank by a worker); its manifest."""
     dataset.check_output(output, rank_set, force)
     staging = dataset.staging_for(output)
     say: Callable[[int, int], None] = progress or (lambda done, total: None)
-    jobs = [Job(entry, dataset=staging.resolve()) for entry in rank_set.ranks]
+    jobs = [Job(entry, dataset=staging.resolve(), max_inflate=max_inflate) for entry in rank_set.ranks]
     failed: dict[int, str] = {}
     try:
         say(0, len(jobs))
@@ -136,7 +148,12 @@ def rank_paths(target: Target, ranks: Sequence[int]) -> list[Path]:
     return paths
 
 
-def rank_trace(target: Target, rank: int, progress: Callable[[str], None] | None = None) -> Trace:
+def rank_trace(
+    target: Target,
+    rank: int,
+    progress: Callable[[str], None] | None = None,
+    max_inflate: float | None = None,
+) -> Trace:
     """Rank ``rank``'s own trace, through :func:`tracetui.load` and its cache. For a dataset, the
     trace file it was converted from while it is still there and unchanged (the events and the
     time span the dataset's summary of it says), else the rank's events read from the dataset
@@ -145,12 +162,12 @@ def rank_trace(target: Target, rank: int, progress: Callable[[str], None] | None
     from tracetui.trace import load
 
     if isinstance(target, RankSet):
-        return load(target.file(rank).path, progress=progress)
+        return load(target.file(rank).path, progress=progress, max_inflate=max_inflate)
     files = {r["rank"]: Path(r["file"]) for r in dataset.read_manifest(target)["ranks"]}
     if rank not in files:
         raise TraceError(target, f"no rank {rank} in the dataset; ranks: {', '.join(map(str, files))}")
     if files[rank].is_file():
-        trace = load(files[rank], progress=progress)
+        trace = load(files[rank], progress=progress, max_inflate=max_inflate)
         converted = dataset.read_summary(target, rank).get("trace") or {}
         if (trace.event_count, span_us(trace)) == (converted.get("events"), converted.get("span_us")):
             return trace

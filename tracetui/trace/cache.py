@@ -22,9 +22,9 @@ and verified the same way.
 
 Where: ``$TRACETUI_CACHE_DIR``, else the user cache folder (platformdirs; on Linux
 ``$XDG_CACHE_HOME/tracetui``, else ``~/.cache/tracetui``);
-``TRACETUI_NO_CACHE=1`` turns it off. Only traces of at least ``MIN_BYTES`` of JSON are stored;
-the entries take at most ``TRACETUI_CACHE_MAX`` (default 4G) in all, the least recently used
-removed first. The cache is best effort: a read-only or full disk means a normal load, never an
+``TRACETUI_NO_CACHE=1`` turns it off. Only traces of at least ``TRACETUI_CACHE_MIN_BYTES`` (8 MiB)
+of JSON are stored; the entries take at most ``TRACETUI_CACHE_MAX`` (default 4 GiB) in all, the least
+recently used removed first. The cache is best effort: a read-only or full disk means a normal load, never an
 error, and nothing left behind. The trace file itself is never written.
 
 Free of heavy imports: the CLI checks for an entry before polars is imported.
@@ -44,7 +44,7 @@ from io import BufferedReader
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracetui import __version__
+from tracetui import __version__, settings
 from tracetui.errors import TraceError
 from tracetui.trace import cache_files as files
 
@@ -54,11 +54,8 @@ if TYPE_CHECKING:
     from tracetui.trace.args import RawArgs
     from tracetui.trace.model import PartStore, TableSource, Trace
 
-MIN_BYTES = int(os.environ.get("TRACETUI_CACHE_MIN_BYTES", 8 << 20))
-DEFAULT_MAX = 4 << 30
 FORMAT = 5  # the layout of an entry (this module's and cache_files'); the code version covers the rest
 SETTLE_S = 120.0  # how long a process that exits waits for its entry to be written
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _CODE_SUFFIXES = (".py", ".c", ".so", ".pyd")
 _NOT_CODE = ("app",)  # the explorer's widgets compute nothing that is cached
 
@@ -66,24 +63,23 @@ _NOT_CODE = ("app",)  # the explorer's widgets compute nothing that is cached
 def directory() -> Path | None:
     """Where entries live (``$TRACETUI_CACHE_DIR``, else the platform's user cache folder), or
     None when caching is off."""
-    if os.environ.get("TRACETUI_NO_CACHE"):
+    if settings.NO_CACHE.value():
         return None
-    if root := os.environ.get("TRACETUI_CACHE_DIR"):
-        return Path(root)
+    if root := settings.CACHE_DIR.get():
+        return root
     import platformdirs  # imported only when no folder is named (a few ms)
 
     return platformdirs.user_cache_path("tracetui", appauthor=False)
 
 
 def max_bytes() -> int:
-    """The entries' total size cap: ``TRACETUI_CACHE_MAX`` (bytes, or with K/M/G/T), else 4G."""
-    text = os.environ.get("TRACETUI_CACHE_MAX", "").strip().upper().removesuffix("B").removesuffix("I")
-    unit = _UNITS.get(text[-1:], 1) if text[-1:].isalpha() else 1
-    number = text[:-1] if text[-1:].isalpha() else text
-    try:
-        return max(0, int(float(number) * unit))
-    except ValueError:
-        return DEFAULT_MAX
+    """The entries' total size cap: ``TRACETUI_CACHE_MAX`` (a size), else 4 GiB."""
+    return settings.CACHE_MAX.value()
+
+
+def min_bytes() -> int:
+    """The JSON a trace must hold to be cached: ``TRACETUI_CACHE_MIN_BYTES`` (a size), else 8 MiB."""
+    return settings.CACHE_MIN_BYTES.value()
 
 
 def identity(path: Path) -> str | None:
@@ -343,10 +339,11 @@ def store(trace: Trace, json_bytes: int, ident: str | None) -> None:
     next write removes. Reading the same entry meanwhile waits for it.
     """
     root = directory()
-    if root is None or ident is None or json_bytes < MIN_BYTES:
+    if root is None or ident is None or json_bytes < min_bytes():
         return
     entry = root / key(ident)
-    writer = threading.Thread(target=_write, args=(trace, ident, entry), name="tracetui-cache-write")
+    cap = max_bytes()  # read here: a bad value is said, not lost in the writer
+    writer = threading.Thread(target=_write, args=(trace, ident, entry, cap), name="tracetui-cache-write")
     with _writers_lock:
         _writers[entry] = writer
     writer.start()
@@ -391,14 +388,14 @@ def settle(timeout: float = SETTLE_S) -> None:
     _abort.clear()
 
 
-def _write(trace: Trace, ident: str, entry: Path) -> None:
+def _write(trace: Trace, ident: str, entry: Path, cap: int) -> None:
     with contextlib.suppress(OSError, AttributeError):  # Linux nices this thread only
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
     staging: Path | None = None
     try:
         root = entry.parent
         root.mkdir(parents=True, exist_ok=True)
-        files.sweep(root, max_bytes())
+        files.sweep(root, cap)
         if files.parts(entry, "manifest", "json"):
             return  # another process wrote it
         staging = files.temporary(root, "staging")
@@ -432,7 +429,7 @@ def _write(trace: Trace, ident: str, entry: Path) -> None:
         }
         files.write_part(staging, "manifest", files.manifest_bytes(manifest), "json")
         _install(staging, entry)
-        files.sweep(root, max_bytes(), keep=entry)
+        files.sweep(root, cap, keep=entry)
     except Exception:  # a read-only or full disk, a changed file: no entry, nothing left
         pass
     finally:
@@ -464,6 +461,6 @@ def parts_for(path: Path, ident: str | None, json_bytes: int) -> PartStore:
     later: its entry, when it is worth caching."""
     from tracetui.trace.model import NO_PARTS
 
-    if directory() is None or ident is None or json_bytes < MIN_BYTES:
+    if directory() is None or ident is None or json_bytes < min_bytes():
         return NO_PARTS
     return EntryParts(path, ident)
