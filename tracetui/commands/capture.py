@@ -270,8 +270,8 @@ def _print_run_summary(out_dir: Path) -> None:
     _step(
         "summary",
         f"tracetui summary {shlex.quote(str(out_dir))}",
-        "tracetui.commands.summary:summarize_run",
-        out_dir,
+        "tracetui.commands.summary:summarize_traces",
+        [out_dir],
     )
 
 

@@ -144,6 +144,12 @@ def is_run(target: Target) -> bool:
     return isinstance(target, RankSet) or is_dataset(target)
 
 
+def single_trace(target: Target) -> Path | None:
+    """ "One trace or a run?" (every command asks it so, of :func:`resolve`'s answer): the one trace
+    ``target`` names (a file, a pipe, a trace directory), or None for a run (a rank set, a dataset)."""
+    return None if is_run(target) else target  # type: ignore[return-value]
+
+
 def is_dataset(path: str | Path) -> bool:
     """Whether ``path`` is a dataset written by ``tracetui convert``."""
     return (Path(path) / DATASET_MANIFEST).is_file()
