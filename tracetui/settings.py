@@ -203,10 +203,6 @@ def given() -> dict[str, str]:
     return {s.name: os.environ[s.name] for s in SETTINGS if s.name in os.environ}
 
 
-def _of(scope: str) -> list[Setting[Any]]:
-    return [s for s in SETTINGS if s.scope == scope]
-
-
 def markdown() -> str:
     """``docs/settings.md``: the table of every variable."""
     lines = [

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.ranks import synthetic
 from tests.ranks.conftest import GLOO4, NCCL2, rank_files
 from tracetui.errors import TraceError
-from tracetui.ranks import synthetic
 from tracetui.ranks.discover import (
     DATASET_MANIFEST,
     FROM_INFO,

@@ -149,9 +149,3 @@ def rank_step_times(rank_steps: pl.DataFrame) -> dict[str, Any] | None:
         "slowest": slowest.select("rank", "step", "name", (DUR_NS / US).alias("us")).to_dicts(),
         "ranks": per_rank.to_dicts(),
     }
-
-
-def percentiles_of(durations_ns: pl.Series) -> dict[str, float | None]:
-    """``{"p50_us": …, "p90_us": …, "p99_us": …}`` of one series of integer ns (None when empty)."""
-    row = pl.DataFrame({"ns": durations_ns}).select(percentile_columns(pl.col("ns"))).row(0, named=True)
-    return {key: (None if value is None else float(value)) for key, value in row.items()}

@@ -201,12 +201,6 @@ def cached_result(job: Job) -> RankResult | None:
     return RankResult(job.entry.rank, tables, summary, cached=True)
 
 
-def cached_summary(entry: RankFile) -> dict[str, Any] | None:
-    """The single-trace summary of ``entry`` from the trace cache, if there."""
-    stored = cache.derived(entry.path, "summary")
-    return None if stored is None else json.loads(stored["summary.json"])
-
-
 def tables_kind(entry: RankFile) -> str:
     """The cache kind of a rank's tables: they also hold what discovery said of the file."""
     groups = hashlib.sha256(repr(entry.groups).encode()).hexdigest()[:12]

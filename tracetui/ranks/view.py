@@ -307,11 +307,6 @@ class StepLane:
     arrivals: tuple[Arrival, ...]
 
 
-def lane_steps(report: RunReport) -> list[int]:
-    """The step numbers the lanes can show (those of two or more ranks)."""
-    return report.analysis.steps["step"].to_list()
-
-
 def step_lanes(report: RunReport, step: int) -> list[StepLane]:
     """For ``step``: one lane per rank that has it, in rank order. Arrivals are measured on the
     rank's own clock (a corrected clock's offset is taken back out), like its step window."""

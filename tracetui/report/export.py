@@ -29,11 +29,6 @@ ROWS = 100_000  # events per part of ``events`` (their args: ~0.4 KB of text eac
 KERNEL_ROWS = 25_000
 
 
-def export_table(trace: Trace, table: str) -> pl.DataFrame:
-    """The frame behind ``--table``, whole."""
-    return pl.concat(export_parts(trace, table))
-
-
 def export_parts(trace: Trace, table: str) -> Iterator[pl.DataFrame]:
     """The frame behind ``--table``, in parts of consecutive rows (at least one), what the writer
     takes: ``events`` (every event's args as JSON text) and ``kernels`` (every kernel's roofline
