@@ -20,6 +20,7 @@ from textual.screen import Screen
 from tracetui.app.collector import IdleCollection
 from tracetui.app.messages import LoadFailed, LoadProgress, TraceLoaded
 from tracetui.app.palette import NameSearch
+from tracetui.app.saving import save_screen
 from tracetui.app.screens.error import ErrorScreen
 from tracetui.app.screens.help import MOUSE, HelpScreen, Mouse, Section
 from tracetui.app.screens.loading import LoadingScreen
@@ -81,8 +82,6 @@ class TracetuiApp(IdleCollection):
 
     def action_save_svg(self) -> None:
         """Save the current screen as SVG; the notification says where."""
-        from tracetui.app.saving import save_screen
-        from tracetui.errors import TraceError
 
         try:
             self.notify(save_screen(self, self.trace_paths(), Path.cwd()), title="Saved", markup=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tracetui.compare.expectations import load_expectations
 from tracetui.errors import TraceError
 from tracetui.trace import prefetch
 from tracetui.trace.source import check_readable
@@ -30,8 +31,6 @@ def open_trace(path: Path | None, expect: Path | None = None, max_inflate: float
     as for :func:`tracetui.load`."""
     checks = None
     if expect is not None:
-        from tracetui.compare.expectations import load_expectations
-
         checks = (expect, load_expectations(expect))
     sample = path is None
     target = default_trace() if path is None else path

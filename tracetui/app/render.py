@@ -12,6 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tracetui.app.app import TraceApp
+from tracetui.app.saving import write_svg
+from tracetui.app.screens.error import ErrorScreen
+from tracetui.app.screens.tables import TablesScreen
+from tracetui.app.settle import settle
+from tracetui.app.widgets.dispatch_tree import DispatchTree
 from tracetui.errors import TraceError
 from tracetui.trace.source import check_readable
 
@@ -38,10 +44,6 @@ class Request:
 
 async def show(pilot: Pilot[object], app: TraceApp, request: Request) -> None:
     """Drive the settled explorer to the requested view."""
-    from tracetui.app.screens.error import ErrorScreen
-    from tracetui.app.screens.tables import TablesScreen
-    from tracetui.app.settle import settle
-    from tracetui.app.widgets.dispatch_tree import DispatchTree
 
     await settle(pilot)
     if isinstance(app.screen, ErrorScreen):
@@ -89,8 +91,6 @@ def render(
     check_readable(trace)
     if output.exists() and output.resolve() == trace.resolve():
         raise TraceError(output, "refusing to overwrite the trace being rendered")
-    from tracetui.app.app import TraceApp
-    from tracetui.app.saving import write_svg
 
     app = TraceApp(trace, max_inflate=max_inflate)
 

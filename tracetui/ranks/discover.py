@@ -23,6 +23,7 @@ from typing import Any
 from tracetui.errors import TraceError
 from tracetui.ranks.header import Header, read_header
 from tracetui.safetext import clean
+from tracetui.trace.source import locate
 
 DATASET_MANIFEST = "_tracetui_dataset.json"  # marks a directory written by ``tracetui convert``
 RANK_PATTERNS = ("*.json", "*.json.gz")
@@ -187,7 +188,6 @@ def discover(inputs: Sequence[str | Path]) -> RankSet | None:
 
 def single_entry(path: Path) -> RankFile:
     """One trace (a file, or the newest trace of a directory) as a rank: ``distributedInfo``'s, else 0."""
-    from tracetui.trace.source import locate
 
     target, _ = locate(path)
     header = read_header(target)

@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
-from multiprocessing import get_context
+from multiprocessing import get_context, resource_tracker
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +28,11 @@ import polars as pl
 
 from tracetui import settings
 from tracetui.errors import TraceError
+from tracetui.insight.summary_data import summary_data
+from tracetui.ranks.dataset import write_rank
 from tracetui.ranks.discover import RankFile
 from tracetui.ranks.tables import TABLES, RankTables, rank_tables
-from tracetui.trace import cache
+from tracetui.trace import cache, load
 
 IN_PROCESS_BYTES = 4 << 20  # below this much trace data in all, processes cost more than they save
 Progress = Callable[[int, int], None]  # (done, total)
@@ -123,8 +125,6 @@ def prepare_workers(entries: Sequence[RankFile], workers: int | None = None) -> 
     descriptor, which an app that captures output (Textual) replaces by a stream without one
     (``fileno() == -1``: "bad value(s) in fds_to_keep"). Call it before such an app starts."""
     if _process_count(entries, workers) > 1:
-        from multiprocessing import resource_tracker
-
         resource_tracker.ensure_running()
 
 
@@ -159,19 +159,13 @@ def run_job(job: Job) -> RankResult:
         os.environ.setdefault(name, value)
     entry = job.entry
     try:
-        from tracetui.trace import load
-
         ident = cache.identity(entry.path)
         trace = load(entry.path, max_inflate=job.max_inflate)
         tables = rank_tables(trace, entry)
         summary = None
         if job.summary or job.dataset is not None:
-            from tracetui.insight.summary_data import summary_data
-
             summary = summary_data(trace)
         if job.dataset is not None:
-            from tracetui.ranks.dataset import write_rank
-
             write_rank(job.dataset, trace, tables, summary or {})
         cache.store_derived(entry.path, tables_kind(entry), ident, tables_parts(tables))
         if summary is not None:

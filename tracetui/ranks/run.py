@@ -7,6 +7,7 @@ about the run are the dataset manifest's dict in both cases (one shape, one plac
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui.errors import TraceError
+from tracetui.insight.gpu_work import span_us
 from tracetui.ranks import dataset
 from tracetui.ranks.analysis import Analysis, analyse
-from tracetui.ranks.discover import RankSet, Target, is_dataset, resolve
+from tracetui.ranks.discover import RankSet, Target, is_dataset, resolve, single_entry
 from tracetui.ranks.engine import Job, Progress, load_ranks, run_jobs
 from tracetui.ranks.tables import TABLES
+from tracetui.trace import load
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -122,8 +125,6 @@ def convert(
         facts = dataset.manifest(rank_set, failed)
         dataset.finish(staging, output, facts, force)
     except BaseException:
-        import shutil
-
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return facts
@@ -158,8 +159,6 @@ def rank_trace(
     trace file it was converted from while it is still there and unchanged (the events and the
     time span the dataset's summary of it says), else the rank's events read from the dataset
     (:func:`tracetui.ranks.dataset.rank_trace`)."""
-    from tracetui.insight.gpu_work import span_us
-    from tracetui.trace import load
 
     if isinstance(target, RankSet):
         return load(target.file(rank).path, progress=progress, max_inflate=max_inflate)
@@ -181,7 +180,6 @@ def as_rank_set(inputs: Sequence[str | Path]) -> RankSet:
         return target
     if is_dataset(target):
         raise TraceError(target, "is already a dataset")
-    from tracetui.ranks.discover import single_entry
 
     entry = single_entry(target)
     return RankSet(ranks=(entry,), world_size=entry.world_size, backend=entry.backend, label=str(target))

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui import formatting as fmt
+from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.ranks.analysis import straggler_of
 from tracetui.ranks.collectives import pretty
 from tracetui.safetext import clean
@@ -180,7 +181,6 @@ def kernels_table(report: RunReport) -> TableView:
     """GPU work across ranks: per name the spread over ranks, then its time on each rank (up to
     :data:`MAX_RANK_COLUMNS` ranks), then the full name; a row leads to the rank that spent the
     most time in it."""
-    from tracetui.insight.kernel_names import kernel_name_columns
 
     analysis = report.analysis
     spread = analysis.kernels

@@ -13,7 +13,9 @@ from rich.text import Text
 
 from tracetui import formatting as fmt
 from tracetui import settings
+from tracetui.ranks.run import report_for
 from tracetui.safetext import shown
+from tracetui.trace import load
 
 if TYPE_CHECKING:
     from tracetui.ranks.discover import RankSet
@@ -26,7 +28,6 @@ def load_with_progress(path: str | Path, max_inflate: float | None = None) -> Tr
 
     ``TRACETUI_TIMING=1`` prints how long each stage took, on stderr.
     """
-    from tracetui.trace import load
 
     if settings.TIMING.value():
         return _timed(path, max_inflate)
@@ -44,7 +45,6 @@ def load_with_progress(path: str | Path, max_inflate: float | None = None) -> Tr
 
 
 def _timed(path: str | Path, max_inflate: float | None) -> Trace:
-    from tracetui.trace import load
 
     marks: list[tuple[str, float]] = []
     trace = load(
@@ -63,7 +63,6 @@ def run_report_with_progress(
 ) -> RunReport:
     """:func:`tracetui.ranks.run.report_for` with a line counting the ranks loaded, when stderr is a
     terminal."""
-    from tracetui.ranks.run import report_for
 
     if not sys.stderr.isatty():
         return report_for(target, rank, max_inflate=max_inflate)

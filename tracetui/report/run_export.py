@@ -11,7 +11,11 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tracetui.errors import TraceError
+from tracetui.ranks import dataset
+from tracetui.ranks.discover import RankSet
+from tracetui.ranks.run import report_for
 from tracetui.report.export import export_parts
+from tracetui.report.loading import load_with_progress
 from tracetui.report.names import RUN_TABLES
 
 if TYPE_CHECKING:
@@ -25,9 +29,6 @@ def run_table(
     cross-rank table, or a single-trace table of ``rank`` (default: the first; of a rank set, in
     parts as :func:`~tracetui.report.export.export_parts` gives them). ``max_inflate``: as for
     :func:`tracetui.load`."""
-    from tracetui.ranks import dataset
-    from tracetui.ranks.discover import RankSet
-    from tracetui.ranks.run import report_for
 
     where = target.directory or Path(target.label) if isinstance(target, RankSet) else target
     if table in RUN_TABLES:
@@ -42,8 +43,6 @@ def run_table(
         }
         return frames[table], where
     if isinstance(target, RankSet):
-        from tracetui.report.loading import load_with_progress
-
         entry = target.file(rank) if rank is not None else target.ranks[0]
         loaded = load_with_progress(entry.path, max_inflate)
         return export_parts(loaded, table), loaded.path

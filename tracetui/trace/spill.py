@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+import polars as pl
+
 from tracetui import settings
 from tracetui.errors import TraceError
 
@@ -94,7 +96,6 @@ class SpilledTables:
 
     def table(self, name: str, columns: Sequence[str] | None = None) -> pl.DataFrame:
         """Table ``name`` (``columns``: only those, in that order; only they are decompressed)."""
-        import polars as pl
 
         placed = self._placed[name]
         try:
