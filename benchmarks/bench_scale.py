@@ -48,9 +48,9 @@ from installed import compile_tracetui
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_SOURCE = HERE.parents[1] / "shared" / "traces" / "transformer_train_long.json.gz"
-# as the tracetui CLI sets it (tracetui.trace.release.hand_back_at_once, written out: a --against
+# as the tracetui CLI sets it (tracetui.trace.allocator.hand_back_at_once, written out: a --against
 # tree may not have it); a load then keeps freed memory under its budget, as in the CLI
-ALLOCATOR = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0"}
+ALLOCATOR = {"_RJEM_MALLOC_CONF": "dirty_decay_ms:0,muzzy_decay_ms:0", "_TRACETUI_SET_MALLOC_CONF": "1"}
 
 FLOOR_CHILD = """
 import sys, time

@@ -25,7 +25,7 @@ TRACE = str(REPO / "tests" / "fixtures" / "mlp_eager.json.gz")
 
 def run_cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """``python -m tracetui ARGS`` with ``env`` over a clean environment of settings."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("TRACETUI_")}
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("TRACETUI_", "_TRACETUI_", "_RJEM_"))}
     return subprocess.run(
         [sys.executable, "-m", "tracetui", *args],
         capture_output=True,
@@ -52,6 +52,7 @@ def run_cli(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         ("TRACETUI_NO_CACHE", "maybe", "not a flag (1 or 0)"),
         ("TRACETUI_DEBUG", "verbose", "not a flag (1 or 0)"),
         ("TRACETUI_TIMING", "2", "not a flag (1 or 0)"),
+        ("TRACETUI_KEEP_FREED", "sometimes", "not a flag (1 or 0)"),
     ],
 )
 def test_a_bad_setting_is_one_line_and_exit_2(tmp_path: Path, name: str, value: str, expected: str) -> None:

@@ -20,7 +20,7 @@ from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, TraceError
 from tracetui.output import StdoutClosed, guard_stdout
 from tracetui.report.names import TABLES  # constants only: no heavy import
 from tracetui.safetext import shown
-from tracetui.trace.release import hand_back_at_once
+from tracetui.trace.allocator import hand_back_at_once
 
 # command name -> "module:attribute" of its click.Command (the order of --help)
 COMMANDS: dict[str, str] = {
@@ -127,7 +127,9 @@ def cli(max_inflate: float | None) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; every error the user can cause is one line on stderr."""
     args = sys.argv[1:] if argv is None else argv
-    hand_back_at_once()  # polars' allocator: freed memory back to the system at once (trace.release)
+    # polars' allocator (jemalloc) hands freed memory back to the system at once rather than
+    # ~0.5 s later, until a load sets a budget to keep it under (tracetui.trace.allocator)
+    hand_back_at_once()
     guard_stdout()
     debug = False
     try:

@@ -148,6 +148,12 @@ MAX_INFLATE = Setting(
     "Refuse gzip data that inflates to more than 256 MB plus this many times its size (0: no cap); "
     "`--max-inflate` wins over it.",
 )
+KEEP_FREED = Setting(
+    "TRACETUI_KEEP_FREED",
+    FLAG,
+    True,
+    "A load keeps polars' freed memory for reuse under a budget of half its JSON (0: handed back at once).",
+)
 WORKERS = Setting(
     "TRACETUI_WORKERS",
     COUNT,
@@ -190,6 +196,7 @@ SETTINGS: tuple[Setting[Any], ...] = (
     CACHE_MIN_BYTES,
     SPILL_MIN_BYTES,
     MAX_INFLATE,
+    KEEP_FREED,
     WORKERS,
     FUZZ_SCALE,
     CHROMIUM,
