@@ -1,5 +1,5 @@
 """Rank sets for the many-ranks tests: the two real sets copied into tests/fixtures/ranks, and
-synthetic sets derived from them (tracetui.ranks.synthetic) in a temporary folder."""
+synthetic sets derived from them (tests.ranks.synthetic) in a temporary folder."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tracetui.ranks import synthetic
+from tests.ranks import synthetic
 
 RANK_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ranks"
 GLOO4 = RANK_FIXTURES / "gloo_4rank_mlp"  # 4 ranks, one GPU, gloo; rank 2 a deliberate straggler

@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 from tests.ranks import reference as ref
+from tests.ranks import synthetic
 from tests.ranks.conftest import GLOO4, NCCL2, rank_files
-from tracetui.ranks import synthetic
 from tracetui.ranks.analysis import straggler_of, straggler_table, verdict
 from tracetui.ranks.discover import resolve
 from tracetui.ranks.run import report_for

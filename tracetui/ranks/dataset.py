@@ -26,9 +26,12 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import polars as pl
 
 from tracetui.errors import TraceError
+from tracetui.insight.kernels import kernels_table
 from tracetui.ranks.discover import DATASET_MANIFEST, RankSet
 from tracetui.safetext import clean
+from tracetui.trace.args import NO_ARGS
 from tracetui.trace.layout import schema
+from tracetui.trace.model import NO_PARTS, Trace
 from tracetui.trace.model import TABLES as TRACE_TABLES
 from tracetui.trace.text import as_text
 
@@ -46,7 +49,6 @@ PART = "part-0.parquet"
 
 def write_rank(root: Path, trace: Trace, tables: RankTables, summary: dict[str, Any]) -> None:
     """Write one rank's partition of every table and its summary under ``root``."""
-    from tracetui.insight.kernels import kernels_table
 
     rank = int(tables.rank["rank"][0])
     frames = {
@@ -154,8 +156,6 @@ def rank_trace(root: Path, rank: int, path: Path) -> Trace:
     would restore them. The raw args are not in the dataset: the details show the promoted args
     only, and FLOPs (which need shapes) are unknown. A dataset written before these tables were
     says what to do instead."""
-    from tracetui.trace.args import NO_ARGS
-    from tracetui.trace.model import NO_PARTS, Trace
 
     names = ("events", *MODEL_TABLES)
     missing = [t for t in names if not (root / t / f"rank={rank}" / PART).is_file()]

@@ -19,17 +19,20 @@ import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
-from multiprocessing import get_context
+from dataclasses import dataclass, field, replace
+from multiprocessing import get_context, resource_tracker
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from tracetui import settings
 from tracetui.errors import TraceError
+from tracetui.insight.summary_data import summary_data
+from tracetui.ranks.dataset import write_rank
 from tracetui.ranks.discover import RankFile
 from tracetui.ranks.tables import TABLES, RankTables, rank_tables
-from tracetui.trace import cache
+from tracetui.trace import cache, load
 
 IN_PROCESS_BYTES = 4 << 20  # below this much trace data in all, processes cost more than they save
 Progress = Callable[[int, int], None]  # (done, total)
@@ -54,12 +57,13 @@ class Job:
     summary: bool = False
     dataset: Path | None = None
     env: dict[str, str] = field(default_factory=dict)  # TRACETUI_* settings for a remote worker
+    max_inflate: float | None = None  # as for tracetui.load
 
 
 def workers_wanted() -> int:
     """Worker processes: ``TRACETUI_WORKERS``, else the cores this process may use."""
-    if (given := os.environ.get("TRACETUI_WORKERS", "")).isdigit() and int(given) > 0:
-        return int(given)
+    if (given := settings.WORKERS.get()) is not None:
+        return given
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
@@ -71,10 +75,11 @@ def load_ranks(
     summary_rank: int | None = None,
     progress: Progress | None = None,
     workers: int | None = None,
+    max_inflate: float | None = None,
 ) -> list[RankResult]:
     """Every rank's small tables (and ``summary_rank``'s summary), from the trace cache or by
     loading the ranks that are not there, in parallel. Results are sorted by rank."""
-    jobs = [Job(entry, summary=entry.rank == summary_rank) for entry in entries]
+    jobs = [Job(entry, summary=entry.rank == summary_rank, max_inflate=max_inflate) for entry in entries]
     results: dict[int, RankResult] = {}
     missing: list[Job] = []
     for job in jobs:
@@ -120,8 +125,6 @@ def prepare_workers(entries: Sequence[RankFile], workers: int | None = None) -> 
     descriptor, which an app that captures output (Textual) replaces by a stream without one
     (``fileno() == -1``: "bad value(s) in fds_to_keep"). Call it before such an app starts."""
     if _process_count(entries, workers) > 1:
-        from multiprocessing import resource_tracker
-
         resource_tracker.ensure_running()
 
 
@@ -156,19 +159,13 @@ def run_job(job: Job) -> RankResult:
         os.environ.setdefault(name, value)
     entry = job.entry
     try:
-        from tracetui.trace import load
-
         ident = cache.identity(entry.path)
-        trace = load(entry.path)
+        trace = load(entry.path, max_inflate=job.max_inflate)
         tables = rank_tables(trace, entry)
         summary = None
         if job.summary or job.dataset is not None:
-            from tracetui.insight.summary_data import summary_data
-
             summary = summary_data(trace)
         if job.dataset is not None:
-            from tracetui.ranks.dataset import write_rank
-
             write_rank(job.dataset, trace, tables, summary or {})
         cache.store_derived(entry.path, tables_kind(entry), ident, tables_parts(tables))
         if summary is not None:
@@ -198,12 +195,6 @@ def cached_result(job: Job) -> RankResult | None:
     return RankResult(job.entry.rank, tables, summary, cached=True)
 
 
-def cached_summary(entry: RankFile) -> dict[str, Any] | None:
-    """The single-trace summary of ``entry`` from the trace cache, if there."""
-    stored = cache.derived(entry.path, "summary")
-    return None if stored is None else json.loads(stored["summary.json"])
-
-
 def tables_kind(entry: RankFile) -> str:
     """The cache kind of a rank's tables: they also hold what discovery said of the file."""
     groups = hashlib.sha256(repr(entry.groups).encode()).hexdigest()[:12]
@@ -229,9 +220,9 @@ def _ray_jobs(jobs: Sequence[Job], address: str | None) -> Iterator[RankResult]:
     if started:
         ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
     try:
-        env = {k: v for k, v in os.environ.items() if k.startswith(("TRACETUI_", "POLARS_"))}
+        env = settings.given() | {k: v for k, v in os.environ.items() if k.startswith("POLARS_")}
         task = ray.remote(num_cpus=1, max_retries=1)(run_job)
-        pending = [task.remote(Job(job.entry, job.summary, job.dataset, env)) for job in jobs]
+        pending = [task.remote(replace(job, env=env)) for job in jobs]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             yield from ray.get(done)

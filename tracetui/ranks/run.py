@@ -7,6 +7,7 @@ about the run are the dataset manifest's dict in both cases (one shape, one plac
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui.errors import TraceError
+from tracetui.insight.gpu_work import span_us
 from tracetui.ranks import dataset
 from tracetui.ranks.analysis import Analysis, analyse
-from tracetui.ranks.discover import RankSet, Target, is_dataset, resolve
+from tracetui.ranks.discover import RankSet, Target, is_dataset, resolve, single_entry
 from tracetui.ranks.engine import Job, Progress, load_ranks, run_jobs
 from tracetui.ranks.tables import TABLES
+from tracetui.trace import load
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -36,22 +39,33 @@ class RunReport:
 
 
 def report_for(
-    target: Target, rank: int | None = None, progress: Progress | None = None, summary: bool = True
+    target: Target,
+    rank: int | None = None,
+    progress: Progress | None = None,
+    summary: bool = True,
+    max_inflate: float | None = None,
 ) -> RunReport:
     """Analyse a rank set or a dataset; ``rank`` picks the single-trace summary (default: the first;
-    none with ``summary=False``)."""
+    none with ``summary=False``); ``max_inflate``: as for :func:`tracetui.load`, for each rank."""
     if isinstance(target, RankSet):
-        return report_for_ranks(target, rank, progress, summary)
+        return report_for_ranks(target, rank, progress, summary, max_inflate)
     return report_for_dataset(target, rank, summary)
 
 
 def report_for_ranks(
-    rank_set: RankSet, rank: int | None, progress: Progress | None, summary: bool = True
+    rank_set: RankSet,
+    rank: int | None,
+    progress: Progress | None,
+    summary: bool = True,
+    max_inflate: float | None = None,
 ) -> RunReport:
     """Load every rank (in parallel, or from the derived cache) and analyse them."""
     chosen = rank if rank is not None else rank_set.ranks[0].rank
     rank_set.file(chosen)  # a clear error for a rank that is not there
-    results = load_ranks(rank_set.ranks, summary_rank=chosen if summary else None, progress=progress)
+    summary_rank = chosen if summary else None
+    results = load_ranks(
+        rank_set.ranks, summary_rank=summary_rank, progress=progress, max_inflate=max_inflate
+    )
     failed = {r.rank: r.error for r in results if r.error is not None}
     loaded = [r for r in results if r.tables is not None]
     if chosen in failed:
@@ -92,12 +106,13 @@ def convert(
     force: bool = False,
     progress: Progress | None = None,
     workers: int | None = None,
+    max_inflate: float | None = None,
 ) -> dict[str, Any]:
     """Write ``rank_set`` as a dataset at ``output`` (each rank by a worker); its manifest."""
     dataset.check_output(output, rank_set, force)
     staging = dataset.staging_for(output)
     say: Callable[[int, int], None] = progress or (lambda done, total: None)
-    jobs = [Job(entry, dataset=staging.resolve()) for entry in rank_set.ranks]
+    jobs = [Job(entry, dataset=staging.resolve(), max_inflate=max_inflate) for entry in rank_set.ranks]
     failed: dict[int, str] = {}
     try:
         say(0, len(jobs))
@@ -110,8 +125,6 @@ def convert(
         facts = dataset.manifest(rank_set, failed)
         dataset.finish(staging, output, facts, force)
     except BaseException:
-        import shutil
-
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return facts
@@ -136,21 +149,24 @@ def rank_paths(target: Target, ranks: Sequence[int]) -> list[Path]:
     return paths
 
 
-def rank_trace(target: Target, rank: int, progress: Callable[[str], None] | None = None) -> Trace:
+def rank_trace(
+    target: Target,
+    rank: int,
+    progress: Callable[[str], None] | None = None,
+    max_inflate: float | None = None,
+) -> Trace:
     """Rank ``rank``'s own trace, through :func:`tracetui.load` and its cache. For a dataset, the
     trace file it was converted from while it is still there and unchanged (the events and the
     time span the dataset's summary of it says), else the rank's events read from the dataset
     (:func:`tracetui.ranks.dataset.rank_trace`)."""
-    from tracetui.insight.gpu_work import span_us
-    from tracetui.trace import load
 
     if isinstance(target, RankSet):
-        return load(target.file(rank).path, progress=progress)
+        return load(target.file(rank).path, progress=progress, max_inflate=max_inflate)
     files = {r["rank"]: Path(r["file"]) for r in dataset.read_manifest(target)["ranks"]}
     if rank not in files:
         raise TraceError(target, f"no rank {rank} in the dataset; ranks: {', '.join(map(str, files))}")
     if files[rank].is_file():
-        trace = load(files[rank], progress=progress)
+        trace = load(files[rank], progress=progress, max_inflate=max_inflate)
         converted = dataset.read_summary(target, rank).get("trace") or {}
         if (trace.event_count, span_us(trace)) == (converted.get("events"), converted.get("span_us")):
             return trace
@@ -164,7 +180,6 @@ def as_rank_set(inputs: Sequence[str | Path]) -> RankSet:
         return target
     if is_dataset(target):
         raise TraceError(target, "is already a dataset")
-    from tracetui.ranks.discover import single_entry
 
     entry = single_entry(target)
     return RankSet(ranks=(entry,), world_size=entry.world_size, backend=entry.backend, label=str(target))

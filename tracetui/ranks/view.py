@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui import formatting as fmt
+from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.ranks.analysis import straggler_of
 from tracetui.ranks.collectives import pretty
 from tracetui.safetext import clean
@@ -180,7 +181,6 @@ def kernels_table(report: RunReport) -> TableView:
     """GPU work across ranks: per name the spread over ranks, then its time on each rank (up to
     :data:`MAX_RANK_COLUMNS` ranks), then the full name; a row leads to the rank that spent the
     most time in it."""
-    from tracetui.insight.kernel_names import kernel_name_columns
 
     analysis = report.analysis
     spread = analysis.kernels
@@ -305,11 +305,6 @@ class StepLane:
     memory_us: float
     idle_us: float
     arrivals: tuple[Arrival, ...]
-
-
-def lane_steps(report: RunReport) -> list[int]:
-    """The step numbers the lanes can show (those of two or more ranks)."""
-    return report.analysis.steps["step"].to_list()
 
 
 def step_lanes(report: RunReport, step: int) -> list[StepLane]:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tracetui.errors import TraceError
+from tracetui.insight.kernels import kernels_table_parts
+from tracetui.insight.memory import memory_of
 from tracetui.output import write_file
 from tracetui.safetext import escape_series
 from tracetui.trace.text import as_text
@@ -29,11 +31,6 @@ ROWS = 100_000  # events per part of ``events`` (their args: ~0.4 KB of text eac
 KERNEL_ROWS = 25_000
 
 
-def export_table(trace: Trace, table: str) -> pl.DataFrame:
-    """The frame behind ``--table``, whole."""
-    return pl.concat(export_parts(trace, table))
-
-
 def export_parts(trace: Trace, table: str) -> Iterator[pl.DataFrame]:
     """The frame behind ``--table``, in parts of consecutive rows (at least one), what the writer
     takes: ``events`` (every event's args as JSON text) and ``kernels`` (every kernel's roofline
@@ -44,8 +41,6 @@ def export_parts(trace: Trace, table: str) -> Iterator[pl.DataFrame]:
         yield from _events_parts(trace)
         return
     if table == "kernels":
-        from tracetui.insight.kernels import kernels_table_parts
-
         yield from kernels_table_parts(trace, KERNEL_ROWS)
         return
     frames: dict[str, Callable[[], pl.DataFrame]] = {
@@ -75,7 +70,6 @@ def _events_parts(trace: Trace) -> Iterator[pl.DataFrame]:
 def memory_table(trace: Trace) -> pl.DataFrame:
     """One row per allocation or free (``profile_memory``), in time order: the memory table
     without the columns that place it in the tree (see :mod:`tracetui.insight.memory.table`)."""
-    from tracetui.insight.memory import memory_of
 
     return memory_of(trace).events.drop("pair_order", "track", "enclosing_id", "enclosing_pos")
 
