@@ -39,7 +39,8 @@ FUSION_MIN_SHARE = 0.01
 """Fusion advice: a run of back-to-back memory-bound pointwise kernels whose estimated saving is at
 least this many µs and this share of the median step."""
 SYNC_MIN_SHARE = 0.02
-"""Sync advice: blocking calls on the median step's critical path take at least this share of it."""
+"""Sync advice: removing the blocking calls on the median step's critical path saves at least this
+share of it."""
 IDLE_MIN_SHARE = 0.10
 IDLE_MIN_US = 50.0
 """Data loader / optimizer advice: the GPU waits for the host inside one of these annotations for at
@@ -257,9 +258,10 @@ def pointwise_runs(trace: Trace) -> pl.DataFrame:
 
 
 def syncs(readings: Readings) -> list[Advice]:
-    """Blocking calls on the median step's critical path (at least :data:`SYNC_MIN_SHARE` of it) →
-    name the op that made them (and its python frame, with with_stack); saving: the time the host
-    waited in them."""
+    """Blocking calls on the median step's critical path → name the op that made them (and its python
+    frame, with with_stack); saving: the time the host waited in them, but no more than the host's
+    part of the path (CPU ops, launches, gaps: what would overlap the GPU without the wait), at
+    least :data:`SYNC_MIN_SHARE` of the step."""
     step = readings.median_step
     if step is None or not step.get("path_length_us"):
         return []
@@ -274,7 +276,10 @@ def syncs(readings: Readings) -> list[Advice]:
         pl.col("name").cast(pl.String),
     )
     waited = float((rows["end_ns"] - rows["start_ns"]).sum()) / 1000.0
-    if waited < SYNC_MIN_SHARE * step["path_length_us"]:
+    # without the wait the host's work would overlap the GPU's: no more than the host's share of the path
+    host = float(step["path_cpu_us"]) + float(step["path_launch_us"]) + float(step["path_gap_us"])
+    saving = min(waited, host)
+    if saving < SYNC_MIN_SHARE * step["path_length_us"]:
         return []
     by_op = (
         rows.group_by("op", "name")
@@ -307,7 +312,7 @@ def syncs(readings: Readings) -> list[Advice]:
         f"the host waited {fmt.duration(waited)}; most in {culprit} "
         f"({fmt.count(top['n'])}×, {fmt.duration(top['us'])})"
     )
-    return [Advice("sync", action, evidence, waited, "medium")]
+    return [Advice("sync", action, evidence, saving, "medium")]
 
 
 def _python_frame(trace: Trace, event_id: int) -> str | None:

@@ -170,7 +170,8 @@ def _why(data: dict[str, Any]) -> RenderableType | None:
     if launch is not None and launch.get("launch_delay_p50_us") is not None:
         text.append(
             f"\n  launch delay p50 {fmt.duration(launch['launch_delay_p50_us'])}, p90 "
-            f"{fmt.duration(launch['launch_delay_p90_us'])}, max {fmt.duration(launch['launch_delay_max_us'])}; "
+            f"{fmt.duration(launch['launch_delay_p90_us'])}, "
+            f"max {fmt.duration(launch['launch_delay_max_us'])}; "
             f"queue up to {fmt.count(launch['queue_max'])} launched and not started "
             f"(mean {fmt.number(launch['queue_mean'])})",
             style="dim",
