@@ -112,15 +112,29 @@ class CriticalPaths:
 
     def top(self, span: int, limit: int = 8) -> list[dict[str, Any]]:
         """The names that took most of one span's path: ``name``, ``kind``, ``us``, ``share``."""
-        row = self.spans.filter(pl.col("span") == span)
-        if row.is_empty():
-            return []
-        length = float(row["length_us"][0])
-        mine = self.pieces.filter(pl.col("span") == span)
-        return [
-            {"name": n, "kind": k, "us": us, "share": us / length if length else None}
-            for n, k, us in top_names(mine).head(limit).iter_rows()
-        ]
+        return self.tops(limit).get(span, [])
+
+    def tops(self, limit: int = 8) -> dict[int, list[dict[str, Any]]]:
+        """:meth:`top` of every span, in one aggregation over the pieces (computed once)."""
+        cached = self.__dict__.get("_tops")
+        if cached is not None and cached[0] >= limit:
+            return {k: v[:limit] for k, v in cached[1].items()}
+        lengths = dict(self.spans.select("span", "length_us").iter_rows())
+        summed = (
+            self.pieces.group_by("span", "name", "kind")
+            .agg((pl.col("ns").sum() / 1000.0).alias("us"))
+            .sort(["span", "us", "name", "kind"], descending=[False, True, False, False])
+            .group_by("span", maintain_order=True)
+            .head(limit)
+        )
+        found: dict[int, list[dict[str, Any]]] = {}
+        for span, name, kind, us in summed.iter_rows():
+            length = lengths.get(span) or 0.0
+            found.setdefault(span, []).append(
+                {"name": name, "kind": kind, "us": us, "share": us / length if length else None}
+            )
+        object.__setattr__(self, "_tops", (limit, found))
+        return found
 
 
 def top_names(pieces: pl.DataFrame) -> pl.DataFrame:

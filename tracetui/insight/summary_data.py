@@ -22,7 +22,7 @@ from tracetui.insight.kernels import decoded_kernels, kernel_rooflines
 from tracetui.insight.memory import memory_of
 from tracetui.insight.memory_data import memory_data
 from tracetui.insight.spans import span_readings
-from tracetui.insight.why_data import advice_records, annotation_why, step_why
+from tracetui.insight.why_data import advice_records, step_why
 from tracetui.trace.nesting import PROFILER_OVERLAP
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def _computed(trace: Trace) -> dict[str, Any]:
     step_times = distribution_record(step_distribution(trace.steps), trace)
     span, busy = span_us(trace), gpu_work_union_us(trace)
     compiled = compile_overheads(trace)
-    why, why_annotations, what_to_try = step_why(trace), annotation_why(trace), advice_records(trace)
+    why, what_to_try = step_why(trace), advice_records(trace)
     counts = _counts(trace)
     real = len(_real_anomalies(trace))
     naming = _naming(trace)
@@ -135,7 +135,6 @@ def _computed(trace: Trace) -> dict[str, Any]:
                 "bound",
                 "verdict",
             ],
-            extra=lambda row: {"critical_path": why_annotations.get(row["name"])},
         ),
         "ops": records(
             trace.ops,
