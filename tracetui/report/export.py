@@ -50,6 +50,9 @@ def export_parts(trace: Trace, table: str) -> Iterator[pl.DataFrame]:
         "runtime": lambda: trace.runtime,
         "anomalies": lambda: trace.anomalies,
         "memory": lambda: memory_table(trace),
+        "critical_path": lambda: critical_path_table(trace),
+        "idle": lambda: idle_table(trace),
+        "advice": lambda: advice_table(trace),
     }
     if table not in frames:
         raise ValueError(table)
@@ -72,6 +75,47 @@ def memory_table(trace: Trace) -> pl.DataFrame:
     without the columns that place it in the tree (see :mod:`tracetui.insight.memory.table`)."""
 
     return memory_of(trace).events.drop("pair_order", "track", "enclosing_id", "enclosing_pos")
+
+
+def critical_path_table(trace: Trace) -> pl.DataFrame:
+    """One row per piece of every step's and annotation call's critical path, in time order: the
+    span (its id, name and kind), what the path crossed (``id``: the event, null for a gap or a
+    launch delay; ``name``, ``kind``), where it starts and its time on the path (µs)."""
+    from tracetui.insight.critical_path import annotation_paths, step_paths
+
+    frames = []
+    for kind, paths in (("step", step_paths(trace)), ("annotation", annotation_paths(trace))):
+        names = paths.spans.select("span", pl.col("name").alias("span_name"))
+        frames.append(
+            paths.pieces.join(names, on="span", how="left", maintain_order="left").select(
+                "span",
+                "span_name",
+                pl.lit(kind).alias("span_kind"),
+                "id",
+                "name",
+                "kind",
+                "start_ns",
+                (pl.col("ns") / 1000.0).alias("us"),
+                "track",
+                "lane",
+            )
+        )
+    return pl.concat(frames)
+
+
+def idle_table(trace: Trace) -> pl.DataFrame:
+    """One row per step and GPU stream: the window, the idle time and its host wait / kernel wait /
+    other parts (µs)."""
+    from tracetui.insight.idle import stream_idle
+
+    return stream_idle(trace)
+
+
+def advice_table(trace: Trace) -> pl.DataFrame:
+    """The advice, ranked: rule, action, evidence, saving per step (µs), confidence."""
+    from tracetui.insight.why_data import advice_frame, advice_records
+
+    return advice_frame(advice_records(trace))
 
 
 def write_table(
