@@ -60,6 +60,8 @@ def test_summary_of_a_directory_of_ranks() -> None:
     assert (
         "Stragglers: rank 2 arrives last at 6 of 6 all-reduces; the other ranks wait 11.73 ms per step" in out
     )
+    assert out.index("Stragglers: ") < out.index("Ranks, each on")  # the verdict first
+    assert "  2 ◀  " in out and "◀: the straggler" in out
     assert "Collectives (of 6, by the time the others waited)" in out
     assert "GPU work across ranks (of 25 names" in out
     assert "Slowest rank per step: #2 rank 0" in out
@@ -99,6 +101,14 @@ def test_summary_json_schema() -> None:
         k: data[k] for k in SINGLE_SECTIONS
     }
     run = data["distributed"]
+    assert list(run["straggler"]) == [
+        "rank", "last_count", "collectives", "wait_us_per_step", "share_of_waiting", "share_of_step",
+    ]  # fmt: skip
+    assert run["straggler"]["rank"] == 2 and run["largest_lag"] == run["straggler"]
+    assert [list(c) for c in run["clock_offsets"]] == [
+        ["rank", "offset_us", "spread_us", "collectives", "applied"]
+    ] * 4
+    assert run["clock_reference"] == [0, 1, 2, 3] and not run["clocks_corrected"]
     assert {
         "label",
         "world_size",

@@ -35,6 +35,7 @@ RANK_FIELDS = [
 COLLECTIVE_FIELDS = ["group", "seq", "name", "bytes", "ranks", "arrival_skew_us", "last_rank", "wait_us"]
 STRAGGLER_FIELDS = ["rank", "last_count", "others_wait_us"]
 STEP_FIELDS = ["step", "ranks", "slowest_rank", "slowest_us", "fastest_rank", "fastest_us", "median_us"]
+CLOCK_FIELDS = ["rank", "offset_us", "spread_us", "collectives", "applied"]
 KERNEL_FIELDS = [
     "name",
     "category",
@@ -69,8 +70,11 @@ def ranks_data(report: RunReport) -> dict[str, Any]:
             "failed": facts["failed"],
             "notes": [*facts["notes"], *analysis.notes],
             "verdict": analysis.verdict,
+            "straggler": None if analysis.straggler is None else analysis.straggler.as_json(),
+            "largest_lag": None if analysis.largest_lag is None else analysis.largest_lag.as_json(),
             "clocks_corrected": analysis.clocks_corrected,
-            "clock_offsets": records(analysis.clock_offsets, ["rank", "offset_us"]),
+            "clock_reference": analysis.clock_reference,
+            "clock_offsets": records(analysis.clock_offsets, CLOCK_FIELDS),
             "steps": records(analysis.steps, STEP_FIELDS),
             "step_times": rank_step_times(analysis.rank_steps),
             "kernels": records(analysis.kernels, KERNEL_FIELDS),

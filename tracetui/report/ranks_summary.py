@@ -26,15 +26,15 @@ if TYPE_CHECKING:
 
 TOP = 10
 MAX_STEPS = 8
+STRAGGLER_MARK = "◀"  # beside the straggler's rank in the Ranks table
 
 
 def ranks_renderable(data: dict[str, Any]) -> RenderableType:
     """The whole report of a run as one rich renderable."""
     run = data["distributed"]
-    parts: list[RenderableType] = [_header(data), _ranks(data)]
     verdict = Text("Stragglers: ", style="bold")
-    verdict.append(run["verdict"])
-    parts.append(verdict)
+    verdict.append(run["verdict"], style="bold red" if run["straggler"] else "")
+    parts: list[RenderableType] = [_header(data), verdict, _ranks(data)]
     parts += [t for t in (_collectives(data), _kernels(run), _steps(run)) if t is not None]
     parts.append(Rule(Text(f"rank {run['rank']}: {_file_of(run, run['rank'])}"), align="left"))
     parts.append(summary_renderable(data))
@@ -82,6 +82,7 @@ def _header(data: dict[str, Any]) -> Text:
 
 def _ranks(data: dict[str, Any]) -> RenderableType:
     last = {s["rank"]: s["last_count"] for s in data["stragglers"]}
+    straggler = (data["distributed"]["straggler"] or {}).get("rank")
     ranks = data["ranks"]
     devices = {(r["device"] or "").split(" (")[0] for r in ranks}
     steps = {r["steps"] for r in ranks}
@@ -89,7 +90,8 @@ def _ranks(data: dict[str, Any]) -> RenderableType:
     for r in ranks:
         parts = [r[k] for k in ("compute_us", "comm_us", "memory_us", "idle_us")]
         window = sum(p or 0.0 for p in parts)
-        row: list[Cell] = [str(r["rank"])]
+        marked = Text(f"{r['rank']} {STRAGGLER_MARK}", style="bold red")
+        row: list[Cell] = [marked if r["rank"] == straggler else str(r["rank"])]
         row += [Text((r["device"] or "").split(" (")[0])] if len(devices) > 1 else []
         row += [fmt.count(r["steps"])] if len(steps) > 1 else []
         row += [us(r["step_us_median"]), us(r["gpu_busy_us"]), *(_share(p, window) for p in parts)]
@@ -107,7 +109,8 @@ def _ranks(data: dict[str, Any]) -> RenderableType:
     legend = Text(
         "step: median step time; busy: GPU busy (whole trace); comp/comm/mem/idle: compute, "
         "communication, memcpy/memset and idle share of the steps' GPU time; overlap: collective time "
-        "spent computing too; host: CPU time in collectives; last: collectives it arrived at last",
+        "spent computing too; host: CPU time in collectives; last: collectives it arrived at last"
+        + (f"; {STRAGGLER_MARK}: the straggler" if straggler is not None else ""),
         style="dim",
     )
     return Group(table(title, header, rows), legend)
