@@ -69,6 +69,27 @@ def test_summary_of_a_directory_of_ranks() -> None:
     assert "Top ops" in out and "Orphans:" in out
 
 
+@pytest.mark.parametrize("columns", [80, 120, 200])
+def test_gpu_work_across_ranks_shows_decoded_names_and_every_column(columns: int) -> None:
+    """The names every other table writes (``memcpy HtoD (Pinned → Device)``, not ``Memcpy …``), and
+    median / max on screen at any width."""
+    result = CliRunner(env={"COLUMNS": str(columns)}).invoke(cli, ["summary", str(GLOO4)])
+    lines = result.output.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("GPU work across ranks"))
+    header, rows = lines[at + 2], lines[at + 4 : at + 14]
+    assert header.split() == ["kernel", "ranks", "calls", "min", "median", "max", "max", "on"]
+    assert max(len(line) for line in lines[at : at + 14]) <= columns
+    names = [row[: header.index("ranks")].strip() for row in rows]
+    assert names[0].startswith("memcpy HtoD (Pinned → ") and names[2].startswith("nvjet gemm+bias bf16")
+    if columns >= 120:
+        assert names[:3] == [
+            "memcpy HtoD (Pinned → Device)",
+            "memcpy DtoH (Device → Pinned)",
+            "nvjet gemm+bias bf16 256x128 coopA TNT",
+        ]
+    assert not any(name.startswith(("Memcpy", "void ")) for name in names)
+
+
 def test_summary_rank_option_picks_the_single_trace_sections() -> None:
     out = invoke("summary", str(NCCL2), "--rank", "1").output
     assert "rank 1: rank1.1795983200661629935.pt.trace.json.gz" in out
@@ -109,6 +130,7 @@ def test_summary_json_schema() -> None:
         ["rank", "offset_us", "spread_us", "collectives", "applied"]
     ] * 4
     assert run["clock_reference"] == [0, 1, 2, 3] and not run["clocks_corrected"]
+    assert run["kernels"][0]["short"] == "memcpy HtoD (Pinned → Device)"
     assert {
         "label",
         "world_size",

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.ranks import clocks as clock
 from tracetui.ranks import straggler as lag
 from tracetui.trace.stats import most_common
@@ -237,14 +238,15 @@ def straggler_table(aligned: pl.DataFrame, n_steps: int) -> pl.DataFrame:
 
 
 def kernel_spread(kernels: pl.LazyFrame, ranks: pl.Series) -> pl.DataFrame:
-    """Per kernel name: calls and time on each rank (a rank without it counts 0), the min / median
-    / max over ranks and which rank had the least and the most time."""
+    """Per kernel name: its decoded short name (:mod:`tracetui.insight.kernel_names`, as every table
+    writes it), calls and time on each rank (a rank without it counts 0), the min / median / max over
+    ranks and which rank had the least and the most time."""
     every = pl.LazyFrame({"rank": ranks.unique().sort()})
     names = kernels.select("name", "category").unique(subset="name", keep="first")
     grid = names.join(every, how="cross").join(
         kernels.select("rank", "name", "calls", "total_us"), on=["name", "rank"], how="left"
     )
-    return (
+    spread = (
         grid.with_columns(pl.col("calls").fill_null(0), pl.col("total_us").fill_null(0.0))
         .sort("total_us", "rank")
         .group_by("name")
@@ -262,6 +264,10 @@ def kernel_spread(kernels: pl.LazyFrame, ranks: pl.Series) -> pl.DataFrame:
         )
         .sort(["time_median_us", "name"], descending=[True, False])
         .collect()
+    )
+    short = kernel_name_columns(spread["name"]).select("name", "short")
+    return spread.join(short, on="name", how="left", maintain_order="left").select(
+        "name", "short", pl.exclude("name", "short")
     )
 
 

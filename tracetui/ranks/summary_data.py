@@ -38,6 +38,7 @@ STEP_FIELDS = ["step", "ranks", "slowest_rank", "slowest_us", "fastest_rank", "f
 CLOCK_FIELDS = ["rank", "offset_us", "spread_us", "collectives", "applied"]
 KERNEL_FIELDS = [
     "name",
+    "short",
     "category",
     "ranks",
     "calls_min",

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui import formatting as fmt
-from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.ranks.clocks import applied_ns
 from tracetui.ranks.collectives import pretty
 from tracetui.safetext import clean
@@ -178,14 +177,8 @@ def kernels_table(report: RunReport) -> TableView:
     """GPU work across ranks: per name the spread over ranks, then its time on each rank (up to
     :data:`MAX_RANK_COLUMNS` ranks), then the full name; a row leads to the rank that spent the
     most time in it."""
-
     analysis = report.analysis
     spread = analysis.kernels
-    if spread.height:
-        short = kernel_name_columns(spread["name"]).select("name", "short")
-        spread = spread.join(short, on="name", how="left", maintain_order="left")
-    else:
-        spread = spread.with_columns(pl.lit(None, pl.String).alias("short"))
     ranks = analysis.ranks["rank"].to_list()
     shown = ranks[:MAX_RANK_COLUMNS]
     per_rank = [Column(f"rank_{r}_us", f"rank {r}", "us") for r in shown]

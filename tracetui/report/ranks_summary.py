@@ -162,7 +162,7 @@ def _kernels(run: dict[str, Any]) -> RenderableType | None:
             calls = f"{fmt.count(k['calls_min'])}–{fmt.count(k['calls_max'])}"
         rows.append(
             [
-                Text(k["name"]),
+                Text(k["short"] or k["name"]),
                 fmt.count(k["ranks"]),
                 calls,
                 us(k["time_min_us"]),
