@@ -31,6 +31,7 @@ SINGLE_SECTIONS = [
     "orphans",
     "anomalies",
     "memory",
+    "advice",
 ]
 
 
