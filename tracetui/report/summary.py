@@ -314,7 +314,7 @@ def _rooflines(data: dict[str, Any]) -> Table | None:
         rate = fmt.number(r["tflops"]) if r["tflops"] is not None else MISSING
         bw = fmt.number(r["gbs"]) if r["gbs"] is not None else MISSING
         roof = (
-            f"{r['bound'].split('-')[0]} {fmt.percent(r['roof_fraction'] * 100)}"
+            f"{r['bound'].removesuffix('-bound')} {fmt.percent(r['roof_fraction'] * 100)}"
             if r["bound"] and r["roof_fraction"] is not None
             else MISSING
         )
