@@ -90,7 +90,7 @@ async def test_a_row_with_no_op_says_so(tmp_path: Path) -> None:
         assert any(f"outside any op ({NO_OP})" in str(n.message) for n in app._notifications)
 
 
-async def test_m_goes_to_the_op_of_the_biggest_block_alive_at_the_peak() -> None:
+async def test_m_goes_to_the_op_that_reached_the_peak() -> None:
     peak = summary_peak(MEMORY)
     app = TraceApp(MEMORY)
     async with app.run_test(size=SIZE) as pilot:
@@ -98,12 +98,12 @@ async def test_m_goes_to_the_op_of_the_biggest_block_alive_at_the_peak() -> None
         await pilot.press("m")
         await settle(pilot)
         cursor = tree_of(app).cursor_node
-        assert cursor is not None and cursor.name == "aten::empty"
+        assert cursor is not None and cursor.name == peak["peak_op"] == "aten::mm"  # the summary's
         (message,) = [str(n.message) for n in app._notifications if "Memory peak" in str(n.message)]
         assert message.startswith(f"Memory peak on cuda:0: {fmt.size(peak['peak_allocated_bytes'])}")  # type: ignore[arg-type]
         assert PEAK in "".join(timeline_text(app))  # its step holds the peak
         details = details_text(app)
-        assert "Memory" in details and "+1.0 MiB aten::empty" in " ".join(details.split())
+        assert "Memory" in details and "+1.0 MiB aten::mm" in " ".join(details.split())
 
 
 async def test_details_list_an_ops_allocations_and_a_steps_levels() -> None:

@@ -5,8 +5,8 @@ calls, a step's in each selected step; an op or kernel is counted in each call o
 annotation, in each step (``per = "step"``) or in the whole trace. Counts must hold in *every*
 unit; times are the mean per unit; ``launches_kernels = true`` means every matching op call
 launched GPU work, ``false`` that none did. Every figure beside its limit is written by
-:func:`tracetui.formatting.beside_limit` (never equal to the limit unless it is). Memory sizes are the peaks of
-:func:`tracetui.insight.memory.memory_of` (the numbers the summary shows): a device's peak, or in
+:func:`tracetui.formatting.beside_limit` (never equal to the limit unless it is). Memory sizes are
+the peaks of :func:`tracetui.insight.memory.memory_of` (the numbers the summary shows): a device's peak, or in
 each step the highest level a device reached in it; they must hold on every device chosen.
 """
 
