@@ -52,6 +52,8 @@ __all__ = [
     "DeviceSpec",
     "Link",
     "Peak",
+    "device_arch",
+    "device_vendor",
     "peaks_for",
 ]
 
@@ -546,3 +548,48 @@ def _copy_roofs(spec: DeviceSpec, short: str, memory: Peak) -> CopyRoofs:
         ),
         peer=Peak((peer or host).gbs, "GB/s", "datasheet", peer_label, (peer or host).source),
     )
+
+
+# ---- what a deviceProperties entry says of its vendor and architecture ----------------------------------
+
+_AMD_ARCHS = (
+    (r"\bmi35[05]x?\b", "gfx950"),  # MI350X, MI355X
+    (r"\bmi3[0-4][0-9][a-z]*\b", "gfx942"),  # MI300X, MI300A, MI308X, MI325X
+    (r"\bmi2[15]0x?\b", "gfx90a"),  # MI210, MI250, MI250X
+    (r"\bmi100\b", "gfx908"),
+    (r"\bmi(?:50|60)\b", "gfx906"),
+)
+"""AMD Instinct parts by name (first match wins): HIP reports ``major.minor`` 9.4 for gfx942 and
+9.0 for gfx90a and gfx908 alike, so the name tells them apart."""
+_ROCM_KEYS = ("maxSharedMemoryPerMultiProcessor", "gcnArchName")
+"""Keys only ROCm builds of Kineto write in ``deviceProperties`` (kineto #927; ``gcnArchName`` where
+a build adds it)."""
+
+
+def device_vendor(props: Mapping[str, object]) -> Literal["nvidia", "amd"] | None:
+    """``amd`` for a ROCm device (its name, or a key only ROCm's ``deviceProperties`` have),
+    ``nvidia`` for a CUDA one, None when nothing says."""
+    name = str(props.get("name") or "").lower()
+    if any(key in props for key in _ROCM_KEYS) or re.search(r"\b(?:amd|radeon|instinct)\b", name):
+        return "amd"
+    if "nvidia" in name or any(key in props for key in ("regsPerMultiprocessor", "sharedMemPerBlockOptin")):
+        return "nvidia"
+    return "nvidia" if props.get("computeMajor") is not None else None
+
+
+def device_arch(props: Mapping[str, object]) -> str | None:
+    """The architecture a ``deviceProperties`` entry names: ``sm90`` on NVIDIA (compute capability
+    major and minor), ``gfx942`` on AMD (``gcnArchName`` where given, else the Instinct part's
+    name, else ``AMD 9.4``: HIP's major.minor does not tell gfx90a from gfx908); None when neither
+    is said."""
+    major, minor = props.get("computeMajor"), props.get("computeMinor", 0)
+    if device_vendor(props) == "amd":
+        gcn = props.get("gcnArchName")
+        if isinstance(gcn, str) and gcn.strip():
+            return gcn.split(":")[0].strip()
+        name = _normalise(str(props.get("name") or ""))
+        found = next((arch for pattern, arch in _AMD_ARCHS if re.search(pattern, name)), None)
+        if found is not None:
+            return found
+        return None if major is None else f"AMD {major}.{minor}"
+    return None if major is None else f"sm{major}{minor}"
