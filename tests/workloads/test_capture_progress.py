@@ -17,7 +17,9 @@ from tracetui.capture.progress import Stages
 from .helpers import TINY_LINEAR, Run, cli_env
 
 STAGE_LINES = [
-    "warming up mlp on cpu",
+    "warming up mlp on cpu: step 1/3",
+    "warming up mlp on cpu: step 2/3",
+    "warming up mlp on cpu: step 3/3",
     "profiler step 1/5 (wait)",
     "profiler step 2/5 (profiler warm-up)",
     "profiler step 3/5 (recording 1/3)",
