@@ -140,3 +140,16 @@ def test_capture_does_not_show_the_numpy_warning(without_numpy: dict[str, str], 
     assert out.returncode == 0, out.stderr
     assert "NumPy" not in out.stderr and "numpy" not in out.stderr
     assert "exporting the trace… done in" in out.stderr
+
+
+def test_each_warm_up_step_is_a_stage_and_the_first_compile_says_so() -> None:
+    """Issue 37 item 7: the warm-up was one stage, silent for 82 s on a CPU in bf16."""
+    from tracetui.workloads.runner import WARMUP_STEPS, warmup_label
+
+    what = "compiling mlp (torch.compile, mode default)"
+    assert [warmup_label(what, n, True) for n in range(WARMUP_STEPS)] == [
+        f"{what}: step 1/3 (compiles the graph)",
+        f"{what}: step 2/3",
+        f"{what}: step 3/3",
+    ]
+    assert warmup_label("warming up mlp on cpu", 0, False) == "warming up mlp on cpu: step 1/3"
