@@ -152,3 +152,13 @@ def test_a_failed_time_never_reads_as_its_limit() -> None:
     shown = float(result.actual.split(" ")[0].replace(",", ""))
     assert shown > limit, (result.actual, total, limit)
     assert fmt.duration(total) != result.actual.split(" in ")[0]  # the plain text read under it
+
+
+def test_a_failed_share_never_reads_as_within_its_limit() -> None:
+    """A share over its bound by a fraction of a percent reads with the decimal that shows it over:
+    the eager fixture's steps idle 33–55.27% of their GPU time."""
+    trace = fixture("mlp_eager")
+    over = one(trace, '[[expect]]\nstep = "*"\nmax_gpu_idle_pct = 55.2\n')
+    assert not over.passed and over.actual == "33%–55.3% over 3 steps"  # "55%" would read within it
+    within = one(trace, '[[expect]]\nstep = "*"\nmax_gpu_idle_pct = 55.3\n')
+    assert within.passed and within.actual == "33%–55.27% over 3 steps"  # at one decimal it would tie
