@@ -160,3 +160,20 @@ async def test_one_peak_on_every_surface() -> None:
         await pilot.press("escape", "m")
         await settle(pilot)
         assert any(f"Memory peak on cuda:0: {fmt.size(peak)}" in str(n.message) for n in app._notifications)
+
+
+async def test_the_cpu_lane_beside_a_gpu_is_drawn_faint() -> None:
+    """Issue 37 item 5: the transformer sample's CPU lane (0–8 bytes) drew full blocks, the loudest
+    lane beside the GPU's gigabyte."""
+    from tracetui.sample_traces import default_trace
+
+    app = TraceApp(default_trace().parent / "transformer_block_train_memory.json.gz")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lines = timeline_text(app)
+        (cpu,) = [line for line in lines if line.lstrip().startswith("alloc cpu")]
+        cells = cpu.split("alloc cpu", 1)[1].strip()
+        assert cells and set(cells) <= {"·", "▁"} and "▁" in cells
+        (gpu,) = [line for line in lines if line.lstrip().startswith("alloc cuda:0")]
+        assert set(gpu.split("alloc cuda:0", 1)[1].strip()) - {"·", "▁"}  # drawn to its scale
+        assert "cpu ≤ 8 B (faint)" in lines[0]

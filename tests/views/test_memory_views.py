@@ -224,6 +224,8 @@ def test_lanes_put_gpus_first_and_stay_few(tmp_path: Path) -> None:
         (64 << 20, 1 << 20, False),  # at QUIET_BYTES and 1/64 of the GPU's: drawn as it is
         (200 << 20, 2 << 20, False),  # 1% of the GPU's: QUIET_SHARE
         (200 << 20, (2 << 20) - 512, True),  # just under 1%
+        (4096, 8, True),  # under QUIET_BYTES beside a higher lane, however small that is
+        (4096, 4096, False),  # no lane higher: a trace of small allocations shows them
     ],
 )
 def test_a_lane_tiny_against_the_others_is_drawn_quietly(
@@ -243,7 +245,7 @@ def test_a_lane_tiny_against_the_others_is_drawn_quietly(
         lane.label: lane for lane in memory_lanes(memory_of(load(mt.write(tmp_path / "t.json", events))))
     }
     cpu_lane, gpu_lane = lanes["alloc cpu"], lanes["alloc cuda:0"]
-    assert cpu_lane.quiet is quiet is (cpu < QUIET_BYTES or cpu < QUIET_SHARE * gpu)
+    assert cpu_lane.quiet is quiet is (cpu < gpu and (cpu < QUIET_BYTES or cpu < QUIET_SHARE * gpu))
     assert not gpu_lane.quiet and gpu_lane.peak_ns is not None
     if quiet:
         assert cpu_lane.peak_ns is None and cpu_lane.legend == f"cpu ≤ {fmt.size(cpu)} (faint)"

@@ -20,10 +20,11 @@ if TYPE_CHECKING:
 MAX_MEMORY_LANES = 4
 MAX_LISTED = 20
 QUIET_BYTES = 1 << 20
-"""A lane whose highest level is under this (1 MiB) is drawn quietly: a few bytes (the CPU
-allocator's scalars) drawn full height would be the loudest lane."""
+"""A lane whose highest level is under this (1 MiB), beside a higher one, is drawn quietly: a few
+bytes (the CPU allocator's scalars) drawn full height would be the loudest lane."""
 QUIET_SHARE = 0.01
-"""So is a lane whose highest level is under this share of the highest lane's."""
+"""So is a lane whose highest level is under this share of the highest lane's. The highest lane is
+never quiet (a trace of small allocations alone still shows them)."""
 
 
 @dataclass(frozen=True)
@@ -102,8 +103,8 @@ class MemoryLane:
 def memory_lanes(memory: Memory) -> list[MemoryLane]:
     """Per device (GPUs first): its allocated lane, with the peak marked, and its reserved lane
     when the allocator reserves (the CPU's does not). Each lane is scaled to its device; a device
-    whose highest level is under :data:`QUIET_BYTES` or :data:`QUIET_SHARE` of the highest
-    device's is quiet (a CPU allocator's 8 bytes beside a GPU's gigabytes)."""
+    lower than the highest whose highest level is under :data:`QUIET_BYTES` or :data:`QUIET_SHARE`
+    of the highest device's is quiet (a CPU allocator's 8 bytes beside a GPU's gigabytes)."""
     result: list[MemoryLane] = []
     timed = memory.events.lazy().filter(pl.col("allocated").is_not_null() & pl.col("ts_ns").is_not_null())
     for device in memory.devices:
@@ -140,7 +141,7 @@ def memory_lanes(memory: Memory) -> list[MemoryLane]:
     loudest = max((lane.scale for lane in result), default=0)
     result = [
         replace(lane, quiet=True, peak_ns=None)
-        if lane.scale < QUIET_BYTES or lane.scale < QUIET_SHARE * loudest
+        if lane.scale < loudest and (lane.scale < QUIET_BYTES or lane.scale < QUIET_SHARE * loudest)
         else lane
         for lane in result
     ]
