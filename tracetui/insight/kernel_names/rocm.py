@@ -124,34 +124,20 @@ def _kind_of(text: str, table: tuple[tuple[str, str], ...], default: str = "othe
     return next((kind for word, kind in table if word in lowered), default)
 
 
-_BLAS_KINDS = (("gemv", "gemv"), ("gemm", "gemm"), ("trsm", "blas"), ("axpy", "blas"), ("dot", "blas"))
-
-
-def decode_rocblas(m: re.Match[str], name: str) -> KernelName:
+def _library(name: str, family: str, prefix: str, kind: str, note: str) -> KernelName:
+    """A library's own kernel, named by its function (``prefix`` dropped from the short form)."""
     head = function_head(name)
-    kind = _kind_of(head, _BLAS_KINDS, "blas")
     return KernelName(
         name=name,
-        family="rocblas",
+        family=family,
         kind=kind,
-        op=head.removeprefix("rocblas_").removesuffix("_kernel"),
-        short=clip_text(f"rocblas {head.removeprefix('rocblas_')}"),
-        notes=("a rocBLAS kernel of its own (its GEMMs are Tensile's Cijk_… kernels)",),
+        op=head.removeprefix(prefix).removesuffix("_kernel") or head,
+        short=clip_text(f"{family} {head.removeprefix(prefix) or head}"),
+        notes=(note,),
     )
 
 
-def decode_hipblaslt(m: re.Match[str], name: str) -> KernelName:
-    head = function_head(name)
-    return KernelName(
-        name=name,
-        family="hipblaslt",
-        kind=_kind_of(head, _BLAS_KINDS, "other"),
-        op=head,
-        short=clip_text(f"hipblaslt {head.removeprefix('hipblaslt')}"),
-        notes=("a hipBLASLt helper kernel (its GEMMs are TensileLite's Cijk_… kernels)",),
-    )
-
-
+_BLAS_KINDS = (("gemv", "gemv"), ("gemm", "gemm"), ("trsm", "blas"), ("axpy", "blas"), ("dot", "blas"))
 _MIOPEN_KINDS = (
     ("batchnorm", "norm"),
     ("layernorm", "norm"),
@@ -167,16 +153,26 @@ _MIOPEN_KINDS = (
 )
 
 
+def decode_rocblas(m: re.Match[str], name: str) -> KernelName:
+    kind = _kind_of(function_head(name), _BLAS_KINDS, "blas")
+    return _library(
+        name, "rocblas", "rocblas_", kind, "a rocBLAS kernel of its own (its GEMMs are Tensile's Cijk_…)"
+    )
+
+
+def decode_hipblaslt(m: re.Match[str], name: str) -> KernelName:
+    kind = _kind_of(function_head(name), _BLAS_KINDS)
+    return _library(
+        name, "hipblaslt", "hipblaslt", kind, "a hipBLASLt helper kernel (its GEMMs are TensileLite's)"
+    )
+
+
 def decode_miopen(m: re.Match[str], name: str) -> KernelName:
     head = function_head(name)
     kind = _kind_of(head, _MIOPEN_KINDS)
-    return KernelName(
-        name=name,
-        family="miopen",
-        kind=kind,
-        op=head,
-        short=clip_text(f"miopen {head.removeprefix('MIOpen').removeprefix('miopen')}"),
-        notes=(f"an MIOpen kernel (ROCm's cuDNN), read as {kind} from its name",),
+    prefix = next((p for p in ("MIOpen", "miopen") if head.startswith(p)), "")
+    return _library(
+        name, "miopen", prefix, kind, f"an MIOpen kernel (ROCm's cuDNN), read as {kind} from its name"
     )
 
 
