@@ -527,7 +527,8 @@ def rocm_trace() -> dict[str, Any]:
     body: list[Event] = [step]
     t, correlation, external = 1010.0, 700, 1
     for name, dims, types, kernel, runtime, dur in ops:
-        cat = "user_annotation" if name.startswith("triton_") else "cpu_op"
+        cat = "user_annotation" if name.startswith("triton_") else "cpu_op"  # Inductor's launch: no op
+        ids = {"External id": external} if cat == "cpu_op" else {}
         body.append(
             _x(
                 cat,
@@ -547,7 +548,7 @@ def rocm_trace() -> dict[str, Any]:
             t + 20.0,
             8.0,
             correlation=correlation,
-            **{"External id": external},
+            **ids,
         )
         work = _x(
             "kernel",
@@ -561,13 +562,22 @@ def rocm_trace() -> dict[str, Any]:
             correlation=correlation,
             grid=[1216, 1, 1],
             block=[256, 1, 1],
-            **{"External id": external},
+            **ids,
         )
         body += [call, work, *_flow(correlation, call, work)]
         t, correlation, external = t + 200.0 + dur + 50.0, correlation + 1, external + 1
     # a 64 MiB host-to-device copy (hipMemcpyKind 1) at 52 GB/s
     body.append(_x("cpu_op", "aten::copy_", pid, tid, t, 1400.0, **{"External id": external}))
-    call = _x("cuda_runtime", "hipMemcpyAsync", pid, tid, t + 10.0, 9.0, correlation=correlation)
+    call = _x(
+        "cuda_runtime",
+        "hipMemcpyAsync",
+        pid,
+        tid,
+        t + 10.0,
+        9.0,
+        correlation=correlation,
+        **{"External id": external},
+    )
     copy = _x(
         "gpu_memcpy",
         "Memcpy 1 (0x7f2a40000000 -> 0x7f1c00200000)",
@@ -579,7 +589,7 @@ def rocm_trace() -> dict[str, Any]:
         stream=stream,
         correlation=correlation,
         bytes=67108864,
-        **{"memory bandwidth (GB/s)": 52.0},
+        **{"memory bandwidth (GB/s)": 52.0, "External id": external},
     )
     body += [call, copy, *_flow(correlation, call, copy)]
     events += body
