@@ -42,7 +42,7 @@ def test_layout_and_schema(tmp_path: Path) -> None:
         assert sorted(p.name for p in (out / table).iterdir()) == [f"rank={r}" for r in range(4)]
         assert [p.name for p in (out / table / "rank=0").iterdir()] == ["part-0.parquet"]
     assert json.loads((out / DATASET_MANIFEST).read_text()) == facts
-    assert facts["schema"] == "tracetui.dataset/1" and facts["world_size"] == 4
+    assert facts["schema"] == "tracetui.dataset/2" and facts["world_size"] == 4
     # what a user would do: one lazy scan over every rank, the rank from the folder names
     kernels = pl.scan_parquet(out / "kernels" / "**" / "*.parquet", hive_partitioning=True).collect()
     assert sorted(kernels["rank"].unique()) == [0, 1, 2, 3]
@@ -103,7 +103,7 @@ def test_rank_paths_of_a_dataset(tmp_path: Path) -> None:
 
 def test_not_a_dataset(tmp_path: Path) -> None:
     (tmp_path / DATASET_MANIFEST).write_text('{"schema": "other"}')
-    with pytest.raises(TraceError, match=r"not a tracetui\.dataset/1 dataset"):
+    with pytest.raises(TraceError, match=r"not a tracetui\.dataset/2 dataset"):
         report_for(tmp_path)
 
 
@@ -173,5 +173,5 @@ def test_a_ranks_tree_comes_from_its_trace_else_from_the_dataset(tmp_path: Path)
 
     shutil.rmtree(out / "tracks" / "rank=2")
     files[2].unlink()
-    with pytest.raises(TraceError, match=r"has no tracks for it \(convert the run again"):
+    with pytest.raises(TraceError, match=r"in the dataset tracks/rank=2/part-0.parquet is missing"):
         rank_trace(out, 2)

@@ -75,17 +75,20 @@ class RunApp(TracetuiApp):
 
     COMMANDS = TracetuiApp.COMMANDS | {RankCommands}
 
-    def __init__(self, target: Target, name: str, *, freeze_gc: bool = False) -> None:
+    def __init__(
+        self, target: Target, name: str, *, freeze_gc: bool = False, workers: int | None = None
+    ) -> None:
         """``target``: the run (a rank set or a dataset); ``name``: how the screens call it.
         ``freeze_gc``: full garbage collections only while the user is idle (nothing is frozen:
-        the ranks' traces come and go)."""
+        the ranks' traces come and go); ``workers``: the processes that load the ranks."""
         super().__init__()
         self.target = target
+        self.loaders = workers
         self.freeze_gc = freeze_gc
         if not isinstance(target, Path):  # before Textual captures stderr (see prepare_workers)
             from tracetui.ranks.engine import prepare_workers
 
-            prepare_workers(target.ranks)
+            prepare_workers(target.ranks, workers)
         self.run_name = name
         self.report: RunReport | None = None
         self.choices: list[RankChoice] = []
@@ -110,7 +113,7 @@ class RunApp(TracetuiApp):
             from tracetui.ranks.run import report_for
             from tracetui.ranks.view import run_tables
 
-            report = report_for(self.target, progress=progress, summary=False)
+            report = report_for(self.target, progress=progress, summary=False, workers=self.loaders)
             tables = run_tables(report)
             from tracetui.app.screens import ranks  # noqa: F401 - imported here, off the UI thread
 

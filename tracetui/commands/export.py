@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from tracetui.commands.summary import RANK_HELP, TRACE, target_of
+from tracetui.commands.summary import RANK_HELP, TRACE, WORKERS, target_of
 from tracetui.report.names import FORMATS, RUN_TABLES, TABLES
 from tracetui.trace import prefetch
 
@@ -32,8 +32,9 @@ from tracetui.trace import prefetch
     help="Output file (default, or -: stdout; parquet needs a file).",
 )
 @click.option("--rank", type=click.IntRange(min=0), default=None, help=RANK_HELP)
+@WORKERS
 def export_command(
-    traces: tuple[Path, ...], table: str, fmt: str, output: Path | None, rank: int | None
+    traces: tuple[Path, ...], table: str, fmt: str, output: Path | None, rank: int | None, workers: int | None
 ) -> None:
     """Write one of TRACE's tables as csv, parquet or json.
 
@@ -62,5 +63,5 @@ def export_command(
     from tracetui.report.export import write_table
     from tracetui.report.run_export import run_table
 
-    frame, source = run_table(run, table, rank)
+    frame, source = run_table(run, table, rank, workers)
     write_table(frame, fmt, output, source)

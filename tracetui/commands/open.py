@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from tracetui.app.launch import open_run, open_trace
+from tracetui.commands.summary import WORKERS
 from tracetui.ranks.discover import is_dataset, resolve
 
 
@@ -18,7 +19,8 @@ from tracetui.ranks.discover import is_dataset, resolve
     help="Expectations file (TOML, as for `tracetui check`): a pass/fail panel; Enter on a failing "
     "check goes to the node that broke it.",
 )
-def open_command(traces: tuple[Path, ...], expect: Path | None) -> int:
+@WORKERS
+def open_command(traces: tuple[Path, ...], expect: Path | None, workers: int | None) -> int:
     """Explore TRACE (a Chrome trace, .json or .json.gz, or a trace directory) in the terminal.
 
     Without TRACE, opens the bundled sample trace. For the ranks of a distributed run (a directory
@@ -33,4 +35,4 @@ def open_command(traces: tuple[Path, ...], expect: Path | None) -> int:
         return open_trace(target, expect)
     if expect is not None:
         raise click.UsageError("--expect checks one trace: give one rank's trace with it")
-    return open_run(target)
+    return open_run(target, workers)

@@ -21,6 +21,12 @@ if TYPE_CHECKING:
 
 TRACE = click.Path(path_type=Path)
 RANK_HELP = "With several ranks: the rank whose single-trace report (or table) to show [default: the first]."
+WORKERS = click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With several ranks: the processes that load them [default: TRACETUI_WORKERS, else the cores].",
+)
 
 
 @click.command("summary")
@@ -32,7 +38,8 @@ RANK_HELP = "With several ranks: the rank whose single-trace report (or table) t
     help="Print the summary as JSON (schema tracetui.summary/1; tracetui.ranks/1 for several ranks).",
 )
 @click.option("--rank", type=click.IntRange(min=0), default=None, help=RANK_HELP)
-def summary_command(traces: tuple[Path, ...], as_json: bool, rank: int | None) -> None:
+@WORKERS
+def summary_command(traces: tuple[Path, ...], as_json: bool, rank: int | None, workers: int | None) -> None:
     """Print a one-screen report of TRACE (a file or a trace directory).
 
     Trace facts and devices, counts by category, steps, annotations with kernels per call,
@@ -47,7 +54,7 @@ def summary_command(traces: tuple[Path, ...], as_json: bool, rank: int | None) -
     if single is not None:
         summarize(single, as_json)
         return
-    summarize_run(run, rank, as_json)
+    summarize_run(run, rank, as_json, workers)
 
 
 def summarize(trace: Path, as_json: bool = False) -> None:
@@ -70,7 +77,9 @@ def summarize(trace: Path, as_json: bool = False) -> None:
     Console(markup=False, highlight=False).print(summary_renderable(data))
 
 
-def summarize_run(run: Target, rank: int | None = None, as_json: bool = False) -> None:
+def summarize_run(
+    run: Target, rank: int | None = None, as_json: bool = False, workers: int | None = None
+) -> None:
     """Load the ranks of ``run`` (a rank set, a dataset, or a folder of rank traces), compute the
     run's summary, print it (the report, or ``--json``)."""
     from rich.console import Console
@@ -80,7 +89,8 @@ def summarize_run(run: Target, rank: int | None = None, as_json: bool = False) -
     from tracetui.report.loading import run_report_with_progress
     from tracetui.report.ranks_summary import ranks_renderable
 
-    data = ranks_data(run_report_with_progress(resolve([run]) if isinstance(run, Path) else run, rank))
+    target = resolve([run]) if isinstance(run, Path) else run
+    data = ranks_data(run_report_with_progress(target, rank, workers))
     if as_json:
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return

@@ -12,17 +12,22 @@ reads them without loading any trace.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import hashlib
 import io
 import json
 import logging
 import os
+import signal
+import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -31,7 +36,12 @@ from tracetui.ranks.discover import RankFile
 from tracetui.ranks.tables import TABLES, RankTables, rank_tables
 from tracetui.trace import cache
 
-IN_PROCESS_BYTES = 4 << 20  # below this much trace data in all, processes cost more than they save
+if TYPE_CHECKING:
+    from tracetui.ranks.dataset import Written
+
+BATCH_BYTES = 8 << 20  # ranks in one worker's task: up to this much trace file …
+BATCH_JOBS = 16  # … and this many ranks
+SHARES = 4  # batches per process at least, while there are ranks enough
 Progress = Callable[[int, int], None]  # (done, total)
 
 
@@ -44,6 +54,7 @@ class RankResult:
     summary: dict[str, Any] | None = None
     error: str | None = None
     cached: bool = False
+    written: Written | None = None  # what it wrote into a dataset
 
 
 @dataclass(frozen=True)
@@ -108,10 +119,31 @@ def run_jobs(
 
 
 def _process_count(entries: Sequence[RankFile], workers: int | None) -> int:
-    """How many processes load ``entries`` (1: this one alone, for one rank or little data)."""
-    count = min(len(entries), workers or workers_wanted())
-    small = sum(entry.size for entry in entries) < IN_PROCESS_BYTES and workers is None
-    return 1 if small else count
+    """How many processes load ``entries``: ``workers``, else :func:`workers_wanted` (the cores),
+    never more than there are ranks (1: this one alone)."""
+    return max(1, min(len(entries), workers or workers_wanted()))
+
+
+def batches(jobs: Sequence[Job], count: int) -> list[list[Job]]:
+    """``jobs`` in consecutive batches, one task each: small ranks travel together (one round trip
+    for up to :data:`BATCH_BYTES` of trace and :data:`BATCH_JOBS` ranks), yet at least
+    :data:`SHARES` batches per process while there are ranks enough, so no process waits long for
+    the last one."""
+    most = max(1, min(BATCH_JOBS, len(jobs) // (count * SHARES)))
+    out: list[list[Job]] = []
+    size = 0
+    for job in jobs:
+        if not out or len(out[-1]) >= most or size + job.entry.size > BATCH_BYTES:
+            out.append([])
+            size = 0
+        out[-1].append(job)
+        size += job.entry.size
+    return out
+
+
+def run_batch(jobs: Sequence[Job]) -> list[RankResult]:
+    """A worker's task: :func:`run_job` for each of ``jobs``."""
+    return [run_job(job) for job in jobs]
 
 
 def prepare_workers(entries: Sequence[RankFile], workers: int | None = None) -> None:
@@ -126,27 +158,92 @@ def prepare_workers(entries: Sequence[RankFile], workers: int | None = None) -> 
 
 
 def _with_processes(jobs: Sequence[Job], count: int) -> Iterator[RankResult]:
-    """``count`` workers: this process and ``count - 1`` spawned ones. The pool takes the jobs from
-    the front; this process takes from the back each job the pool has not started yet, so no core
-    waits and one interpreter fewer is started."""
-    with ProcessPoolExecutor(max_workers=count - 1, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(run_job, job) for job in jobs]
+    """``count`` workers: this process and ``count - 1`` spawned ones, the jobs in
+    :func:`batches`. The pool takes the batches from the front; this process takes from the back
+    each batch the pool has not started yet, so no core waits and one interpreter fewer is
+    started. The workers die with this process (:func:`_worker_start`); leaving early (an error,
+    Ctrl-C, a consumer that stops) kills them rather than waiting for the ranks they are loading."""
+    tasks = batches(jobs, count)
+    with _worker_threads(count):  # the workers' polars threads, read when they import it
+        pool = ProcessPoolExecutor(
+            max_workers=count - 1,
+            mp_context=get_context("spawn"),
+            initializer=_worker_start,
+            initargs=(os.getpid(),),
+        )
+        try:
+            futures = [pool.submit(run_batch, task) for task in tasks]
+        except BaseException:
+            _stop(pool)
+            raise
+    try:
         reported: set[int] = set()
 
         def finished() -> Iterator[RankResult]:
             for i, future in enumerate(futures):
                 if i not in reported and future.done() and not future.cancelled():
                     reported.add(i)
-                    yield future.result()
+                    yield from future.result()
 
-        for i in reversed(range(len(jobs))):
+        for i in reversed(range(len(tasks))):
             if futures[i].cancel():  # not started by the pool: run it here
                 reported.add(i)
-                yield run_job(jobs[i])
+                yield from run_batch(tasks[i])
             yield from finished()
         rest = [f for i, f in enumerate(futures) if i not in reported and not f.cancelled()]
         for future in as_completed(rest):
-            yield future.result()
+            yield from future.result()
+    except BaseException:
+        _stop(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def _worker_threads(count: int) -> Iterator[None]:
+    """Spawned workers get their share of the cores for polars' threads (``POLARS_MAX_THREADS``,
+    unless the user set it): with a process per core, one thread each; small frames lose more to
+    threads handing work over than they gain."""
+    if os.environ.get("POLARS_MAX_THREADS"):
+        yield
+        return
+    os.environ["POLARS_MAX_THREADS"] = str(max(1, workers_wanted() // count))
+    try:
+        yield
+    finally:
+        os.environ.pop("POLARS_MAX_THREADS", None)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Kill ``pool``'s workers now (a pool's own shutdown waits for the jobs they are running)."""
+    processes = list(getattr(pool, "_processes", None) or {})
+    pool.shutdown(wait=False, cancel_futures=True)
+    for pid in processes:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _worker_start(parent: int) -> None:
+    """Each worker process's first act: die with its parent, however the parent ends (SIGKILL
+    included): Linux's ``PR_SET_PDEATHSIG``, and everywhere a thread that watches the parent's pid;
+    leave Ctrl-C (sent to the whole process group) to the parent, which stops the workers itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    threading.Thread(target=_watch_parent, args=(parent,), name="tracetui-parent-watch", daemon=True).start()
+    if os.getppid() != parent:  # the parent was gone before the signal was asked for
+        os._exit(1)
+
+
+def _watch_parent(parent: int, every_s: float = 0.5) -> None:
+    while os.getppid() == parent:
+        time.sleep(every_s)
+    os._exit(1)
 
 
 def run_job(job: Job) -> RankResult:
@@ -166,14 +263,15 @@ def run_job(job: Job) -> RankResult:
             from tracetui.insight.summary_data import summary_data
 
             summary = summary_data(trace)
+        written = None
         if job.dataset is not None:
             from tracetui.ranks.dataset import write_rank
 
-            write_rank(job.dataset, trace, tables, summary or {})
+            written = write_rank(job.dataset, trace, tables, summary or {})
         cache.store_derived(entry.path, tables_kind(entry), ident, tables_parts(tables))
         if summary is not None:
             cache.store_derived(entry.path, "summary", ident, {"summary.json": json.dumps(summary).encode()})
-        return RankResult(entry.rank, tables, summary if job.summary else None)
+        return RankResult(entry.rank, tables, summary if job.summary else None, written=written)
     except TraceError as exc:
         return RankResult(entry.rank, error=str(exc))
     except MemoryError:

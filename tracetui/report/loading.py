@@ -55,17 +55,19 @@ def _timed(path: str | Path) -> Trace:
     return trace
 
 
-def run_report_with_progress(target: Path | RankSet, rank: int | None = None) -> RunReport:
+def run_report_with_progress(
+    target: Path | RankSet, rank: int | None = None, workers: int | None = None
+) -> RunReport:
     """:func:`tracetui.ranks.run.report_for` with a line counting the ranks loaded, when stderr is a
     terminal."""
     from tracetui.ranks.run import report_for
 
     if not sys.stderr.isatty():
-        return report_for(target, rank)
+        return report_for(target, rank, workers=workers)
     console = Console(stderr=True, markup=False, highlight=False)
     with console.status(Text("loading ranks"), spinner="dots") as status:
 
         def say(done: int, total: int) -> None:
             status.update(Text(f"loading ranks: {done} of {total}"))
 
-        return report_for(target, rank, progress=say)
+        return report_for(target, rank, progress=say, workers=workers)

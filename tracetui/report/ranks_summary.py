@@ -17,6 +17,7 @@ from rich.text import Text
 
 from tracetui import formatting as fmt
 from tracetui.ranks.collectives import pretty
+from tracetui.ranks.discover import rank_list
 from tracetui.report.summary import summary_renderable
 from tracetui.report.table import MISSING, Cell, nums, table
 from tracetui.safetext import shown
@@ -64,7 +65,7 @@ def _header(data: dict[str, Any]) -> Text:
         text.append(shown(run["backend"]), style="dim")
     warn = "yellow"
     if run["missing"]:
-        text.append(f"\nmissing: rank {', '.join(map(str, run['missing']))} (no trace)", style=warn)
+        text.append(f"\nmissing: rank {rank_list(run['missing'])} (no trace)", style=warn)
     for dup in run["duplicates"]:
         text.append(f"\nanother run of rank {dup['rank']} not used (the newest is): ", style="dim")
         text.append(_name(dup["file"]), style="dim")

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def run_table(
-    target: Target, table: str, rank: int | None
+    target: Target, table: str, rank: int | None, workers: int | None = None
 ) -> tuple[pl.DataFrame | Iterator[pl.DataFrame], Path]:
     """A table of a distributed run (a rank set or a dataset) and the path it came from: a
     cross-rank table, or a single-trace table of ``rank`` (default: the first; of a rank set, in
@@ -30,7 +30,7 @@ def run_table(
 
     where = target.directory or Path(target.label) if isinstance(target, RankSet) else target
     if table in RUN_TABLES:
-        analysis = report_for(target, rank, summary=False).analysis
+        analysis = report_for(target, rank, summary=False, workers=workers).analysis
         frames = {
             "ranks": analysis.ranks,
             "collectives": analysis.collectives,
