@@ -43,7 +43,7 @@ def _assert_same(a: list[engine.RankResult], b: list[engine.RankResult]) -> None
 
 def test_processes_give_the_same_tables_as_one_process() -> None:
     entries = _entries()
-    here = engine.load_ranks(entries, summary_rank=1)
+    here = engine.load_ranks(entries, summary_rank=1, workers=1)
     seen: list[tuple[int, int]] = []
     two = engine.load_ranks(entries, summary_rank=1, workers=2, progress=lambda d, t: seen.append((d, t)))
     _assert_same(here, two)
@@ -147,3 +147,38 @@ def test_rank_tables_round_trip_through_ipc() -> None:
     import io
 
     assert_frame_equal(pl.read_ipc(io.BytesIO(parts["steps.arrow"])), result.tables.steps)
+
+
+def test_small_ranks_are_batched_and_every_process_gets_several_batches() -> None:
+    jobs = [engine.Job(entry) for entry in _entries()] * 40  # 160 ranks of ~40 KB
+    tasks = engine.batches(jobs, count=2)
+    assert [job for task in tasks for job in task] == jobs  # each once, in order
+    assert max(len(t) for t in tasks) == engine.BATCH_JOBS and len(tasks) >= 2 * engine.SHARES
+    assert [len(t) for t in engine.batches(jobs[:6], count=2)] == [1] * 6  # few ranks: one a task
+
+
+def test_parallel_by_default_whatever_the_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TRACETUI_WORKERS", raising=False)
+    entries = _entries()  # 4 ranks of 40 KB
+    assert engine._process_count(entries, None) == min(4, engine.workers_wanted())
+    monkeypatch.setenv("TRACETUI_WORKERS", "3")
+    assert engine._process_count(entries, None) == 3 and engine._process_count(entries, 1) == 1
+    assert engine._process_count(entries[:1], None) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["summary", "export"])
+def test_workers_1_and_n_give_identical_output(command: str) -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "TRACETUI_NO_CACHE": "1"}
+    args = ["--json", "--rank", "2"] if command == "summary" else ["--table", "arrivals", "--format", "json"]
+    outputs = []
+    for workers in ("1", "3"):
+        cmd = [sys.executable, "-m", "tracetui", command, str(GLOO4), *args, "--workers", workers]
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] and len(outputs[0]) > 1000

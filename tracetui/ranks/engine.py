@@ -19,6 +19,7 @@ import io
 import json
 import logging
 import os
+import pickle
 import signal
 import threading
 import time
@@ -318,21 +319,29 @@ def tables_parts(tables: RankTables) -> dict[str, bytes]:
 
 
 def _ray_jobs(jobs: Sequence[Job], address: str | None) -> Iterator[RankResult]:
-    """The jobs as Ray tasks (one CPU each), on the cluster at ``address`` or a local one."""
+    """The jobs as Ray tasks (one CPU each), on the cluster at ``address`` or a local one; each
+    runs this tracetui (:mod:`tracetui.ranks.ray_task`), whatever folder Ray was started from."""
     try:
         import ray
+        from ray import cloudpickle
     except ImportError:
         raise TraceError(None, "--engine ray needs Ray: pip install 'tracetui[ray]'") from None
+    from tracetui.ranks import ray_task
+
     started = not ray.is_initialized()
     if started:
         ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
     try:
+        cloudpickle.register_pickle_by_value(ray_task)  # type: ignore[no-untyped-call]
         env = {k: v for k, v in os.environ.items() if k.startswith(("TRACETUI_", "POLARS_"))}
-        task = ray.remote(num_cpus=1, max_retries=1)(run_job)
-        pending = [task.remote(Job(job.entry, job.summary, job.dataset, env)) for job in jobs]
+        root = str(Path(__file__).resolve().parents[2])  # the folder holding this tracetui package
+        task = ray.remote(num_cpus=1, max_retries=1)(ray_task.run)
+        pending = [
+            task.remote(root, pickle.dumps(Job(job.entry, job.summary, job.dataset, env))) for job in jobs
+        ]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
-            yield from ray.get(done)
+            yield from (pickle.loads(result) for result in ray.get(done))
     finally:
         if started:  # a local Ray we started stops with us (the CLI leaves through os._exit)
             ray.shutdown()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracetui.insight.distributions import rank_step_times
 from tracetui.insight.summary_data import records
+from tracetui.ranks.analysis import straggler_of
 
 if TYPE_CHECKING:
     from tracetui.ranks.run import RunReport
@@ -89,6 +90,7 @@ def ranks_data(report: RunReport) -> dict[str, Any]:
             "damaged": damaged,
             "notes": [*facts["notes"], *analysis.notes, *damage_notes(damaged)],
             "verdict": analysis.verdict,
+            "straggler": straggler_of(analysis.stragglers),
             "clocks_corrected": analysis.clocks_corrected,
             "clock_offsets": records(analysis.clock_offsets, ["rank", "offset_us"]),
             "steps": records(analysis.steps, STEP_FIELDS),
