@@ -40,11 +40,12 @@ ROOT = Path(__file__).resolve().parents[1]
 Sample = tuple[float, float, float]  # wall s, CPU s, peak RSS MB
 
 
-def run(cmd: list[str], env: dict[str, str]) -> Sample:
+def run(cmd: list[str], env: dict[str, str], cwd: Path) -> Sample:
     """Wall seconds, CPU seconds (the command and the workers it waited for) and the peak RSS (MB)
-    of the process tree of one command."""
+    of the process tree of one command, run in ``cwd`` (not a checkout: ``python -m`` would import
+    the checkout there, whatever ``PYTHONPATH`` says)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
     peak = 0
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -91,7 +92,7 @@ def measure(folder: Path, args: argparse.Namespace, base: dict[str, str]) -> dic
                 hta = [args.hta_python, "-c", HTA_SNIPPET, str(folder)]
                 turns.append((HTA, hta, base))
             for label, cmd, run_env in turns:
-                samples.setdefault(label, []).append(run(cmd, run_env))
+                samples.setdefault(label, []).append(run(cmd, run_env, Path(scratch)))
     return samples
 
 
