@@ -23,14 +23,12 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+import bench_ranks
 import many_ranks
-from bench_ranks import tree_rss_kb
 from installed import compile_tracetui
 
 HTA_SNIPPET = "import sys; from hta.trace_analysis import TraceAnalysis; TraceAnalysis(trace_dir=sys.argv[1])"
@@ -41,23 +39,9 @@ Sample = tuple[float, float, float]  # wall s, CPU s, peak RSS MB
 
 
 def run(cmd: list[str], env: dict[str, str], cwd: Path) -> Sample:
-    """Wall seconds, CPU seconds (the command and the workers it waited for) and the peak RSS (MB)
-    of the process tree of one command, run in ``cwd`` (not a checkout: ``python -m`` would import
-    the checkout there, whatever ``PYTHONPATH`` says)."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
-    peak = 0
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        peak = max(peak, tree_rss_kb(proc.pid))
-        time.sleep(0.02)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        err = proc.stderr.read().decode() if proc.stderr else ""
-        raise SystemExit(f"failed: {' '.join(cmd)}\n{err[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, peak / 1024
+    """Wall seconds, CPU seconds and peak RSS (MB) of the process tree of one command, in ``cwd``."""
+    wall, peak, cpu = bench_ranks.run(cmd, env, cwd)
+    return wall, cpu, peak
 
 
 def rank_set(root: Path, ranks: int, steps: int) -> Path:

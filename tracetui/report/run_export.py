@@ -50,5 +50,5 @@ def run_table(
         raise TraceError(target, f"a dataset holds {', '.join(dataset.BIG_TABLES)} per rank, not {table}")
     ranks = [r["rank"] for r in dataset.read_manifest(target)["ranks"]]
     chosen = rank if rank is not None else (ranks[0] if ranks else 0)
-    frame = dataset.scan(target, table).filter(pl.col("rank") == chosen).drop("rank").collect()
+    frame = dataset.scan(target, table, [chosen]).drop("rank").collect()
     return frame, target
