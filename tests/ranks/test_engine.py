@@ -11,7 +11,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from tests.ranks.conftest import GLOO4
-from tracetui.ranks import engine
+from tracetui.ranks import engine, workers
 from tracetui.ranks.discover import discover, resolve
 from tracetui.ranks.run import report_for
 from tracetui.ranks.tables import TABLES
@@ -76,7 +76,7 @@ def test_a_damaged_entry_is_dropped_and_rebuilt(cache_dir: Path) -> None:
     cold = engine.load_ranks(entries)
     entry = cache.entry_for(entries[0].path)
     assert entry is not None
-    (part,) = files.parts(entry, files.kind_stem(engine.tables_kind(entries[0])), "parts")
+    (part,) = files.parts(entry, files.kind_stem(workers.tables_kind(entries[0])), "parts")
     data = bytearray(part.read_bytes())
     data[len(data) // 2] ^= 0x40
     part.write_bytes(bytes(data))
@@ -135,8 +135,8 @@ def test_tables_kind_depends_on_what_discovery_said() -> None:
     entry = _entries()[0]
     from dataclasses import replace
 
-    assert engine.tables_kind(entry) != engine.tables_kind(replace(entry, rank=7))
-    assert engine.tables_kind(entry) != engine.tables_kind(replace(entry, source="order"))
+    assert workers.tables_kind(entry) != workers.tables_kind(replace(entry, rank=7))
+    assert workers.tables_kind(entry) != workers.tables_kind(replace(entry, source="order"))
 
 
 def test_rank_tables_round_trip_through_ipc() -> None:
@@ -160,10 +160,10 @@ def test_small_ranks_are_batched_and_every_process_gets_several_batches() -> Non
 def test_parallel_by_default_whatever_the_size(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TRACETUI_WORKERS", raising=False)
     entries = _entries()  # 4 ranks of 40 KB
-    assert engine._process_count(entries, None) == min(4, engine.workers_wanted())
+    assert workers.count_for(entries, None) == min(4, workers.wanted())
     monkeypatch.setenv("TRACETUI_WORKERS", "3")
-    assert engine._process_count(entries, None) == 3 and engine._process_count(entries, 1) == 1
-    assert engine._process_count(entries[:1], None) == 1
+    assert workers.count_for(entries, None) == 3 and workers.count_for(entries, 1) == 1
+    assert workers.count_for(entries[:1], None) == 1
 
 
 @pytest.mark.slow
@@ -176,8 +176,8 @@ def test_workers_1_and_n_give_identical_output(command: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(root), "TRACETUI_NO_CACHE": "1"}
     args = ["--json", "--rank", "2"] if command == "summary" else ["--table", "arrivals", "--format", "json"]
     outputs = []
-    for workers in ("1", "3"):
-        cmd = [sys.executable, "-m", "tracetui", command, str(GLOO4), *args, "--workers", workers]
+    for count in ("1", "3"):
+        cmd = [sys.executable, "-m", "tracetui", command, str(GLOO4), *args, "--workers", count]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout)

@@ -309,11 +309,12 @@ def test_workers_die_with_their_parent(tmp_path: Path, signum: int, command: str
         ["convert", str(run), "-o", str(tmp_path / "ds")] if command == "convert" else ["summary", str(run)]
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TRACETUI_NO_CACHE": "1"}
+    errors = (tmp_path / "stderr").open("w")
     parent = subprocess.Popen(
         [sys.executable, "-m", "tracetui", *args, "--workers", "3"],
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=errors,
         start_new_session=True,  # its own process group, as a shell's job
     )
     deadline = time.monotonic() + 60
@@ -333,3 +334,17 @@ def test_workers_die_with_their_parent(tmp_path: Path, signum: int, command: str
     while time.monotonic() < deadline and any(_alive(p) for p in workers):
         time.sleep(0.05)
     assert not [p for p in workers if _alive(p)], "workers outlived their parent"
+    errors.close()
+    if signum == signal.SIGINT:  # Ctrl-C: one line, no worker's traceback, no tracker's warning
+        assert (tmp_path / "stderr").read_text().strip() == "tracetui: interrupted"
+
+
+def test_a_run_that_fails_before_its_workers_are_used_says_one_line(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    for rank in range(6):
+        synthetic.write(
+            synthetic.set_rank(synthetic.read(rank_files(GLOO4)[rank % 4]), rank), run / f"r{rank}.json.gz"
+        )
+    done = tracetui("summary", str(run), "--rank", "9", "--workers", "2", env={"TRACETUI_NO_CACHE": "1"})
+    assert done.returncode == 2 and done.stderr.startswith("tracetui: no rank 9 in"), done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr  # the workers started early are stopped quietly

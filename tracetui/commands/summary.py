@@ -82,6 +82,12 @@ def summarize_run(
 ) -> None:
     """Load the ranks of ``run`` (a rank set, a dataset, or a folder of rank traces), compute the
     run's summary, print it (the report, or ``--json``)."""
+    from tracetui.ranks.discover import RankSet
+
+    if isinstance(run, RankSet):  # the workers start importing while this process does
+        from tracetui.ranks import workers as processes
+
+        processes.start(run.ranks, workers)
     from rich.console import Console
 
     from tracetui.ranks.discover import resolve

@@ -12,29 +12,24 @@ reads them without loading any trace.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import hashlib
 import io
 import json
 import logging
 import os
 import pickle
-import signal
-import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from tracetui.errors import TraceError
+from tracetui.ranks import workers as processes
 from tracetui.ranks.discover import RankFile
 from tracetui.ranks.tables import TABLES, RankTables, rank_tables
+from tracetui.ranks.workers import tables_kind
 from tracetui.trace import cache
 
 if TYPE_CHECKING:
@@ -68,16 +63,6 @@ class Job:
     env: dict[str, str] = field(default_factory=dict)  # TRACETUI_* settings for a remote worker
 
 
-def workers_wanted() -> int:
-    """Worker processes: ``TRACETUI_WORKERS``, else the cores this process may use."""
-    if (given := os.environ.get("TRACETUI_WORKERS", "")).isdigit() and int(given) > 0:
-        return int(given)
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
 def load_ranks(
     entries: Sequence[RankFile],
     summary_rank: int | None = None,
@@ -97,9 +82,12 @@ def load_ranks(
             missing.append(job)
     say = progress or (lambda done, total: None)
     say(len(results), len(jobs))
-    for result in run_jobs(missing, "local", workers=workers):
-        results[result.rank] = result
-        say(len(results), len(jobs))
+    try:
+        for result in run_jobs(missing, "local", workers=workers):
+            results[result.rank] = result
+            say(len(results), len(jobs))
+    finally:
+        processes.release()  # a pool the command started early, when no rank needed it
     return [results[job.entry.rank] for job in jobs]
 
 
@@ -112,17 +100,11 @@ def run_jobs(
     if engine == "ray":
         yield from _ray_jobs(jobs, address)
         return
-    count = _process_count([job.entry for job in jobs], workers)
+    count = processes.count_for([job.entry for job in jobs], workers)
     if count <= 1:
         yield from (run_job(job) for job in jobs)
         return
     yield from _with_processes(jobs, count)
-
-
-def _process_count(entries: Sequence[RankFile], workers: int | None) -> int:
-    """How many processes load ``entries``: ``workers``, else :func:`workers_wanted` (the cores),
-    never more than there are ranks (1: this one alone)."""
-    return max(1, min(len(entries), workers or workers_wanted()))
 
 
 def batches(jobs: Sequence[Job], count: int) -> list[list[Job]]:
@@ -151,33 +133,25 @@ def prepare_workers(entries: Sequence[RankFile], workers: int | None = None) -> 
     """Start, while this process still has its standard error, what loading ``entries`` in worker
     processes will need: multiprocessing's resource tracker is started with ``sys.stderr``'s file
     descriptor, which an app that captures output (Textual) replaces by a stream without one
-    (``fileno() == -1``: "bad value(s) in fds_to_keep"). Call it before such an app starts."""
-    if _process_count(entries, workers) > 1:
+    (``fileno() == -1``: "bad value(s) in fds_to_keep"). Call it before such an app starts. The
+    workers themselves are started too, when some rank is not cached (:func:`processes.start`)."""
+    if processes.count_for(entries, workers) > 1:
         from multiprocessing import resource_tracker
 
         resource_tracker.ensure_running()
+        processes.start(entries, workers)
 
 
 def _with_processes(jobs: Sequence[Job], count: int) -> Iterator[RankResult]:
-    """``count`` workers: this process and ``count - 1`` spawned ones, the jobs in
-    :func:`batches`. The pool takes the batches from the front; this process takes from the back
-    each batch the pool has not started yet, so no core waits and one interpreter fewer is
-    started. The workers die with this process (:func:`_worker_start`); leaving early (an error,
-    Ctrl-C, a consumer that stops) kills them rather than waiting for the ranks they are loading."""
+    """``count`` workers: this process and ``count - 1`` spawned ones (:mod:`tracetui.ranks.workers`:
+    started early by the command, or now), the jobs in :func:`batches`. The pool takes the batches
+    from the front; this process takes from the back each batch the pool has not started yet, so
+    no core waits and one interpreter fewer is started. Leaving early (an error, Ctrl-C, a consumer
+    that stops) kills the workers rather than waiting for the ranks they are loading."""
     tasks = batches(jobs, count)
-    with _worker_threads(count):  # the workers' polars threads, read when they import it
-        pool = ProcessPoolExecutor(
-            max_workers=count - 1,
-            mp_context=get_context("spawn"),
-            initializer=_worker_start,
-            initargs=(os.getpid(),),
-        )
-        try:
-            futures = [pool.submit(run_batch, task) for task in tasks]
-        except BaseException:
-            _stop(pool)
-            raise
+    pool = processes.pool(count)
     try:
+        futures = [pool.submit(run_batch, task) for task in tasks]
         reported: set[int] = set()
 
         def finished() -> Iterator[RankResult]:
@@ -195,56 +169,10 @@ def _with_processes(jobs: Sequence[Job], count: int) -> Iterator[RankResult]:
         for future in as_completed(rest):
             yield from future.result()
     except BaseException:
-        _stop(pool)
+        processes.stop(pool)
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-@contextlib.contextmanager
-def _worker_threads(count: int) -> Iterator[None]:
-    """Spawned workers get their share of the cores for polars' threads (``POLARS_MAX_THREADS``,
-    unless the user set it): with a process per core, one thread each; small frames lose more to
-    threads handing work over than they gain."""
-    if os.environ.get("POLARS_MAX_THREADS"):
-        yield
-        return
-    os.environ["POLARS_MAX_THREADS"] = str(max(1, workers_wanted() // count))
-    try:
-        yield
-    finally:
-        os.environ.pop("POLARS_MAX_THREADS", None)
-
-
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Kill ``pool``'s workers now (a pool's own shutdown waits for the jobs they are running)."""
-    processes = list(getattr(pool, "_processes", None) or {})
-    pool.shutdown(wait=False, cancel_futures=True)
-    for pid in processes:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-
-
-PR_SET_PDEATHSIG = 1
-
-
-def _worker_start(parent: int) -> None:
-    """Each worker process's first act: die with its parent, however the parent ends (SIGKILL
-    included): Linux's ``PR_SET_PDEATHSIG``, and everywhere a thread that watches the parent's pid;
-    leave Ctrl-C (sent to the whole process group) to the parent, which stops the workers itself."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    threading.Thread(target=_watch_parent, args=(parent,), name="tracetui-parent-watch", daemon=True).start()
-    if os.getppid() != parent:  # the parent was gone before the signal was asked for
-        os._exit(1)
-
-
-def _watch_parent(parent: int, every_s: float = 0.5) -> None:
-    while os.getppid() == parent:
-        time.sleep(every_s)
-    os._exit(1)
 
 
 def run_job(job: Job) -> RankResult:
@@ -301,12 +229,6 @@ def cached_summary(entry: RankFile) -> dict[str, Any] | None:
     """The single-trace summary of ``entry`` from the trace cache, if there."""
     stored = cache.derived(entry.path, "summary")
     return None if stored is None else json.loads(stored["summary.json"])
-
-
-def tables_kind(entry: RankFile) -> str:
-    """The cache kind of a rank's tables: they also hold what discovery said of the file."""
-    groups = hashlib.sha256(repr(entry.groups).encode()).hexdigest()[:12]
-    return f"rank-tables\0{entry.rank}\0{entry.source}\0{entry.world_size}\0{entry.backend}\0{groups}"
 
 
 def tables_parts(tables: RankTables) -> dict[str, bytes]:

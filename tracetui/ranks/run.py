@@ -44,7 +44,7 @@ def report_for(
 ) -> RunReport:
     """Analyse a rank set or a dataset; ``rank`` picks the single-trace summary (default: the first;
     none with ``summary=False``); ``workers``: the processes that load the ranks (default: the
-    cores, :func:`~tracetui.ranks.engine.workers_wanted`)."""
+    cores, :func:`~tracetui.ranks.workers.wanted`)."""
     if isinstance(target, RankSet):
         return report_for_ranks(target, rank, progress, summary, workers)
     return report_for_dataset(target, rank, summary)
