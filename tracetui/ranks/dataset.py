@@ -10,7 +10,9 @@ writes and what ``tracetui summary DATASET`` reads. Schema: docs/ranks.md.
 
 Big tables (``events``, ``kernels``, ``ops``) are for users who query the run themselves (polars,
 DuckDB, Spark); the cross-rank analysis reads only the small ones (``ranks``, ``steps``,
-``collectives``, ``kernel_names``) through lazy scans, so it works at any number of ranks. The
+``collectives``, ``kernel_names``), so it works at any number of ranks. Every file written is
+recorded in the manifest (:mod:`tracetui.ranks.parts`) and checked when read; a dataset is written
+whole, one writer at a time (:mod:`tracetui.ranks.publish`). The
 explorer reads one rank's model tables (``events``, ``instants``, ``flows``, ``meta_events``,
 ``tracks``, ``anomalies``, as the trace cache keeps them) and facts when the user opens that rank and
 its own trace is gone (:func:`rank_trace`).
