@@ -60,4 +60,4 @@ def test_many_ranks_makes_a_run_tracetui_and_hta_read_by_rank(tmp_path: Path) ->
         [sys.executable, "-m", "tracetui", "summary", str(out), "--json"], capture_output=True, text=True
     )
     assert summary.returncode == 0, summary.stderr
-    assert json.loads(summary.stdout)["distributed"]["straggler"] == 5
+    assert json.loads(summary.stdout)["distributed"]["straggler"]["rank"] == 5

@@ -175,22 +175,18 @@ def size(value: float | None) -> str:
 
 _SIZE_UNITS = {
     "b": 1,
-    "kb": 1000,
-    "mb": 1000**2,
-    "gb": 1000**3,
-    "tb": 1000**4,
-    "kib": 1024,
-    "mib": 1024**2,
-    "gib": 1024**3,
-    "tib": 1024**4,
+    **{f"{prefix}b": 1000**power for power, prefix in enumerate("kmgt", 1)},
+    **{f"{prefix}ib": 1024**power for power, prefix in enumerate("kmgt", 1)},
+    **{prefix: 1024**power for power, prefix in enumerate("kmgt", 1)},
 }
 _SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z]*)\s*")
 
 
 def parse_size(text: str) -> int:
-    """A size as people write it, in bytes: ``"900 MiB"``, ``"1.5GiB"``, ``"512 B"``, ``"4096"``
-    (KiB/MiB/GiB/TiB are powers of 1024, kB/MB/GB/TB of 1000; units ignore case). The one reader
-    of sizes (expectations files). ValueError, with a message for the user, for anything else."""
+    """A size as people write it, in bytes: ``"900 MiB"``, ``"1.5GiB"``, ``"8M"``, ``"2 GB"``, ``"512 B"``,
+    ``"4096"``. Units as written: KiB, MiB, GiB, TiB and the bare K, M, G, T are powers of 1024; kB,
+    MB, GB, TB powers of 1000 (units ignore case). The one reader of sizes (expectations files, the
+    settings). ValueError, with a message for the user, for anything else."""
     match = _SIZE.fullmatch(text)
     unit = match.group(2).lower() if match else ""
     if match is None or unit not in _SIZE_UNITS | {"": 1}:

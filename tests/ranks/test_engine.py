@@ -59,7 +59,7 @@ def test_a_warm_run_loads_no_trace(cache_dir: Path, monkeypatch: pytest.MonkeyPa
     def no_load(*args: object, **kwargs: object) -> None:
         raise AssertionError("a warm run loaded a trace")
 
-    monkeypatch.setattr("tracetui.trace.load", no_load)
+    monkeypatch.setattr(engine, "load", no_load)
     warm = engine.load_ranks(entries, summary_rank=0)
     assert all(r.cached for r in warm)
     _assert_same(cold, warm)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.ranks import synthetic
 from tests.ranks.conftest import GLOO4, NCCL2, rank_files
-from tracetui.ranks import synthetic
 from tracetui.ranks.discover import DATASET_MANIFEST
 
 ROOT = Path(__file__).resolve().parents[2]

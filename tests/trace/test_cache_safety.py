@@ -401,7 +401,7 @@ def test_the_cache_folder_keeps_whatever_it_held(
         patch.delenv("TRACETUI_NO_CACHE", raising=False)
         patch.delenv("TRACETUI_CACHE_MAX", raising=False)
         patch.setenv("TRACETUI_CACHE_DIR", str(root))
-        patch.setattr(cache, "MIN_BYTES", 0)
+        patch.setenv("TRACETUI_CACHE_MIN_BYTES", "0")
         for operation in operations:
             what, _, value = operation.partition(" ")
             if what == "load":

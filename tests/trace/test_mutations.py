@@ -30,7 +30,7 @@ from tests.trace.corrupt import LAYOUTS, REPAIRABLE, corrupt, document, event_te
 from tracetui.compare.diff_data import diff_data
 from tracetui.errors import TraceError
 from tracetui.insight.summary_data import summary_data
-from tracetui.report.export import export_table
+from tracetui.report.export import export_parts
 from tracetui.report.summary import summary_renderable
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 
@@ -94,7 +94,7 @@ def test_mutated_real_traces_never_crash(case: tuple[str, dict[str, Any], int]) 
         data = summary_data(trace)
         Console(file=io.StringIO(), width=100).print(summary_renderable(data))
         for table in ("events", "ops", "kernels", "annotations", "steps", "runtime", "anomalies"):
-            export_table(trace, table).write_csv()
+            pl.concat(export_parts(trace, table)).write_csv()
         diff_data(original_trace(name), trace)
     # No GPU event is lost: each one the mutations left intact is loaded, and each loaded one is
     # either linked to a launch call with its correlation id or an orphan, judged here from the
@@ -142,7 +142,7 @@ def test_broken_json_of_mutated_real_traces_keeps_every_event(
         summary = summary_data(trace)
         Console(file=io.StringIO(), width=100).print(summary_renderable(summary))
         for table in ("events", "ops", "kernels", "annotations", "steps", "runtime", "anomalies"):
-            export_table(trace, table).write_csv()
+            pl.concat(export_parts(trace, table)).write_csv()
         diff_data(original_trace(name), trace)
     # The event count after every repair: each event read, or reported skipped (only a broken one);
     # never an event made up. A broken event can be read (its bad field dropped) and still leave a

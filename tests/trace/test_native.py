@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +21,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import tracetui
+import tracetui.settings
 from tests.hypothesis_budget import examples
 from tracetui.errors import TraceError
 from tracetui.trace import native, prefetch
@@ -31,7 +31,7 @@ from tracetui.trace.loader import load_now
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 REAL = sorted(p.name for p in FIXTURES.glob("*.json.gz"))
 # .ci/sanitize multiplies the generated examples: a short fuzz of the scanner under ASan and UBSan.
-FUZZ_SCALE = int(os.environ.get("TRACETUI_FUZZ_SCALE", "1"))
+FUZZ_SCALE = tracetui.settings.FUZZ_SCALE.value()
 FACTS = ("metadata", "format", "truncated", "repairs", "other_phases", "event_count")
 
 

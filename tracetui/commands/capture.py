@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from tracetui.capture.device import device_for, gpu_count
+from tracetui.compare.expectations import load_expectations
 from tracetui.errors import EXIT_BAD_INPUT
 from tracetui.safetext import shown
 from tracetui.workloads.registry import (
@@ -272,8 +273,8 @@ def _print_run_summary(out_dir: Path) -> None:
     _step(
         "summary",
         f"tracetui summary {shlex.quote(str(out_dir))}",
-        "tracetui.commands.summary:summarize_run",
-        out_dir,
+        "tracetui.commands.summary:summarize_traces",
+        [out_dir],
     )
 
 
@@ -300,7 +301,6 @@ def _skipped(what: str, exc: ImportError, command: str) -> None:
 
 def _validate_expectations(expect: Path) -> None:
     """Read the expectations file before profiling: a bad one exits 2 without a wasted capture."""
-    from tracetui.compare.expectations import load_expectations
 
     load_expectations(expect)
 

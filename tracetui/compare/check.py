@@ -21,6 +21,8 @@ from tracetui import formatting as fmt
 from tracetui.compare import scopes
 from tracetui.compare.expectations import ALL_DEVICES, ALL_STEPS, PER_STEP, Check, Expectation
 from tracetui.compare.globs import matching
+from tracetui.insight.critical_path import annotation_paths, step_paths
+from tracetui.insight.idle import step_idle
 from tracetui.insight.memory import Memory, memory_of
 from tracetui.trace.nesting import ancestor_ids
 
@@ -137,12 +139,12 @@ def _evaluate(context: _Context, expectation: Expectation) -> list[Result]:
         return [
             _step_peak_check(context.memory, units, expectation, check)
             if check.quantity == "peak_allocated"
-            else _span_check(units, expectation, check)
+            else _span_check(context.trace, units, expectation, check)
             for check in expectation.checks
         ]
     if expectation.subject in ("annotation", "step"):
         units = _span_units(context, expectation)
-        return [_span_check(units, expectation, check) for check in expectation.checks]
+        return [_span_check(context.trace, units, expectation, check) for check in expectation.checks]
     units = _per_units(context, expectation.per)
     if units.missing:
         return [_missing(expectation, check, str(units.missing)) for check in expectation.checks]
@@ -225,7 +227,36 @@ def _missing(expectation: Expectation, check: Check, why: str) -> Result:
     return Result(expectation, check, passed, why, value, None)
 
 
-def _span_check(units: _Units, expectation: Expectation, check: Check) -> Result:
+WHY_QUANTITIES = ("critical_path_gpu_pct", "gpu_idle_pct")
+
+
+def _why_values(trace: Trace, units: _Units, quantity: str) -> pl.DataFrame:
+    """``(event_id, value)`` per unit: its critical path's GPU share or its GPU idle share (%), the
+    figures of :mod:`tracetui.insight.why_data` (a unit without one: 0)."""
+    if quantity == "critical_path_gpu_pct":
+        paths = step_paths(trace) if units.kind == scopes.STEPS else annotation_paths(trace)
+        figures = paths.spans.select(
+            pl.col("span").alias("event_id"),
+            pl.when(pl.col("length_us") > 0)
+            .then(100.0 * pl.col("gpu_us") / pl.col("length_us"))
+            .alias("value"),
+        )
+    else:
+        idle = step_idle(trace).group_by("span").agg(pl.col("window_us").first(), pl.col("idle_us").sum())
+        figures = idle.select(
+            pl.col("span").alias("event_id"),
+            pl.when(pl.col("window_us") > 0)
+            .then(100.0 * pl.col("idle_us") / pl.col("window_us"))
+            .alias("value"),
+        )
+    return (
+        units.frame.select("event_id")
+        .join(figures, on="event_id", how="left", maintain_order="left")
+        .with_columns(pl.col("value").fill_null(0.0))
+    )
+
+
+def _span_check(trace: Trace, units: _Units, expectation: Expectation, check: Check) -> Result:
     frame = units.frame
     if check.quantity == "calls":
         n = len(frame)
@@ -233,14 +264,20 @@ def _span_check(units: _Units, expectation: Expectation, check: Check) -> Result
         return Result(expectation, check, check.holds(n), f"{fmt.count(n)} {units.noun}s", n, event)
     if units.missing:
         return _missing(expectation, check, units.missing)
+    if check.quantity in WHY_QUANTITIES:
+        return _count_result(
+            _why_values(trace, units, check.quantity), units, expectation, check, percent=True
+        )
     values = frame.select("event_id", pl.col(SPAN_COLUMNS[check.quantity]).alias("value"))
     if check.quantity in ("gpu_us", "cpu_us"):
         return _mean_result(values, units, expectation, check)
     return _count_result(values, units, expectation, check)
 
 
-def _count_result(values: pl.DataFrame, units: _Units, expectation: Expectation, check: Check) -> Result:
-    """Counts hold in every unit; the value reported is the worst unit's."""
+def _count_result(
+    values: pl.DataFrame, units: _Units, expectation: Expectation, check: Check, percent: bool = False
+) -> Result:
+    """Counts (and percentages) hold in every unit; the value reported is the worst unit's."""
     low, high = values.select(pl.col("value").min().alias("low"), pl.col("value").max().alias("high")).row(0)
     failing = values.filter(~_holds(check))
     if check.comparison == ">=":
@@ -249,7 +286,8 @@ def _count_result(values: pl.DataFrame, units: _Units, expectation: Expectation,
         worst = high
     else:
         worst = failing["value"][0] if len(failing) else low
-    n, shown_low, shown_high = len(values), fmt.count(low), fmt.count(high)
+    write = fmt.percent if percent else fmt.count
+    n, shown_low, shown_high = len(values), write(low), write(high)
     if units.kind == scopes.TRACE:
         actual = f"{shown_low} in the trace"
     elif low == high:
@@ -261,7 +299,7 @@ def _count_result(values: pl.DataFrame, units: _Units, expectation: Expectation,
     else:
         actual = f"{shown_low}–{shown_high} over {fmt.count(n)} {units.noun}s"
     event = failing["event_id"][0] if len(failing) else values["event_id"][0]
-    return Result(expectation, check, failing.is_empty(), actual, int(worst), event)
+    return Result(expectation, check, failing.is_empty(), actual, worst if percent else int(worst), event)
 
 
 def _holds(check: Check) -> pl.Expr:

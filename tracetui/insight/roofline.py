@@ -38,6 +38,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+import polars as pl
+
 from tracetui.formatting import (
     byte_rate_expr,
     duration_expr,
@@ -131,7 +133,6 @@ def roofline(
     :data:`MATRIX_KINDS`), which picks the dtype's matrix roof rather than the fp32 CUDA-core roof;
     ``blocks`` is its grid's size and ``sms`` the device's SM count, where known.
     """
-    import polars as pl
 
     device = peaks_for(peaks) if isinstance(peaks, str) else peaks
     row = pl.DataFrame(
@@ -190,7 +191,6 @@ def roofline_columns(
     ``tflops``, ``gbs``, ``intensity``, ``peak_tflops``, ``peak_gbs``, ``ridge``, ``bound``,
     ``roof_fraction`` (Float64/str) and ``verdict`` (str).
     """
-    import polars as pl
 
     device = peaks_for(device_name) if isinstance(device_name, str) else device_name
     col = pl.col

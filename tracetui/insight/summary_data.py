@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -21,6 +22,7 @@ from tracetui.insight.kernels import decoded_kernels, kernel_rooflines
 from tracetui.insight.memory import memory_of
 from tracetui.insight.memory_data import memory_data
 from tracetui.insight.spans import span_readings
+from tracetui.insight.why_data import advice_records, step_why
 from tracetui.trace.nesting import PROFILER_OVERLAP
 
 if TYPE_CHECKING:
@@ -64,6 +66,7 @@ def _computed(trace: Trace) -> dict[str, Any]:
     step_times = distribution_record(step_distribution(trace.steps), trace)
     span, busy = span_us(trace), gpu_work_union_us(trace)
     compiled = compile_overheads(trace)
+    why, what_to_try = step_why(trace), advice_records(trace)
     counts = _counts(trace)
     real = len(_real_anomalies(trace))
     naming = _naming(trace)
@@ -106,8 +109,10 @@ def _computed(trace: Trace) -> dict[str, Any]:
                 "threads",
                 "bound",
                 "verdict",
+                "id",
             ],
             rename={"dur": "cpu_us"},
+            extra=lambda row: why.get(row.pop("id"), {}),
         ),
         "annotations": records(
             annotations,
@@ -203,6 +208,7 @@ def _computed(trace: Trace) -> dict[str, Any]:
             "items": _anomaly_records(trace),
         },
         "memory": memory,
+        "advice": what_to_try,
     }
 
 
@@ -236,12 +242,20 @@ def _value_counts(frame: pl.DataFrame, column: str) -> dict[str, int]:
 
 
 def records(
-    frame: pl.DataFrame, columns: list[str], rename: dict[str, str] | None = None
+    frame: pl.DataFrame,
+    columns: list[str],
+    rename: dict[str, str] | None = None,
+    extra: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
-    """Rows of ``frame`` as JSON-ready dicts with ``columns`` (those present), renamed."""
+    """Rows of ``frame`` as JSON-ready dicts with ``columns`` (those present), renamed; ``extra``
+    adds keys to each (it may take some away)."""
     present = [c for c in columns if c in frame.columns]
     rows = frame.select(present).rename(rename or {}, strict=False)
-    return [_finite(row) for row in rows.iter_rows(named=True)]
+    found = []
+    for row in rows.iter_rows(named=True):
+        more = extra(row) if extra is not None else {}
+        found.append(_finite(row | more))
+    return found
 
 
 def _finite(row: dict[str, Any]) -> dict[str, Any]:

@@ -30,10 +30,13 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import polars as pl
 
 from tracetui.errors import TraceError
+from tracetui.insight.kernels import kernels_table
 from tracetui.ranks import parts
 from tracetui.ranks.discover import DATASET_MANIFEST, RankSet
 from tracetui.safetext import clean
+from tracetui.trace.args import NO_ARGS
 from tracetui.trace.layout import schema
+from tracetui.trace.model import NO_PARTS, Trace
 from tracetui.trace.model import TABLES as TRACE_TABLES
 from tracetui.trace.text import as_text
 
@@ -53,7 +56,6 @@ PART = "part-0.parquet"
 def write_rank(root: Path, trace: Trace, tables: RankTables, summary: dict[str, Any]) -> Written:
     """Write one rank's partition of every table and its summary under ``root``; the records of the
     files written (:mod:`tracetui.ranks.parts`), by their paths in the dataset, and their schemas."""
-    from tracetui.insight.kernels import kernels_table
 
     rank = int(tables.rank["rank"][0])
     frames = {
@@ -244,8 +246,6 @@ def rank_trace(root: Path, rank: int, path: Path) -> Trace:
     is gone: its model tables (each partition read on first use, checked against the manifest) and
     facts, as the trace cache would restore them. The raw args are not in the dataset: the details
     show the promoted args only, and FLOPs (which need shapes) are unknown."""
-    from tracetui.trace.args import NO_ARGS
-    from tracetui.trace.model import NO_PARTS, Trace
 
     listed = read_manifest(root)
     names = ("events", *MODEL_TABLES)

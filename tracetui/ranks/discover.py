@@ -23,6 +23,7 @@ from typing import Any
 from tracetui.errors import TraceError
 from tracetui.ranks.header import Header, read_header
 from tracetui.safetext import clean
+from tracetui.trace.source import locate
 
 DATASET_MANIFEST = "_tracetui_dataset.json"  # marks a directory written by ``tracetui convert``
 RANK_PATTERNS = ("*.json", "*.json.gz")
@@ -145,6 +146,12 @@ def is_run(target: Target) -> bool:
     return isinstance(target, RankSet) or is_dataset(target)
 
 
+def single_trace(target: Target) -> Path | None:
+    """ "One trace or a run?" (every command asks it so, of :func:`resolve`'s answer): the one trace
+    ``target`` names (a file, a pipe, a trace directory), or None for a run (a rank set, a dataset)."""
+    return None if is_run(target) else target  # type: ignore[return-value]
+
+
 def is_dataset(path: str | Path) -> bool:
     """Whether ``path`` is a dataset written by ``tracetui convert``."""
     return (Path(path) / DATASET_MANIFEST).is_file()
@@ -182,7 +189,6 @@ def discover(inputs: Sequence[str | Path]) -> RankSet | None:
 
 def single_entry(path: Path) -> RankFile:
     """One trace (a file, or the newest trace of a directory) as a rank: ``distributedInfo``'s, else 0."""
-    from tracetui.trace.source import locate
 
     target, _ = locate(path)
     header = read_header(target)

@@ -19,21 +19,23 @@ import os
 import pickle
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from multiprocessing import resource_tracker
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
+from tracetui import settings
 from tracetui.errors import TraceError
+from tracetui.insight.summary_data import summary_data
+from tracetui.ranks import ray_task
 from tracetui.ranks import workers as processes
+from tracetui.ranks.dataset import Written, write_rank
 from tracetui.ranks.discover import RankFile
 from tracetui.ranks.tables import TABLES, RankTables, rank_tables
 from tracetui.ranks.workers import tables_kind
-from tracetui.trace import cache
-
-if TYPE_CHECKING:
-    from tracetui.ranks.dataset import Written
+from tracetui.trace import cache, load
 
 BATCH_BYTES = 8 << 20  # ranks in one worker's task: up to this much trace file …
 BATCH_JOBS = 16  # … and this many ranks
@@ -61,6 +63,7 @@ class Job:
     summary: bool = False
     dataset: Path | None = None
     env: dict[str, str] = field(default_factory=dict)  # TRACETUI_* settings for a remote worker
+    max_inflate: float | None = None  # as for tracetui.load
 
 
 def load_ranks(
@@ -68,10 +71,11 @@ def load_ranks(
     summary_rank: int | None = None,
     progress: Progress | None = None,
     workers: int | None = None,
+    max_inflate: float | None = None,
 ) -> list[RankResult]:
     """Every rank's small tables (and ``summary_rank``'s summary), from the trace cache or by
     loading the ranks that are not there, in parallel. Results are sorted by rank."""
-    jobs = [Job(entry, summary=entry.rank == summary_rank) for entry in entries]
+    jobs = [Job(entry, summary=entry.rank == summary_rank, max_inflate=max_inflate) for entry in entries]
     results: dict[int, RankResult] = {}
     missing: list[Job] = []
     for job in jobs:
@@ -136,8 +140,6 @@ def prepare_workers(entries: Sequence[RankFile], workers: int | None = None) -> 
     (``fileno() == -1``: "bad value(s) in fds_to_keep"). Call it before such an app starts. The
     workers themselves are started too, when some rank is not cached (:func:`processes.start`)."""
     if processes.count_for(entries, workers) > 1:
-        from multiprocessing import resource_tracker
-
         resource_tracker.ensure_running()
         processes.start(entries, workers)
 
@@ -182,20 +184,14 @@ def run_job(job: Job) -> RankResult:
         os.environ.setdefault(name, value)
     entry = job.entry
     try:
-        from tracetui.trace import load
-
         ident = cache.identity(entry.path)
-        trace = load(entry.path)
+        trace = load(entry.path, max_inflate=job.max_inflate)
         tables = rank_tables(trace, entry)
         summary = None
         if job.summary or job.dataset is not None:
-            from tracetui.insight.summary_data import summary_data
-
             summary = summary_data(trace)
         written = None
         if job.dataset is not None:
-            from tracetui.ranks.dataset import write_rank
-
             written = write_rank(job.dataset, trace, tables, summary or {})
         cache.store_derived(entry.path, tables_kind(entry), ident, tables_parts(tables))
         if summary is not None:
@@ -248,19 +244,15 @@ def _ray_jobs(jobs: Sequence[Job], address: str | None) -> Iterator[RankResult]:
         from ray import cloudpickle
     except ImportError:
         raise TraceError(None, "--engine ray needs Ray: pip install 'tracetui[ray]'") from None
-    from tracetui.ranks import ray_task
-
     started = not ray.is_initialized()
     if started:
         ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
     try:
         cloudpickle.register_pickle_by_value(ray_task)  # type: ignore[no-untyped-call]
-        env = {k: v for k, v in os.environ.items() if k.startswith(("TRACETUI_", "POLARS_"))}
+        env = settings.given() | {k: v for k, v in os.environ.items() if k.startswith("POLARS_")}
         root = str(Path(__file__).resolve().parents[2])  # the folder holding this tracetui package
         task = ray.remote(num_cpus=1, max_retries=1)(ray_task.run)
-        pending = [
-            task.remote(root, pickle.dumps(Job(job.entry, job.summary, job.dataset, env))) for job in jobs
-        ]
+        pending = [task.remote(root, pickle.dumps(replace(job, env=env))) for job in jobs]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             yield from (pickle.loads(result) for result in ray.get(done))

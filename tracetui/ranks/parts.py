@@ -6,7 +6,7 @@ schema by a digest: the manifest lists each schema once, ``schemas``). Reading a
 of them (:func:`read_table`, :func:`read_bytes`): a part that is gone, of another size, whose bytes
 changed (one flipped byte), or whose schema or rows are not those recorded is a :class:`Damaged`
 part, named by its path in the dataset. Files the manifest does not list are never read
-(:func:`strays` names them). No polars at import: the worker imports it with the rest.
+(:func:`strays` names them).
 """
 
 from __future__ import annotations
@@ -17,12 +17,11 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import polars as pl
 
 from tracetui.trace.cache_files import crc32
-
-if TYPE_CHECKING:
-    import polars as pl
 
 Record = dict[str, Any]  # {"bytes", "crc32", "rows"?, "schema"?}
 Schemas = dict[str, dict[str, str]]  # digest -> {column: dtype}
@@ -77,8 +76,6 @@ def read_bytes(root: Path, part: str, record: Record | None) -> bytes:
 
 def read_table(root: Path, part: str, record: Record | None, schemas: Schemas) -> pl.DataFrame:
     """The table in ``part``, checked against its record: bytes, schema and rows."""
-    import polars as pl
-
     data = read_bytes(root, part, record)
     assert record is not None
     try:

@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui.errors import TraceError
+from tracetui.insight.gpu_work import span_us
 from tracetui.ranks import dataset, publish
 from tracetui.ranks.analysis import Analysis, analyse
-from tracetui.ranks.discover import RankSet, Target, is_dataset, resolve
+from tracetui.ranks.discover import RankSet, Target, is_dataset, resolve, single_entry
 from tracetui.ranks.engine import Job, Progress, load_ranks, run_jobs
 from tracetui.ranks.tables import TABLES
+from tracetui.trace import load
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -41,12 +43,14 @@ def report_for(
     progress: Progress | None = None,
     summary: bool = True,
     workers: int | None = None,
+    max_inflate: float | None = None,
 ) -> RunReport:
     """Analyse a rank set or a dataset; ``rank`` picks the single-trace summary (default: the first;
     none with ``summary=False``); ``workers``: the processes that load the ranks (default: the
-    cores, :func:`~tracetui.ranks.workers.wanted`)."""
+    cores, :func:`~tracetui.ranks.workers.wanted`); ``max_inflate``: as for :func:`tracetui.load`,
+    for each rank."""
     if isinstance(target, RankSet):
-        return report_for_ranks(target, rank, progress, summary, workers)
+        return report_for_ranks(target, rank, progress, summary, workers, max_inflate)
     return report_for_dataset(target, rank, summary)
 
 
@@ -56,12 +60,15 @@ def report_for_ranks(
     progress: Progress | None,
     summary: bool = True,
     workers: int | None = None,
+    max_inflate: float | None = None,
 ) -> RunReport:
     """Load every rank (in parallel, or from the derived cache) and analyse them."""
     chosen = rank if rank is not None else rank_set.ranks[0].rank
     rank_set.file(chosen)  # a clear error for a rank that is not there
     summary_rank = chosen if summary else None
-    results = load_ranks(rank_set.ranks, summary_rank=summary_rank, progress=progress, workers=workers)
+    results = load_ranks(
+        rank_set.ranks, summary_rank=summary_rank, progress=progress, workers=workers, max_inflate=max_inflate
+    )
     failed = {r.rank: r.error for r in results if r.error is not None}
     loaded = [r for r in results if r.tables is not None]
     if chosen in failed:
@@ -119,6 +126,7 @@ def convert(
     force: bool = False,
     progress: Progress | None = None,
     workers: int | None = None,
+    max_inflate: float | None = None,
 ) -> dict[str, Any]:
     """Write ``rank_set`` as a dataset at ``output`` (each rank by a worker), whole or not at all, one
     writer at a time (:mod:`tracetui.ranks.publish`); its manifest."""
@@ -126,7 +134,7 @@ def convert(
     say: Callable[[int, int], None] = progress or (lambda done, total: None)
     with publish.writing(output) as staging:
         dataset.check_output(output, rank_set, force)  # again: no other convert writes it now
-        jobs = [Job(entry, dataset=staging.resolve()) for entry in rank_set.ranks]
+        jobs = [Job(entry, dataset=staging.resolve(), max_inflate=max_inflate) for entry in rank_set.ranks]
         failed: dict[int, str] = {}
         written = []
         say(0, len(jobs))
@@ -163,21 +171,24 @@ def rank_paths(target: Target, ranks: Sequence[int]) -> list[Path]:
     return paths
 
 
-def rank_trace(target: Target, rank: int, progress: Callable[[str], None] | None = None) -> Trace:
+def rank_trace(
+    target: Target,
+    rank: int,
+    progress: Callable[[str], None] | None = None,
+    max_inflate: float | None = None,
+) -> Trace:
     """Rank ``rank``'s own trace, through :func:`tracetui.load` and its cache. For a dataset, the
     trace file it was converted from while it is still there and unchanged (the events and the
     time span the dataset's summary of it says), else the rank's events read from the dataset
     (:func:`tracetui.ranks.dataset.rank_trace`)."""
-    from tracetui.insight.gpu_work import span_us
-    from tracetui.trace import load
 
     if isinstance(target, RankSet):
-        return load(target.file(rank).path, progress=progress)
+        return load(target.file(rank).path, progress=progress, max_inflate=max_inflate)
     files = {r["rank"]: dataset.trace_path(target, r) for r in dataset.read_manifest(target)["ranks"]}
     if rank not in files:
         raise TraceError(target, f"no rank {rank} in the dataset; ranks: {', '.join(map(str, files))}")
     if files[rank].is_file():
-        trace = load(files[rank], progress=progress)
+        trace = load(files[rank], progress=progress, max_inflate=max_inflate)
         converted = dataset.read_summary(target, rank).get("trace") or {}
         if (trace.event_count, span_us(trace)) == (converted.get("events"), converted.get("span_us")):
             return trace
@@ -191,7 +202,6 @@ def as_rank_set(inputs: Sequence[str | Path]) -> RankSet:
         return target
     if is_dataset(target):
         raise TraceError(target, "is already a dataset")
-    from tracetui.ranks.discover import single_entry
 
     entry = single_entry(target)
     return RankSet(ranks=(entry,), world_size=entry.world_size, backend=entry.backend, label=str(target))

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from tracetui.insight.distributions import rank_step_times
 from tracetui.insight.summary_data import records
-from tracetui.ranks.analysis import straggler_of
 
 if TYPE_CHECKING:
     from tracetui.ranks.run import RunReport
@@ -36,8 +35,10 @@ RANK_FIELDS = [
 COLLECTIVE_FIELDS = ["group", "seq", "name", "bytes", "ranks", "arrival_skew_us", "last_rank", "wait_us"]
 STRAGGLER_FIELDS = ["rank", "last_count", "others_wait_us"]
 STEP_FIELDS = ["step", "ranks", "slowest_rank", "slowest_us", "fastest_rank", "fastest_us", "median_us"]
+CLOCK_FIELDS = ["rank", "offset_us", "spread_us", "collectives", "applied"]
 KERNEL_FIELDS = [
     "name",
+    "short",
     "category",
     "ranks",
     "calls_min",
@@ -90,9 +91,11 @@ def ranks_data(report: RunReport) -> dict[str, Any]:
             "damaged": damaged,
             "notes": [*facts["notes"], *analysis.notes, *damage_notes(damaged)],
             "verdict": analysis.verdict,
-            "straggler": straggler_of(analysis.stragglers),
+            "straggler": None if analysis.straggler is None else analysis.straggler.as_json(),
+            "largest_lag": None if analysis.largest_lag is None else analysis.largest_lag.as_json(),
             "clocks_corrected": analysis.clocks_corrected,
-            "clock_offsets": records(analysis.clock_offsets, ["rank", "offset_us"]),
+            "clock_reference": analysis.clock_reference,
+            "clock_offsets": records(analysis.clock_offsets, CLOCK_FIELDS),
             "steps": records(analysis.steps, STEP_FIELDS),
             "step_times": rank_step_times(analysis.rank_steps),
             "kernels": records(analysis.kernels, KERNEL_FIELDS),

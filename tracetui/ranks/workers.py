@@ -9,9 +9,10 @@ and only when some rank is not in the derived cache already (a warm run starts n
 Each worker dies with its parent however the parent ends, SIGKILL included: Linux's
 ``PR_SET_PDEATHSIG`` and, everywhere, a thread that watches the parent's pid; Ctrl-C (sent to the
 whole process group) is left to the parent, which kills its workers (:func:`stop`) rather than
-waiting for the ranks they are loading. A spawned worker's polars runs on its share of the cores
-(``POLARS_MAX_THREADS``, unless set): small frames lose more to handing work between threads than
-they gain.
+waiting for the ranks they are loading. The workers' polars keeps its own count of threads (one
+per core, as this process's): fewer would save ~5 % of CPU on small ranks, but polars' sums then
+differ in their last bits from this process's, and a rank's figures must not depend on which
+process loaded it.
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import TYPE_CHECKING
+
+from tracetui import settings
+from tracetui.trace import cache
 
 if TYPE_CHECKING:
     from tracetui.ranks.discover import RankFile
@@ -37,8 +41,8 @@ _started: tuple[ProcessPoolExecutor, int] | None = None  # a pool started early,
 
 def wanted() -> int:
     """Worker processes: ``TRACETUI_WORKERS``, else the cores this process may use."""
-    if (given := os.environ.get("TRACETUI_WORKERS", "")).isdigit() and int(given) > 0:
-        return int(given)
+    if (given := settings.WORKERS.get()) is not None:
+        return given
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
@@ -61,8 +65,6 @@ def start(entries: Sequence[RankFile], workers: int | None = None) -> None:
     """Start the worker processes for loading ``entries`` now, if some rank is not in the derived
     cache (the pool is :func:`pool`'s to take; :func:`release` ends one nobody took)."""
     global _started
-    from tracetui.trace import cache
-
     count = count_for(entries, workers)
     if _started is not None or count <= 1:
         return
@@ -107,37 +109,24 @@ def before_exit() -> None:
 
 def new_pool(count: int) -> ProcessPoolExecutor:
     """``count - 1`` spawned processes (this one is the count's last), started at once."""
-    with _polars_threads(count):  # read by each worker when it imports polars
-        made = ProcessPoolExecutor(
-            max_workers=count - 1,
-            mp_context=get_context("spawn"),
-            initializer=worker_start,
-            initargs=(os.getpid(),),
-        )
-        try:
-            for _ in range(count - 1):
-                made.submit(int)  # spawns a process (each submit starts one, up to the max)
-        except BaseException:
-            stop(made)
-            raise
+    made = ProcessPoolExecutor(
+        max_workers=count - 1,
+        mp_context=get_context("spawn"),
+        initializer=worker_start,
+        initargs=(os.getpid(),),
+    )
+    try:
+        for _ in range(count - 1):
+            made.submit(int)  # spawns a process (each submit starts one, up to the max)
+    except BaseException:
+        stop(made)
+        raise
     return made
 
 
 def warm_up() -> None:
     """A worker's first task when started early: import what loading a rank needs."""
     import tracetui.ranks.engine  # noqa: F401
-
-
-@contextlib.contextmanager
-def _polars_threads(count: int) -> Iterator[None]:
-    if os.environ.get("POLARS_MAX_THREADS"):
-        yield
-        return
-    os.environ["POLARS_MAX_THREADS"] = str(max(1, wanted() // count))
-    try:
-        yield
-    finally:
-        os.environ.pop("POLARS_MAX_THREADS", None)
 
 
 def stop(running: ProcessPoolExecutor) -> None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 TOP = 10
 MAX_STEPS = 8
+STRAGGLER_MARK = "◀"  # beside the straggler's rank in the Ranks table
 WORST = 20  # a run of more ranks shows its worst this many first, then every rank
 
 
@@ -34,7 +35,7 @@ def ranks_renderable(data: dict[str, Any]) -> RenderableType:
     """The whole report of a run as one rich renderable."""
     run = data["distributed"]
     verdict = Text("Stragglers: ", style="bold")
-    verdict.append(run["verdict"])
+    verdict.append(run["verdict"], style="bold red" if run["straggler"] else "")
     parts: list[RenderableType] = [_header(data), verdict]
     if len(data["ranks"]) > WORST:
         parts.append(_ranks(data, worst(data)))
@@ -97,7 +98,7 @@ def worst(data: dict[str, Any]) -> list[dict[str, Any]]:
 def _ranks(data: dict[str, Any], only: list[dict[str, Any]] | None = None) -> RenderableType:
     """The Ranks table (``only``: the worst ranks' rows, in that order); the straggler marked."""
     last = {s["rank"]: s["last_count"] for s in data["stragglers"]}
-    straggler = data["distributed"].get("straggler")
+    straggler = (data["distributed"]["straggler"] or {}).get("rank")
     ranks = data["ranks"] if only is None else only
     devices = {(r["device"] or "").split(" (")[0] for r in ranks}
     steps = {r["steps"] for r in ranks}
@@ -105,7 +106,8 @@ def _ranks(data: dict[str, Any], only: list[dict[str, Any]] | None = None) -> Re
     for r in ranks:
         parts = [r[k] for k in ("compute_us", "comm_us", "memory_us", "idle_us")]
         window = sum(p or 0.0 for p in parts)
-        row: list[Cell] = [f"{r['rank']} ◀" if r["rank"] == straggler else str(r["rank"])]
+        marked = Text(f"{r['rank']} {STRAGGLER_MARK}", style="bold red")
+        row: list[Cell] = [marked if r["rank"] == straggler else str(r["rank"])]
         row += [Text((r["device"] or "").split(" (")[0])] if len(devices) > 1 else []
         row += [fmt.count(r["steps"])] if len(steps) > 1 else []
         row += [us(r["step_us_median"]), us(r["gpu_busy_us"]), *(_share(p, window) for p in parts)]
@@ -124,7 +126,7 @@ def _ranks(data: dict[str, Any], only: list[dict[str, Any]] | None = None) -> Re
         "step: median step time; busy: GPU busy (whole trace); comp/comm/mem/idle: compute, "
         "communication, memcpy/memset and idle share of the steps' GPU time; overlap: collective time "
         "spent computing too; host: CPU time in collectives; last: collectives it arrived at last"
-        + ("; ◀: the straggler" if straggler is not None else ""),
+        + (f"; {STRAGGLER_MARK}: the straggler" if straggler is not None else ""),
         style="dim",
     )
     if only is not None:
@@ -180,7 +182,7 @@ def _kernels(run: dict[str, Any]) -> RenderableType | None:
             calls = f"{fmt.count(k['calls_min'])}–{fmt.count(k['calls_max'])}"
         rows.append(
             [
-                Text(k["name"]),
+                Text(k["short"] or k["name"]),
                 fmt.count(k["ranks"]),
                 calls,
                 us(k["time_min_us"]),

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 
+from tracetui.insight.kernel_names import decode_kernel_name, kernel_name_columns
+from tracetui.insight.spans import thread_splits
 from tracetui.trace.align import lookup, rows_of
 from tracetui.trace.categories import GPU_KIND, GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.links import is_step
@@ -133,7 +135,6 @@ class Node:
 @lru_cache(maxsize=4096)
 def short_kernel_name(name: str) -> str:
     """The decoded short form of a kernel name for tree labels (the full name stays in details)."""
-    from tracetui.insight.kernel_names import decode_kernel_name
 
     return decode_kernel_name(name).short
 
@@ -601,8 +602,6 @@ class TreeModel:
         """A GPU work name's short form, told apart from the trace's other names that decode alike
         (``layer_norm bwd [GammaBetaBackwardCUDAKernelTemplate]``): the tables' and summary's."""
         if self._shorts is None:
-            from tracetui.insight.kernel_names import kernel_name_columns
-
             events = self.trace.columns_of("events", "cat", "name")  # the name may come dictionary-encoded
             names = events["name"].filter(events["cat"].is_in(list(GPU_KIND))).unique(maintain_order=True)
             self._shorts = (
@@ -650,8 +649,6 @@ class TreeModel:
         if not isinstance(key, int) or not self.is_span(key):
             return None
         if self._splits is None:
-            from tracetui.insight.spans import thread_splits
-
             self._splits = dict(thread_splits(self.trace).iter_rows())
         return self._splits.get(key)
 

@@ -17,7 +17,9 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
+from tracetui.app.exporting import SUBTREE_HINT, default_target, subtree_title, write_export
 from tracetui.app.messages import DetailsReady, FindReady, ModelReady, Search, TablesReady, TimelineReady
+from tracetui.app.screens.export_dialog import ExportDialog
 from tracetui.app.screens.tables import TablesScreen
 from tracetui.app.widgets.details import describe
 from tracetui.app.widgets.dispatch_tree import DispatchTree
@@ -31,6 +33,7 @@ from tracetui.trace import Trace
 from tracetui.trace.stats import merged_intervals
 from tracetui.views.insight import Insight, load_insight
 from tracetui.views.memory import memory_lanes, peak_target
+from tracetui.views.subtree import subtree_frame
 from tracetui.views.table_spec import TableSpec
 from tracetui.views.tables import build_tables
 from tracetui.views.timeline import Lane, Window, lanes, window_for
@@ -577,8 +580,6 @@ class ExplorerScreen(Screen[None]):
     # ---- export ------------------------------------------------------------------------------------------
     def action_export_subtree(self) -> None:
         """Ask for a file name, then write the cursor's subtree (as the tree shows it) in a worker."""
-        from tracetui.app.exporting import SUBTREE_HINT, default_target, subtree_title
-        from tracetui.app.screens.export_dialog import ExportDialog
 
         node = self.dispatch_tree.cursor_node
         if node is None:
@@ -594,8 +595,6 @@ class ExplorerScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="export")
     def export_subtree(self, key: NodeKey, model: TreeModel, target: Path) -> None:
-        from tracetui.app.exporting import write_export
-        from tracetui.views.subtree import subtree_frame
 
         frame, truncated = subtree_frame(model, key, self.trace.t0_ns)
         what = "the subtree" + (" (cut at its first rows: too big)" if truncated else "")

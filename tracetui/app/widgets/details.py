@@ -13,6 +13,8 @@ from textual.content import Content
 
 from tracetui import formatting as fmt
 from tracetui.errors import TraceError
+from tracetui.insight.kernel_names import decode_kernel_name
+from tracetui.insight.kernel_names.cpp import collapse_templates
 from tracetui.safetext import MAX_SHOWN, shown
 from tracetui.views.distribution import DistributionView, distribution_view
 from tracetui.views.insight import Insight
@@ -320,7 +322,6 @@ def _verdict(out: Lines, row: Mapping[str, Any] | None) -> None:
 
 
 def _decoded(out: Lines, node: Node, row: Mapping[str, Any] | None) -> None:
-    from tracetui.insight.kernel_names import decode_kernel_name
 
     decoded = decode_kernel_name(node.full_name)
     out.heading("Decoded name")
@@ -354,7 +355,6 @@ def display_name(name: str) -> str:
     """The title line: a long (templated, mangled) name with its templates and parameters collapsed."""
     if len(name) <= LONG_NAME:
         return name
-    from tracetui.insight.kernel_names.cpp import collapse_templates
 
     short = collapse_templates(name)
     return short if len(short) <= LONG_NAME else short[: LONG_NAME - 1] + "…"

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import polars as pl
 
+import polars as pl
+
 from tracetui.insight.kernel_names.aten import decode_aten, decode_cub, decode_other
 from tracetui.insight.kernel_names.attention import (
     decode_cudnn,
@@ -169,7 +171,6 @@ def kernel_name_columns(names: pl.Series | Iterable[str]) -> pl.DataFrame:
     ``fused_ops`` (comma-joined str, ``""`` when none), ``kernel_id`` (Int64), ``collective,
     reduce_op, algorithm, protocol, short`` (str) and ``notes`` (List[str]).
     """
-    import polars as pl
 
     series = names if isinstance(names, pl.Series) else pl.Series("name", list(names), dtype=pl.String)
     # distinct first: a dictionary-encoded column is compared by code, and only its few names become text
