@@ -3,7 +3,7 @@
 No polars here (nor anything heavy): a command calls :func:`start` as soon as it knows it has a
 run to load, before it imports polars and the report, so that the workers' interpreters import
 tracetui while this one does (a worker costs ~0.5 s of start-up; a small rank ~0.1 s of work) —
-and only when some rank is not in the derived cache already (a warm run starts none).
+unless the run's first and last ranks are in the derived cache already (a warm run starts none).
 :mod:`tracetui.ranks.engine` then takes the started pool (:func:`pool`), or starts one.
 
 Each worker dies with its parent however the parent ends, SIGKILL included: Linux's
@@ -62,13 +62,14 @@ def tables_kind(entry: RankFile) -> str:
 
 
 def start(entries: Sequence[RankFile], workers: int | None = None) -> None:
-    """Start the worker processes for loading ``entries`` now, if some rank is not in the derived
-    cache (the pool is :func:`pool`'s to take; :func:`release` ends one nobody took)."""
+    """Start the worker processes for loading ``entries`` now, unless the first and last ranks are
+    in the derived cache (a warm run; asking for every rank would read each entry twice): the pool
+    is :func:`pool`'s to take, :func:`release` ends one nobody took."""
     global _started
     count = count_for(entries, workers)
     if _started is not None or count <= 1:
         return
-    if all(cache.derived(entry.path, tables_kind(entry)) is not None for entry in entries):
+    if all(cache.derived(entry.path, tables_kind(entry)) is not None for entry in {entries[0], entries[-1]}):
         return
     started = new_pool(count)
     for _ in range(count - 1):
