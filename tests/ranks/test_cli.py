@@ -237,3 +237,26 @@ def test_file_names_are_data(tmp_path: Path) -> None:
     csv = invoke("export", str(tmp_path), "--table", "ranks").output
     row = next(line for line in csv.splitlines() if "HYPERLINK" in line)
     assert ",'=HYPERLINK(1)" in row and "\x1b" not in row
+
+
+def test_a_big_run_shows_the_verdict_then_its_worst_ranks_then_every_rank(tmp_path: Path) -> None:
+    """More than 20 ranks: the verdict first, the straggler marked, the worst 20 before the full table."""
+    from tests.ranks import synthetic
+
+    run = tmp_path / "run"
+    for rank in range(24):
+        doc = synthetic.set_rank(synthetic.read(rank_files(NCCL2)[rank % 2]), rank, world_size=24)
+        if rank == 13:
+            doc = synthetic.delay_collectives(doc, 20_000_000)
+        synthetic.write(doc, run / f"rank{rank}.json.gz")
+    out = invoke("summary", str(run), "--workers", "2").output
+    verdict = out.index("Stragglers: rank 13 arrives last")
+    worst = out.index("The worst 20 of 24 ranks")
+    every = out.index("\nRanks, ")
+    assert verdict < worst < every
+    worst_rows = out[worst:every].splitlines()
+    first_row = next(line for line in worst_rows if line.strip()[:1].isdigit())
+    assert first_row.split()[:2] == ["13", "◀"]
+    assert "◀: the straggler" in out
+    data = json.loads(invoke("summary", str(run), "--json").output)
+    assert data["distributed"]["straggler"]["rank"] == 13
