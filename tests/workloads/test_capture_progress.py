@@ -138,7 +138,10 @@ def test_capture_does_not_show_the_numpy_warning(without_numpy: dict[str, str], 
         timeout=300,
     )
     assert out.returncode == 0, out.stderr
-    assert "NumPy" not in out.stderr and "numpy" not in out.stderr
+    # torch's own warning is hidden; the summary after the capture may say in one line that numpy (a
+    # dependency of tracetui's analyses, missing from this faked environment) is not installed
+    assert "Failed to initialize NumPy" not in out.stderr and "_ARRAY_API" not in out.stderr
+    assert "Traceback" not in out.stderr
     assert "exporting the trace… done in" in out.stderr
 
 
