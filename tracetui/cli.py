@@ -11,10 +11,11 @@ import contextlib
 import importlib
 import os
 import sys
+from typing import Any
 
 import click
 
-from tracetui import __version__
+from tracetui import __version__, settings
 from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, TraceError
 from tracetui.output import StdoutClosed, guard_stdout
 from tracetui.report.names import TABLES  # constants only: no heavy import
@@ -34,6 +35,22 @@ Exit codes:
   2  bad input: usage error, unreadable or invalid trace, bad expectations file
   3  internal error (a bug in tracetui; TRACETUI_DEBUG=1 shows the traceback)
 """
+
+
+class SettingType(click.ParamType):  # type: ignore[type-arg]
+    """An option read as its setting is (:mod:`tracetui.settings`): the same type, the same errors."""
+
+    def __init__(self, setting: settings.Setting[Any]) -> None:
+        self.setting = setting
+        self.name = setting.kind.name
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return self.setting.kind.read(value.strip())
+        except ValueError:
+            self.fail(f"{value}: {self.setting.kind.expected}", param, ctx)
 
 
 class LazyGroup(click.Group):
@@ -92,7 +109,7 @@ def show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> No
 )
 @click.option(
     "--max-inflate",
-    type=click.FloatRange(min=0),
+    type=SettingType(settings.MAX_INFLATE),
     default=None,
     metavar="RATIO",
     help="Refuse gzip data that inflates to more than 256 MB plus RATIO times its size (default 100; "
@@ -104,8 +121,7 @@ def cli(max_inflate: float | None) -> None:
     Which CPU op launched which GPU kernel, which ops launched none, and where the
     time went. Guess first, then look.
     """
-    if max_inflate is not None:
-        os.environ["TRACETUI_MAX_INFLATE"] = f"{max_inflate:g}"
+    # --max-inflate is read by each command (tracetui.commands.max_inflate) and handed to its loads
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -115,7 +131,9 @@ def main(argv: list[str] | None = None) -> None:
     # ~0.5 s later, until a load sets a budget to keep it under (tracetui.trace.allocator)
     hand_back_at_once()
     guard_stdout()
+    debug = False
     try:
+        debug = bool(settings.DEBUG.get())
         code = cli.main(args=args, prog_name="tracetui", standalone_mode=False)
     except TraceError as exc:
         _say(f"tracetui: {exc}")
@@ -134,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     except (StdoutClosed, BrokenPipeError):  # the reader has what it wanted (`| head`)
         code = EXIT_OK
     except Exception as exc:  # a bug: still one line unless debugging
-        if os.environ.get("TRACETUI_DEBUG"):
+        if debug:
             raise
         _say(
             f"tracetui: internal error: {type(exc).__name__}: {shown(str(exc))} "
@@ -155,8 +173,12 @@ def _exit(code: int) -> None:
 
     A loaded trace is millions of small objects; freeing them one by one at exit costs a
     noticeable fraction of a second and serves no purpose. A cache entry being written is
-    finished first (``os._exit`` does not wait for threads).
+    finished first (``os._exit`` does not wait for threads), and worker processes a run's command
+    started but did not use (it failed before) are stopped.
     """
+    workers = sys.modules.get("tracetui.ranks.workers")
+    if workers is not None:
+        workers.before_exit()
     cache = sys.modules.get("tracetui.trace.cache")
     if cache is not None:
         cache.settle()

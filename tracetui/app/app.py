@@ -20,6 +20,7 @@ from textual.screen import Screen
 from tracetui.app.collector import IdleCollection
 from tracetui.app.messages import LoadFailed, LoadProgress, TraceLoaded
 from tracetui.app.palette import NameSearch
+from tracetui.app.saving import save_screen
 from tracetui.app.screens.error import ErrorScreen
 from tracetui.app.screens.help import MOUSE, HelpScreen, Mouse, Section
 from tracetui.app.screens.loading import LoadingScreen
@@ -81,8 +82,6 @@ class TracetuiApp(IdleCollection):
 
     def action_save_svg(self) -> None:
         """Save the current screen as SVG; the notification says where."""
-        from tracetui.app.saving import save_screen
-        from tracetui.errors import TraceError
 
         try:
             self.notify(save_screen(self, self.trace_paths(), Path.cwd()), title="Saved", markup=False)
@@ -141,16 +140,18 @@ class TraceApp(TracetuiApp):
         sample: bool = False,
         freeze_gc: bool = False,
         expect: tuple[Path, list[Expectation]] | None = None,
+        max_inflate: float | None = None,
     ) -> None:
         """``expect``: an expectations file and its (validated) expectations, checked once loaded.
         ``freeze_gc``: once loaded, freeze what exists and run full garbage collections only while
         the user is idle (:mod:`tracetui.app.collector`). For a process that runs one app:
-        ``tracetui open``."""
+        ``tracetui open``. ``max_inflate``: as for :func:`tracetui.load`."""
         super().__init__()
         self.path = path
         self.sample = sample
         self.freeze_gc = freeze_gc
         self.expect = expect
+        self.max_inflate = max_inflate
 
     def trace_paths(self) -> list[Path]:
         return [self.path]
@@ -169,7 +170,7 @@ class TraceApp(TracetuiApp):
             from tracetui.trace import load
             from tracetui.views.tree import TreeModel
 
-            trace = load(self.path, progress=progress, fraction=self._reading)
+            trace = load(self.path, progress=progress, fraction=self._reading, max_inflate=self.max_inflate)
             progress("building the tree")
             model = TreeModel(trace)
             model.first_frame()  # decodes the hot chain's kernel names off the UI thread, keeps the rows

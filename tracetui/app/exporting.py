@@ -13,6 +13,7 @@ from textual.content import Content
 from tracetui import formatting as fmt
 from tracetui.app.saving import file_stem, free_name, shown_folder
 from tracetui.errors import TraceError
+from tracetui.report.export import write_table
 from tracetui.safetext import shown
 
 if TYPE_CHECKING:
@@ -45,7 +46,6 @@ def shown_columns(frame: pl.DataFrame, columns: list[Column]) -> pl.DataFrame:
 
 def write_export(frame: pl.DataFrame, target: Path, source: Path, what: str) -> str:
     """Write ``frame`` to ``target`` (format by suffix) and say where, for the notification."""
-    from tracetui.report.export import write_table
 
     write_table(frame, format_of(target), target, source)
     where = target.resolve().parent

@@ -12,8 +12,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tracetui.app.app import TraceApp
+from tracetui.app.saving import write_svg
+from tracetui.app.screens.error import ErrorScreen
+from tracetui.app.screens.explorer import ExplorerScreen
+from tracetui.app.screens.tables import TablesScreen
+from tracetui.app.settle import settle
+from tracetui.app.widgets.dispatch_tree import DispatchTree
 from tracetui.errors import TraceError
 from tracetui.trace.source import check_readable
+from tracetui.views.timeline.lanes import select
+from tracetui.views.timeline.window import Window
 
 if TYPE_CHECKING:
     from textual.pilot import Pilot
@@ -42,10 +51,6 @@ class Request:
 
 async def show(pilot: Pilot[object], app: TraceApp, request: Request) -> None:
     """Drive the settled explorer to the requested view."""
-    from tracetui.app.screens.error import ErrorScreen
-    from tracetui.app.screens.tables import TablesScreen
-    from tracetui.app.settle import settle
-    from tracetui.app.widgets.dispatch_tree import DispatchTree
 
     await settle(pilot)
     if isinstance(app.screen, ErrorScreen):
@@ -83,11 +88,6 @@ async def show(pilot: Pilot[object], app: TraceApp, request: Request) -> None:
 
 async def show_timeline(pilot: Pilot[object], app: TraceApp, request: Request) -> str | None:
     """The timeline full screen: its lanes, the node zoomed to, the window asked for; or what is wrong."""
-    from tracetui.app.screens.explorer import ExplorerScreen
-    from tracetui.app.settle import settle
-    from tracetui.views.timeline.lanes import select
-    from tracetui.views.timeline.window import Window
-
     screen = app.screen
     assert isinstance(screen, ExplorerScreen)
     await pilot.press("v")  # the timeline full screen, focused
@@ -118,16 +118,20 @@ def app_trace_t0(screen: object) -> int:
     return int(screen.trace.t0_ns)  # type: ignore[attr-defined]
 
 
-def render(trace: Path, output: Path, request: Request, size: tuple[int, int] = DEFAULT_SIZE) -> None:
+def render(
+    trace: Path,
+    output: Path,
+    request: Request,
+    size: tuple[int, int] = DEFAULT_SIZE,
+    max_inflate: float | None = None,
+) -> None:
     """Write the requested view of ``trace`` to ``output`` (SVG); one-line errors for a bad trace
-    or an unknown node."""
+    or an unknown node. ``max_inflate``: as for :func:`tracetui.load`."""
     check_readable(trace)
     if output.exists() and output.resolve() == trace.resolve():
         raise TraceError(output, "refusing to overwrite the trace being rendered")
-    from tracetui.app.app import TraceApp
-    from tracetui.app.saving import write_svg
 
-    app = TraceApp(trace)
+    app = TraceApp(trace, max_inflate=max_inflate)
 
     async def auto_pilot(pilot: Pilot[object]) -> None:
         try:

@@ -28,12 +28,14 @@ DEFAULT_PORT = 8000
 EVERY_INTERFACE = ("0.0.0.0", "::", "")
 
 
-def command_line(trace: Path | None, python: str = sys.executable) -> str:
-    """The shell command textual-serve runs for each browser tab: ``tracetui open`` on ``trace``.
+def command_line(trace: Path | None, python: str = sys.executable, max_inflate: float | None = None) -> str:
+    """The shell command textual-serve runs for each browser tab: ``tracetui open`` on ``trace``
+    (with ``--max-inflate`` when given: the child gets it on its command line).
 
     Every word is quoted for the POSIX shell (``shlex.join``), and ``--`` ends the options, so a
     file named ``x; rm -rf ~``, ``$(reboot)``, ``'quoted'`` or ``--expect`` stays one file name."""
-    words = [python, "-m", "tracetui", "open"]
+    inflate = [] if max_inflate is None else ["--max-inflate", f"{max_inflate:g}"]
+    words = [python, "-m", "tracetui", *inflate, "open"]
     if trace is not None:
         words += ["--", str(trace)]
     return shlex.join(words)
@@ -68,7 +70,7 @@ def url_of(sock: socket.socket, host: str) -> str:
     return f"http://{address}:{port}"
 
 
-def serve(trace: Path | None, host: str, port: int) -> None:
+def serve(trace: Path | None, host: str, port: int, max_inflate: float | None = None) -> None:
     """Serve the explorer of ``trace`` (``None``: the bundled sample) until interrupted."""
     try:
         from tracetui.app.web_server import TraceServer
@@ -80,7 +82,7 @@ def serve(trace: Path | None, host: str, port: int) -> None:
     sock = bind(host, port)
     url = url_of(sock, host)
     name = shown(trace.name if trace is not None else "the bundled sample")
-    server = TraceServer(command_line(trace), sock, url, title=f"tracetui · {name}")
+    server = TraceServer(command_line(trace, max_inflate=max_inflate), sock, url, title=f"tracetui · {name}")
     click.echo(f"tracetui: serving {name} at {url} (Ctrl+C stops)")
     if host in EVERY_INTERFACE:
         click.echo("tracetui: listening on every interface: anyone who can reach this machine can open it")

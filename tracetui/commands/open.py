@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from tracetui.app.launch import open_run, open_trace
-from tracetui.ranks.discover import is_dataset, resolve
+from tracetui.commands import WORKERS, max_inflate
+from tracetui.ranks.discover import resolve, single_trace
 
 
 @click.command("open")
@@ -18,7 +19,8 @@ from tracetui.ranks.discover import is_dataset, resolve
     help="Expectations file (TOML, as for `tracetui check`): a pass/fail panel; Enter on a failing "
     "check goes to the node that broke it.",
 )
-def open_command(traces: tuple[Path, ...], expect: Path | None) -> int:
+@WORKERS
+def open_command(traces: tuple[Path, ...], expect: Path | None, workers: int | None) -> int:
     """Explore TRACE (a Chrome trace, .json or .json.gz, or a trace directory) in the terminal.
 
     Without TRACE, opens the bundled sample trace. For the ranks of a distributed run (a directory
@@ -26,11 +28,11 @@ def open_command(traces: tuple[Path, ...], expect: Path | None) -> int:
     the collectives aligned across ranks and the kernels across ranks, then any rank's tree
     ([ and ] switch ranks). Keys: F1 or ? lists them all.
     """
-    if not traces or (len(traces) == 1 and traces[0].is_file()):
-        return open_trace(traces[0] if traces else None, expect)
+    if not traces:
+        return open_trace(None, expect, max_inflate())
     target = resolve(traces)
-    if isinstance(target, Path) and not is_dataset(target):
-        return open_trace(target, expect)
+    if (trace := single_trace(target)) is not None:
+        return open_trace(trace, expect, max_inflate())
     if expect is not None:
         raise click.UsageError("--expect checks one trace: give one rank's trace with it")
-    return open_run(target)
+    return open_run(target, max_inflate(), workers)

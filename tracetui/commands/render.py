@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from tracetui.app.render import TABLE_KEYS, VIEWS, Request, render
+from tracetui.commands import max_inflate
 
 SIZE_RANGE = (40, 500)
 
@@ -89,4 +90,4 @@ def render_command(
     """
     if (window is not None or lanes is not None) and view != "timeline":
         raise click.UsageError("--window and --lanes go with --view timeline")
-    render(trace, output, Request(view, node, table, window, lanes), size)
+    render(trace, output, Request(view, node, table, window, lanes), size, max_inflate())

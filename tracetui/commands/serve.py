@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from tracetui.app.serve import DEFAULT_HOST, DEFAULT_PORT, serve
+from tracetui.commands import max_inflate
 
 
 @click.command("serve")
@@ -26,4 +27,4 @@ def serve_command(trace: Path | None, host: str, port: int) -> None:
     to open. Over SSH: `ssh -L 8000:127.0.0.1:8000 gpu-box`, then open the URL on your laptop.
     Each browser tab runs its own explorer. Without TRACE: the bundled sample.
     """
-    serve(trace, host, port)
+    serve(trace, host, port, max_inflate())

@@ -19,6 +19,15 @@ from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from tracetui import formatting as fmt
+from tracetui.app.exporting import (
+    SUBTREE_HINT,
+    TABLE_HINT,
+    default_target,
+    shown_columns,
+    subtree_title,
+    table_title,
+    write_export,
+)
 from tracetui.app.messages import (
     AreaReady,
     DetailsReady,
@@ -30,6 +39,7 @@ from tracetui.app.messages import (
     TimelineModelReady,
     TimelineReady,
 )
+from tracetui.app.screens.export_dialog import ExportDialog
 from tracetui.app.screens.tables import TablesScreen
 from tracetui.app.widgets.details import describe
 from tracetui.app.widgets.dispatch_tree import DispatchTree
@@ -44,6 +54,7 @@ from tracetui.safetext import shown
 from tracetui.trace import Trace
 from tracetui.views.insight import Insight, load_insight
 from tracetui.views.memory import MemoryLane, memory_lanes, peak_target
+from tracetui.views.subtree import subtree_frame
 from tracetui.views.table_spec import TableSpec
 from tracetui.views.tables import build_tables
 from tracetui.views.timeline import window as win
@@ -706,7 +717,7 @@ class ExplorerScreen(Screen[None]):
 
     # ---- memory ----------------------------------------------------------------------------------------
     def action_memory_peak(self) -> None:
-        """Go to the op that allocated the biggest block alive at the memory peak."""
+        """Go to the op that reached the memory peak (the peak's op, as summary and check name it)."""
         if self.memory is None:
             self.notify("Reading the memory events …", timeout=2)
             return
@@ -718,7 +729,7 @@ class ExplorerScreen(Screen[None]):
             return
         self.notify(target.message, timeout=6, markup=False)
         if target.op_id is not None and not self.dispatch_tree.reveal_event(target.op_id):
-            self.notify("That op is hidden by the current filters.", severity="warning", timeout=3)
+            self.notify("The peak's op is hidden by the current filters.", severity="warning", timeout=3)
 
     # ---- distributions --------------------------------------------------------------------------------
     def action_slowest(self) -> None:
@@ -743,8 +754,6 @@ class ExplorerScreen(Screen[None]):
     # ---- export ------------------------------------------------------------------------------------------
     def action_export_subtree(self) -> None:
         """Ask for a file name, then write the cursor's subtree (as the tree shows it) in a worker."""
-        from tracetui.app.exporting import SUBTREE_HINT, default_target, subtree_title
-        from tracetui.app.screens.export_dialog import ExportDialog
 
         focused = self.focused
         if (
@@ -763,9 +772,6 @@ class ExplorerScreen(Screen[None]):
 
     def _export_range(self) -> None:
         """The Range table as the panel shows it (its sort), through the tables' export."""
-        from tracetui.app.exporting import TABLE_HINT, default_target, table_title
-        from tracetui.app.screens.export_dialog import ExportDialog
-
         table = self.query_one(RangePanel).table
         sort = next((c.title for c in table.columns if c.key == table.sort_key), None)
         title = table_title("Range", table.row_count, sort, table.sort_descending)
@@ -773,8 +779,6 @@ class ExplorerScreen(Screen[None]):
         self.app.push_screen(ExportDialog(title, default.name, TABLE_HINT), self._export_range_to)
 
     def _export_range_to(self, target: Path | None) -> None:
-        from tracetui.app.exporting import shown_columns, write_export
-
         if target is None:
             return
         table = self.query_one(RangePanel).table
@@ -794,8 +798,6 @@ class ExplorerScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="export")
     def export_subtree(self, key: NodeKey, model: TreeModel, target: Path) -> None:
-        from tracetui.app.exporting import write_export
-        from tracetui.views.subtree import subtree_frame
 
         frame, truncated = subtree_frame(model, key, self.trace.t0_ns)
         what = "the subtree" + (" (cut at its first rows: too big)" if truncated else "")

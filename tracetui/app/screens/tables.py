@@ -18,7 +18,10 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from tracetui import formatting as fmt
+from tracetui.app.exporting import TABLE_HINT, default_target, shown_columns, table_title, write_export
+from tracetui.app.screens.export_dialog import ExportDialog
 from tracetui.app.widgets.table_view import TableState, TableView
+from tracetui.errors import TraceError
 from tracetui.safetext import shown
 from tracetui.views.table_spec import TableSpec
 
@@ -181,8 +184,6 @@ class TablesScreen(Screen[tuple[str, dict[str, Any]] | None]):
 
     def action_export(self) -> None:
         """Ask for a file name, then write the table as shown (its columns, sort, filter and rows)."""
-        from tracetui.app.exporting import TABLE_HINT, default_target, table_title
-        from tracetui.app.screens.export_dialog import ExportDialog
 
         traces: list[Path] = getattr(self.app, "trace_paths", list)()
         if not traces:
@@ -194,8 +195,6 @@ class TablesScreen(Screen[tuple[str, dict[str, Any]] | None]):
         self.app.push_screen(ExportDialog(title, default.name, TABLE_HINT), self._export_to)
 
     def _export_to(self, target: Path | None) -> None:
-        from tracetui.app.exporting import shown_columns, write_export
-        from tracetui.errors import TraceError
 
         if target is None:
             return

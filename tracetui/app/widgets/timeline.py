@@ -30,7 +30,7 @@ from tracetui.views.memory import MemoryLane
 from tracetui.views.timeline import lanes as lane_ops
 from tracetui.views.timeline import window as win
 from tracetui.views.timeline.lanes import COLOUR_MODES, SLOTS, Layout, MemoryRow, ShownRow
-from tracetui.views.timeline.model import EMPTY, LEVEL, NO_MARKS, PEAK_GLYPH, Marks, TimelineModel
+from tracetui.views.timeline.model import EMPTY, FAINT, LEVEL, NO_MARKS, PEAK_GLYPH, Marks, TimelineModel
 from tracetui.views.timeline.model import PEAK as PEAK_SLOT
 from tracetui.views.timeline.window import Window
 
@@ -581,6 +581,8 @@ class Timeline(CachedStyles, Widget, can_focus=True):
             return self._style("memory")
         if slot == PEAK_SLOT:
             return self._style("peak")
+        if slot == FAINT:
+            return self._style("idle")
         return Style(color=PALETTE[slot % SLOTS])
 
     def render_line(self, y: int) -> Strip:

@@ -95,6 +95,11 @@ class LevelSource(Protocol):
         """What an empty and a full cell stand for."""
         ...
 
+    @property
+    def quiet(self) -> bool:
+        """Tiny beside the other rows: drawn as a faint line where anything is held."""
+        ...
+
     def levels(self, edges: list[int]) -> list[float | None]:
         """Per cell, its highest level between the row's floor (0) and scale (1); None: nothing."""
         ...
@@ -209,6 +214,10 @@ class MemoryRow:
     def legend(self) -> str:
         return self.lane.legend
 
+    @property
+    def quiet(self) -> bool:
+        return self.lane.quiet
+
     def levels(self, edges: list[int]) -> list[float | None]:
         return self.lane.fractions(edges[:-1], edges[1:])
 
@@ -226,6 +235,7 @@ class CounterRow:
     floor: float
     scale: float
     legend: str = ""
+    quiet: bool = False
 
     def levels(self, edges: list[int]) -> list[float | None]:
         cells = len(edges) - 1

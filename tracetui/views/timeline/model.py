@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from tracetui.trace import Trace
     from tracetui.views.memory import MemoryLane
 
-EMPTY, LEVEL, PEAK = -1, -2, -3  # slots that are no palette colour
+EMPTY, LEVEL, PEAK, FAINT = -1, -2, -3, -4  # slots that are no palette colour
 PEAK_GLYPH = "▲"
 LABEL_MIN = 6  # cells an event must fully cover to be labelled
 CACHED_ROWS = 512
@@ -49,9 +49,9 @@ PROFILER_SPANS = "Spans"  # Kineto's process of the profiler's own span ("PyTorc
 
 @dataclass(frozen=True)
 class DrawnRow:
-    """One row of cells: glyph, palette slot (:data:`EMPTY`, :data:`LEVEL`, :data:`PEAK` or a slot of
-    :data:`tracetui.views.timeline.lanes.SLOTS`), inverse (an event starting in the cell: the glyph is
-    its gap), alternate shade, the reference under each cell (for a click: the row's
+    """One row of cells: glyph, palette slot (:data:`EMPTY`, :data:`LEVEL`, :data:`PEAK`, :data:`FAINT`
+    or a slot of :data:`tracetui.views.timeline.lanes.SLOTS`), inverse (an event starting in the cell:
+    the glyph is its gap), alternate shade, the reference under each cell (for a click: the row's
     ``source.event_id``), and labels ``(first cell, cells, text)`` over events wide enough."""
 
     glyphs: str
@@ -153,6 +153,9 @@ class TimelineModel:
             elif fraction is None:
                 glyphs.append(" ")
                 slots.append(EMPTY)
+            elif source.quiet:  # tiny beside the other lanes: a faint line where anything is held
+                glyphs.append(BARS[1])
+                slots.append(FAINT)
             else:
                 glyphs.append(BARS[max(1, min(8, round(fraction * 8)))])
                 slots.append(LEVEL)
