@@ -12,10 +12,12 @@ from textual.pilot import Pilot
 
 from tests.app.conftest import fixture, goto, settle, tree_of
 from tests.app.test_saved_views_and_exports import render
+from tracetui import formatting as fmt
 from tracetui.app.app import TraceApp
 from tracetui.app.screens.explorer import ExplorerScreen
 from tracetui.app.widgets.range_panel import RangePanel
 from tracetui.app.widgets.timeline import LABEL_WIDTH, Timeline
+from tracetui.insight.critical_path import step_paths
 from tracetui.views.timeline.area import area
 
 TRAIN = fixture("mlp_train_tbhandler_stack_memory.pt.trace")
@@ -256,3 +258,46 @@ def test_render_timeline_errors_are_one_line(tmp_path: Path) -> None:
         assert done.returncode == 2 and message in done.stderr and done.stderr.count("\n") == 1, done.stderr
     done = render([trace, "--window", "1:2", "-o", "x.svg"], tmp_path)
     assert done.returncode == 2 and "--view timeline" in done.stderr
+
+
+async def test_r_marks_the_steps_critical_paths_on_their_lanes_and_again_clears_them() -> None:
+    app = TraceApp(TRAIN)
+    async with app.run_test(size=SIZE) as pilot:
+        timeline = await full(pilot)
+        assert not timeline.marked.ids
+        await pilot.press("r")
+        await settle(pilot)
+        paths = step_paths(app.screen.trace)  # type: ignore[attr-defined]
+        on_path = set(paths.pieces["id"].drop_nulls().to_list())
+        assert on_path and timeline.marked.ids == on_path
+        steps = paths.spans.height
+        header = "".join(s.text for s in timeline.render_line(0))
+        length = fmt.duration(float(paths.spans["length_us"].sum()))
+        assert f"critical path: {steps} steps, {length}" in header
+        assert timeline.model is not None and timeline.window is not None
+        kernels = [r for r in timeline.rows if r.lane.kind == "gpu" and r.first]
+        marked = [
+            timeline.model.marked_cells(r.row, timeline.marked, timeline.window, timeline.cells)
+            for r in kernels
+        ]
+        assert any(marked)  # the path's GPU work is marked on its stream
+        lines = [timeline.render_line(timeline.header_rows + i) for i in range(len(timeline.rows))]
+        colours = {
+            str(seg.style.color.name) for line in lines for seg in line if seg.style and seg.style.color
+        }
+        assert "#ffaf00" in colours
+        await pilot.press("r")
+        await settle(pilot)
+        assert not timeline.marked.ids and "critical path" not in "".join(
+            s.text for s in timeline.render_line(0)
+        )
+
+
+async def test_r_without_steps_or_annotations_says_there_is_no_critical_path() -> None:
+    app = TraceApp(fixture("cpu_only"))
+    async with app.run_test(size=SIZE) as pilot:
+        timeline = await full(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert not timeline.marked.ids
+        assert any("no critical path" in str(n.message) for n in app._notifications)

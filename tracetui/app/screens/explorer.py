@@ -59,6 +59,7 @@ from tracetui.views.table_spec import TableSpec
 from tracetui.views.tables import build_tables
 from tracetui.views.timeline import window as win
 from tracetui.views.timeline.area import Area, area
+from tracetui.views.timeline.critical import LEGEND, critical_path_overlay
 from tracetui.views.timeline.model import (
     NO_MARKS,
     Marks,
@@ -192,6 +193,14 @@ class ExplorerScreen(Screen[None]):
             tooltip="zoom the timeline to the node's span; again: back to following the tree's steps",
         ),
         Binding("d", "toggle_details", "Details", show=False, id="explorer.details", tooltip="show or hide"),
+        Binding(
+            "r",
+            "critical_path",
+            "Critical path",
+            show=False,
+            id="explorer.critical_path",
+            tooltip="mark the steps' critical paths on the timeline (else the annotations'); again: clear",
+        ),
         Binding(
             "x",
             "toggle_expectations",
@@ -387,7 +396,31 @@ class ExplorerScreen(Screen[None]):
 
     def _overlay_ready(self, marks: Marks, legend: str) -> None:
         self._pending.discard("overlay")
-        self.timeline.set_marks(marks, legend)
+        if self._overlay is not None:  # not cleared meanwhile
+            self.timeline.set_marks(marks, legend)
+
+    def action_critical_path(self) -> None:
+        """Mark the critical path of every step (else of every annotation call) on the timeline;
+        again: clear it."""
+        if self._overlay is not None and self._overlay[1].startswith(LEGEND):
+            self._overlay = None
+            self.timeline.set_marks(NO_MARKS)
+            return
+        self._pending.add("critical")
+        self.notify("Finding the critical path …", timeout=2)
+        self.load_critical_path()
+
+    @work(thread=True, exclusive=True, group="critical")
+    def load_critical_path(self) -> None:
+        ids, legend = critical_path_overlay(self.trace)
+        self.app.call_from_thread(self._critical_path_ready, ids, legend)
+
+    def _critical_path_ready(self, ids: list[int], legend: str) -> None:
+        self._pending.discard("critical")
+        if not ids:
+            self.notify("No steps or annotations: no critical path to mark.", timeout=3)
+            return
+        self.mark_on_timeline(ids, legend)
 
     def on_timeline_event_chosen(self, message: Timeline.EventChosen) -> None:
         if not self.dispatch_tree.reveal_event(message.event_id):
