@@ -1,5 +1,6 @@
 """Snapshots of the timeline full screen (SVGs in __snapshots__), each at 80×24 and 200×50: the whole
-trace, a GEMM zoomed to with its launch flow, a range and its table, and a run's rank lanes."""
+trace, a GEMM zoomed to with its launch flow, a range and its table, a run's rank lanes, and the
+critical path overlaid."""
 
 from __future__ import annotations
 
@@ -69,3 +70,10 @@ def test_rank_lanes_of_a_run(snap_compare, size: tuple[int, int]) -> None:
 
     app = RunApp(resolve([GLOO4]), GLOO4.name)
     assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@SIZES
+def test_critical_path_overlay(snap_compare, size: tuple[int, int]) -> None:
+    """``r`` over the whole trace: the events on the steps' critical paths marked in amber on their
+    lanes, the path's steps and length in the header."""
+    assert snap_compare(TraceApp(TRAIN), terminal_size=size, run_before=keys("v", "0", "r"))

@@ -407,7 +407,7 @@ class ExplorerScreen(Screen[None]):
             self.timeline.set_marks(NO_MARKS)
             return
         self._pending.add("critical")
-        self.notify("Finding the critical path …", timeout=2)
+        self.timeline.set_marks(NO_MARKS, f"{LEGEND} …")  # the header says it is being found
         self.load_critical_path()
 
     @work(thread=True, exclusive=True, group="critical")
@@ -418,6 +418,7 @@ class ExplorerScreen(Screen[None]):
     def _critical_path_ready(self, ids: list[int], legend: str) -> None:
         self._pending.discard("critical")
         if not ids:
+            self.timeline.set_marks(NO_MARKS)
             self.notify("No steps or annotations: no critical path to mark.", timeout=3)
             return
         self.mark_on_timeline(ids, legend)
