@@ -10,10 +10,12 @@ from hypothesis import strategies as st
 import tracetui
 from tests.app.conftest import fixture
 from tracetui import formatting as fmt
+from tracetui.insight.critical_path import annotation_paths, step_paths
 from tracetui.views.timeline import index as ix
 from tracetui.views.timeline import window as win
 from tracetui.views.timeline.area import area
 from tracetui.views.timeline.cells import Events, from_events, glyph
+from tracetui.views.timeline.critical import critical_path_overlay
 from tracetui.views.timeline.lanes import Layout, move, select, shown_rows
 from tracetui.views.timeline.model import TimelineModel, lane_label, window_for
 from tracetui.views.timeline.window import Window
@@ -251,3 +253,24 @@ def test_the_range_table_of_the_whole_trace_agrees_with_the_ops_and_kernels_tabl
     assert kernels.height == trace.kernels.filter(pl.col("cat") == "kernel").height
     assert (kernels["count"] == kernels["calls"]).all()
     assert ((kernels["total_us_right"] - kernels["total_us"]).abs() < 1e-6).all()
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "legend"),
+    [
+        (TRAIN, "steps", "critical path: 2 steps, 5.47 ms"),
+        ("synthetic_cudnn_conv", "steps", "critical path: 1 step, 900.0 µs"),
+        ("mlp_train_eager_default", "annotations", "critical path: 3 annotations, 3.06 ms"),  # no steps
+        ("cpu_only", None, ""),  # neither: nothing to mark
+    ],
+)
+def test_the_critical_path_overlay_is_the_paths_events(name: str, kind: str | None, legend: str) -> None:
+    trace = tracetui.load(fixture(name))
+    ids, text = critical_path_overlay(trace)
+    assert text == legend
+    if kind is None:
+        assert ids == []
+        return
+    paths = step_paths(trace) if kind == "steps" else annotation_paths(trace)
+    assert ids == sorted(set(paths.pieces["id"].drop_nulls().to_list())) and ids
+    assert set(ids) <= set(trace.events["id"].to_list())  # events of the trace, to mark on their lanes
