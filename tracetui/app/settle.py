@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual.pilot import Pilot
+from textual.worker import WorkerCancelled
 
 from tracetui.app.screens.diff import DiffScreen
 from tracetui.app.screens.explorer import ExplorerScreen
@@ -19,7 +20,11 @@ async def settle(pilot: Pilot[Any]) -> None:
 
     app = pilot.app
     for _ in range(ROUNDS):
-        await app.workers.wait_for_complete()
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:  # an exclusive worker replaced by a newer one: wait for that one
+            await pilot.pause()
+            continue
         await pilot.pause()
         main = next((s for s in app.screen_stack if isinstance(s, (ExplorerScreen, DiffScreen))), None)
         loading = isinstance(app.screen, LoadingScreen)
