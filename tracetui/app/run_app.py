@@ -35,8 +35,10 @@ from tracetui.app.rank_messages import (
     ShowRanks,
 )
 from tracetui.app.rank_palette import RankCommands
+from tracetui.app.save_folder import SaveFolder
 from tracetui.app.screens.help import Section
 from tracetui.app.screens.loading import LoadingScreen
+from tracetui.errors import unexpected
 from tracetui.safetext import shown
 
 if TYPE_CHECKING:
@@ -75,11 +77,13 @@ class RunApp(TracetuiApp):
 
     COMMANDS = TracetuiApp.COMMANDS | {RankCommands}
 
-    def __init__(self, target: Target, name: str, *, freeze_gc: bool = False) -> None:
+    def __init__(
+        self, target: Target, name: str, *, freeze_gc: bool = False, save_folder: SaveFolder | None = None
+    ) -> None:
         """``target``: the run (a rank set or a dataset); ``name``: how the screens call it.
         ``freeze_gc``: full garbage collections only while the user is idle (nothing is frozen:
-        the ranks' traces come and go)."""
-        super().__init__()
+        the ranks' traces come and go). ``save_folder``: where files go (:class:`TracetuiApp`)."""
+        super().__init__(save_folder=save_folder)
         self.target = target
         self.freeze_gc = freeze_gc
         if not isinstance(target, Path):  # before Textual captures stderr (see prepare_workers)
@@ -116,7 +120,7 @@ class RunApp(TracetuiApp):
 
             if self.freeze_gc:
                 self.start_idle_collection(freeze=False)
-        except Exception as exc:
+        except unexpected() as exc:
             self.post_message(load_failed(exc))
         else:
             self.post_message(RunLoaded(report, tables))

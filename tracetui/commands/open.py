@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from tracetui.app.launch import open_run, open_trace
+from tracetui.app.save_folder import SaveFolder
 from tracetui.ranks.discover import is_dataset, resolve
 
 
@@ -18,7 +19,14 @@ from tracetui.ranks.discover import is_dataset, resolve
     help="Expectations file (TOML, as for `tracetui check`): a pass/fail panel; Enter on a failing "
     "check goes to the node that broke it.",
 )
-def open_command(traces: tuple[Path, ...], expect: Path | None) -> int:
+@click.option(
+    "--save-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Write exports and saved screens only in DIR (a name typed is relative to it; nothing "
+    "outside it, no file replaced without a yes). `tracetui serve` gives each tab its own.",
+    metavar="DIR",
+)
+def open_command(traces: tuple[Path, ...], expect: Path | None, save_dir: Path | None) -> int:
     """Explore TRACE (a Chrome trace, .json or .json.gz, or a trace directory) in the terminal.
 
     Without TRACE, opens the bundled sample trace. For the ranks of a distributed run (a directory
@@ -26,11 +34,12 @@ def open_command(traces: tuple[Path, ...], expect: Path | None) -> int:
     the collectives aligned across ranks and the kernels across ranks, then any rank's tree
     ([ and ] switch ranks). Keys: F1 or ? lists them all.
     """
+    folder = None if save_dir is None else SaveFolder.only(save_dir)
     if not traces or (len(traces) == 1 and traces[0].is_file()):
-        return open_trace(traces[0] if traces else None, expect)
+        return open_trace(traces[0] if traces else None, expect, folder)
     target = resolve(traces)
     if isinstance(target, Path) and not is_dataset(target):
-        return open_trace(target, expect)
+        return open_trace(target, expect, folder)
     if expect is not None:
         raise click.UsageError("--expect checks one trace: give one rank's trace with it")
-    return open_run(target)
+    return open_run(target, folder)
