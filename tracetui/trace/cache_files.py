@@ -55,7 +55,7 @@ from typing import Any, BinaryIO
 
 from isal import isal_zlib
 
-FORMAT = 6  # the layout of an entry (this module's and the cache's); the code version covers the rest
+FORMAT = 7  # the layout of an entry (this module's and the cache's); the code version covers the rest
 STORE = "tracetui-cache"
 TAG = "CACHEDIR.TAG"
 TAG_SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"
