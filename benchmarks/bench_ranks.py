@@ -3,7 +3,7 @@
     python benchmarks/bench_ranks.py [--ranks 8] [--runs 3] [--dir /work/tmp/ranks/bench8]
 
 The rank set is made once (if DIR does not hold it) from one real single-GPU trace with
-``python -m tracetui.ranks.synthetic`` (default: ../shared/traces/transformer_train_long.json.gz,
+``python -m tests.ranks.synthetic`` (default: ../shared/traces/transformer_train_long.json.gz,
 90 MB of JSON, 265k events; each rank gets an NCCL all-reduce per step, rank 3 arrives 3 ms late).
 Each run is a fresh process; *cold* starts with an empty cache directory (every rank decoded, its
 trace cache entry written), *warm* is the next run on the same cache (the ranks' small tables
@@ -29,6 +29,9 @@ from pathlib import Path
 from headline_trace import HEADLINE as SOURCE
 from headline_trace import need
 from installed import compile_tracetui
+
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # the checkout's root: its tests' fixtures
+from tests.ranks.synthetic import rank_set
 
 DEFAULT_DIR = Path("/work/tmp/ranks/bench8")
 
@@ -56,11 +59,12 @@ def tree_rss_kb(root: int) -> int:
     return total
 
 
-def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+def run(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float, float]:
     """Wall seconds, peak RSS (MB) of the process tree, and CPU seconds (user + system, the command
-    and the workers it waited for) of one command."""
+    and the workers it waited for) of one command (run in ``cwd``: in a checkout, ``python -m``
+    imports that checkout whatever ``PYTHONPATH`` says)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
     peak = 0
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -114,8 +118,6 @@ def main() -> None:
     compile_tracetui()
     files = sorted(args.dir.glob("rank*.pt.trace.json.gz"), key=lambda p: int(p.name[4:].split(".")[0]))
     if len(files) != args.ranks:
-        from tracetui.ranks.synthetic import rank_set
-
         shutil.rmtree(args.dir, ignore_errors=True)
         print(f"making {args.ranks} ranks from {args.source.name} in {args.dir} …", flush=True)
         files = rank_set(need(args.source), args.dir, args.ranks, straggler=min(3, args.ranks - 1))

@@ -9,13 +9,17 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests import hypothesis_budget
 from tests.app import synthetic
 
 os.environ["TRACETUI_NO_CACHE"] = "1"  # cache tests enable a private cache explicitly
 
 # Property tests judge results, not speed: on a loaded 2-core CI machine one example of a polars
 # pipeline can take longer than hypothesis' default 200 ms deadline, which would fail the run at random.
-settings.register_profile("tracetui", deadline=None)
+# The default run draws a quarter of each test's examples; CI's second step (.ci/run) passes
+# --hypothesis-profile=thorough for all of them (tests/hypothesis_budget.py).
+settings.register_profile("tracetui", deadline=None, max_examples=hypothesis_budget.DEFAULT)
+settings.register_profile("thorough", deadline=None, max_examples=hypothesis_budget.FULL)
 settings.load_profile("tracetui")
 
 

@@ -165,3 +165,33 @@ def printed_summary_agrees(summary: dict[str, Any], truth: Any) -> None:
         split = truth.split(instances[0])
         if split and all(truth.split(s) == split for s in instances):
             assert f"{name} {split} per call" in " ".join(text.split()), name
+
+
+@pytest.mark.parametrize(
+    "path", [FIXTURES / "mlp_eager.json.gz", FIXTURES / "capture_mlp_compiled_train.json.gz"]
+)
+def test_why_figures_are_one_computation(path: Path) -> None:
+    """Issue 39: each step's critical path and idle time in summary --json and export are the model's
+    (insight.critical_path.step_paths, insight.idle.stream_idle), and the advice is the same list."""
+    from tracetui.insight.advice import advice
+    from tracetui.insight.critical_path import PARTS, step_paths
+    from tracetui.insight.idle import stream_idle
+
+    trace = tracetui.load(path)
+    paths = step_paths(trace).spans.rows_by_key("span", named=True, unique=True)
+    summary = json.loads(invoke("summary", str(path), "--json"))
+    names = {row["name"]: span for span, row in paths.items()}
+    for step in summary["steps"]:
+        want = paths[names[step["name"]]]
+        assert {k: step["critical_path"][k] for k in ("length_us", *PARTS)} == {
+            k: pytest.approx(want[k]) for k in ("length_us", *PARTS)
+        }
+    exported = pl.read_json(
+        io.StringIO(invoke("export", str(path), "--table", "critical_path", "--format", "json"))
+    )
+    steps_only = exported.filter(pl.col("span_kind") == "step").group_by("span").agg(pl.col("us").sum())
+    for span, us in steps_only.iter_rows():
+        assert us == pytest.approx(paths[span]["length_us"], abs=0.01) or us >= paths[span]["length_us"]
+    idle = pl.read_json(io.StringIO(invoke("export", str(path), "--table", "idle", "--format", "json")))
+    assert idle["idle_us"].to_list() == pytest.approx(stream_idle(trace)["idle_us"].to_list())
+    assert [a["rule"] for a in summary["advice"]] == [a.rule for a in advice(trace)]

@@ -11,10 +11,11 @@ import contextlib
 import importlib
 import os
 import sys
+from typing import Any
 
 import click
 
-from tracetui import __version__
+from tracetui import __version__, settings
 from tracetui.errors import (
     EXIT_BAD_INPUT,
     EXIT_CHECK_FAILED,
@@ -43,6 +44,22 @@ Exit codes:
      out of memory
   3  internal error (a bug in tracetui; TRACETUI_DEBUG=1 shows the traceback)
 """
+
+
+class SettingType(click.ParamType):  # type: ignore[type-arg]
+    """An option read as its setting is (:mod:`tracetui.settings`): the same type, the same errors."""
+
+    def __init__(self, setting: settings.Setting[Any]) -> None:
+        self.setting = setting
+        self.name = setting.kind.name
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return self.setting.kind.read(value.strip())
+        except ValueError:
+            self.fail(f"{value}: {self.setting.kind.expected}", param, ctx)
 
 
 class LazyGroup(click.Group):
@@ -101,7 +118,7 @@ def show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> No
 )
 @click.option(
     "--max-inflate",
-    type=click.FloatRange(min=0),
+    type=SettingType(settings.MAX_INFLATE),
     default=None,
     metavar="RATIO",
     help="Refuse gzip data that inflates to more than 256 MB plus RATIO times its size (default 100; "
@@ -113,8 +130,7 @@ def cli(max_inflate: float | None) -> None:
     Which CPU op launched which GPU kernel, which ops launched none, and where the
     time went. Guess first, then look.
     """
-    if max_inflate is not None:
-        os.environ["TRACETUI_MAX_INFLATE"] = f"{max_inflate:g}"
+    # --max-inflate is read by each command (tracetui.commands.max_inflate) and handed to its loads
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -124,7 +140,9 @@ def main(argv: list[str] | None = None) -> None:
     # ~0.5 s later, until a load sets a budget to keep it under (tracetui.trace.allocator)
     hand_back_at_once()
     guard_stdout()
+    debug = False
     try:
+        debug = bool(settings.DEBUG.get())
         code = cli.main(args=args, prog_name="tracetui", standalone_mode=False)
     except TraceError as exc:
         _say(f"tracetui: {exc}")
@@ -143,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
     except (StdoutClosed, BrokenPipeError):  # the reader has what it wanted (`| head`)
         code = EXIT_OK
     except BaseException as exc:  # a bug, or out of memory: still one line unless debugging
-        if not isinstance(exc, unexpected()) or os.environ.get("TRACETUI_DEBUG"):
+        if not isinstance(exc, unexpected()) or debug:
             raise  # SystemExit, GeneratorExit
         problem, code = failure(exc)  # a polars panic is not an Exception: caught here too
         _say(
@@ -164,8 +182,12 @@ def _exit(code: int) -> None:
 
     A loaded trace is millions of small objects; freeing them one by one at exit costs a
     noticeable fraction of a second and serves no purpose. A cache entry being written is
-    finished first (``os._exit`` does not wait for threads).
+    finished first (``os._exit`` does not wait for threads), and worker processes a run's command
+    started but did not use (it failed before) are stopped.
     """
+    workers = sys.modules.get("tracetui.ranks.workers")
+    if workers is not None:
+        workers.before_exit()
     cache = sys.modules.get("tracetui.trace.cache")
     if cache is not None:
         cache.settle()

@@ -40,8 +40,8 @@ if want tests; then
     } 2>&1 | tee "$OUT/env.txt"
     # Without tests/__init__.py, pytest names tests/workloads "workloads" and hides the real package.
     [[ -e tests/__init__.py ]] || touch tests/__init__.py
-    step 300 pytest_gpu.txt python3 -m pytest tests/workloads -m gpu -q -rs -p no:cacheprovider
-    step 200 pytest_cpu.txt python3 -m pytest tests/workloads -m "not gpu" -q -rs -p no:cacheprovider
+    step 300 pytest_gpu.txt python3 -m pytest -o addopts="" tests/workloads -m gpu -q -rs -p no:cacheprovider
+    step 200 pytest_cpu.txt python3 -m pytest -o addopts="" tests/workloads -m "not gpu" -q -rs -p no:cacheprovider
 fi
 if want bench; then
     step 300 bench.md python3 -m tracetui.workloads.bench --sweep
@@ -71,7 +71,7 @@ if want ddp; then  # issue 18: one trace per rank; gloo on one GPU, NCCL when th
     if [[ $(nvidia-smi -L | wc -l) -ge 2 ]]; then
         capture ddp ddp --ranks 2 --straggler 1 -o ddp_nccl_2ranks_straggler --backend nccl
     fi
-    step 300 pytest_ddp.txt python3 -m pytest tests/workloads/test_capture_ddp.py -q -rs -p no:cacheprovider
+    step 300 pytest_ddp.txt python3 -m pytest -o addopts="" tests/workloads/test_capture_ddp.py -q -rs -p no:cacheprovider
     tar czf "$OUT/ddp.tar.gz" -C "$OUT/ddp" .
     ls -lR "$OUT/ddp" | tee -a "$OUT/capture.log"
     rm -rf "$OUT/ddp"
@@ -89,7 +89,7 @@ if want fsdp; then  # issue 17 on ONE GPU: FSDP2 with gloo, both ranks on GPU 0;
     tar czf "$OUT/fsdp.tar.gz" -C "$OUT/fsdp" .  # before the tests: a timeout keeps the traces
     ls -lR "$OUT/fsdp" | tee -a "$OUT/capture.log"
     rm -rf "$OUT/fsdp"
-    step 400 pytest_fsdp.txt python3 -m pytest tests/workloads/test_capture_fsdp.py tests/workloads/test_capture_ddp.py \
+    step 400 pytest_fsdp.txt python3 -m pytest -o addopts="" tests/workloads/test_capture_fsdp.py tests/workloads/test_capture_ddp.py \
         tests/workloads/test_capture_ranks.py -q -rs -p no:cacheprovider
 fi
 if want ranks; then  # issue 17: NCCL with a GPU per rank (nvidia-h200-x2 or -x4); skipped with one GPU
@@ -112,7 +112,7 @@ if want ranks; then  # issue 17: NCCL with a GPU per rank (nvidia-h200-x2 or -x4
         tar czf "$OUT/ranks.tar.gz" -C "$OUT/ranks" .  # before the tests: a timeout keeps the traces
         ls -lR "$OUT/ranks" | tee -a "$OUT/capture.log"
         rm -rf "$OUT/ranks"
-        step 400 pytest_ranks.txt python3 -m pytest tests/workloads/test_capture_fsdp.py tests/workloads/test_capture_ddp.py \
+        step 400 pytest_ranks.txt python3 -m pytest -o addopts="" tests/workloads/test_capture_fsdp.py tests/workloads/test_capture_ddp.py \
             -m gpu -q -rs -p no:cacheprovider
     fi
 fi

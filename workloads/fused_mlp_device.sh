@@ -37,7 +37,7 @@ capture() {  # capture DIR ARGS...: tracetui capture in DIR, as the samples' REA
 } 2>&1 | tee "$OUT/env.txt"
 
 # 1. the kernel against float64, every shape and launch kind (the capture tests come later)
-step 240 pytest_fused.txt python3 -m pytest tests/workloads/test_fused_mlp_gpu.py -k "not capture" -q -rs \
+step 240 pytest_fused.txt python3 -m pytest -o addopts="" tests/workloads/test_fused_mlp_gpu.py -k "not capture" -q -rs \
     -p no:cacheprovider
 # 2. the sample trace and, for the diff, eager on the same card
 capture samples mlp --kernel triton-fused
@@ -52,6 +52,6 @@ capture smoke mlp --kernel triton-fused --compile
 capture smoke mlp --kernel triton-fused --cuda-graph
 capture smoke mlp --kernel triton-fused --dtype fp16 --batch 3 --seq 37 --dim 72 --hidden 200
 ls -l "$OUT/smoke" | tee -a "$OUT/capture.log"
-step 240 pytest_gpu.txt python3 -m pytest tests/workloads/test_fused_mlp_gpu.py tests/workloads/test_geglu_gpu.py \
+step 240 pytest_gpu.txt python3 -m pytest -o addopts="" tests/workloads/test_fused_mlp_gpu.py tests/workloads/test_geglu_gpu.py \
     tests/workloads/test_capture_gpu.py -k "capture or geglu" -m gpu -q -rs -p no:cacheprovider
 rm -rf "$OUT/samples" "$OUT/smoke"

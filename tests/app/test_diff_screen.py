@@ -200,7 +200,7 @@ async def test_a_trace_that_cannot_load_shows_the_cli_line(tmp_path: Path) -> No
 def test_diff_opens_the_screen_on_a_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
     opened: list[tuple[Path, Path]] = []
 
-    def fake_open(a: Path, b: Path) -> int:
+    def fake_open(a: Path, b: Path, max_inflate: float | None = None) -> int:
         opened.append((a, b))
         return 0
 

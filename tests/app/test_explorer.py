@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pytest
 from textual.widgets import Static
 
 from tests.app import synthetic
@@ -363,6 +364,7 @@ async def test_markup_and_escape_bytes_render_literally_and_run_nothing(markup_p
         assert app.is_running and isinstance(app.screen, ExplorerScreen)
 
 
+@pytest.mark.slow
 async def test_deep_python_stack_does_not_recurse(deep_path: Path) -> None:
     app = TraceApp(deep_path)
     async with app.run_test(size=(140, 40)) as pilot:

@@ -22,7 +22,7 @@ from tracetui.views import tree_frame
 def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("TRACETUI_NO_CACHE", raising=False)
     monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    monkeypatch.setenv("TRACETUI_CACHE_MIN_BYTES", "0")
     return tmp_path / "cache"
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from tests.app.conftest import fixture
 from tests.app.serving import served
+from tracetui import settings
 from tracetui.app.serve import command_line
 
 pytest.importorskip("textual_serve", reason="tracetui[serve] is not installed")
@@ -47,6 +48,16 @@ def test_command_line_keeps_a_hostile_file_name_one_word(tmp_path: Path, name: s
     out = subprocess.run(["sh", "-c", line], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == ["-m", "tracetui", "open", "--save-dir", str(saves), "--", str(trace)]
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_the_served_explorer_gets_max_inflate_on_its_command_line(tmp_path: Path) -> None:
+    """``tracetui --max-inflate R serve``: each tab's ``tracetui open`` is given the option (before,
+    through the environment the CLI wrote)."""
+    trace = tmp_path / "t.json"
+    assert (
+        command_line(trace, python="PY", max_inflate=0.0) == f"PY -m tracetui --max-inflate 0 open -- {trace}"
+    )
+    assert command_line(trace, python="PY") == f"PY -m tracetui open -- {trace}"
 
 
 def test_port_taken_is_one_line_exit_2() -> None:
@@ -99,7 +110,7 @@ def test_page_title_and_url_line_neutralise_the_file_name(tmp_path: Path) -> Non
 
 # ---- the real browser ------------------------------------------------------------------------------
 
-CHROMIUM = os.environ.get("TRACETUI_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = str(settings.CHROMIUM.value())
 # Generous on a loaded 2-core CI machine (each tab starts a `tracetui open` process); the test
 # stops waiting as soon as the tree is on the page (about 6 s here).
 BROWSER_TIMEOUT_S = 120
@@ -139,7 +150,7 @@ SCREEN_TEXT = """() => {
 def artifacts(tmp_path: Path) -> Path:
     """Where the browser test keeps its screenshot: ``$TRACETUI_TEST_ARTIFACTS`` (CI), else pytest's
     temporary folder of the test."""
-    folder = Path(os.environ.get("TRACETUI_TEST_ARTIFACTS") or tmp_path)
+    folder = settings.TEST_ARTIFACTS.get() or tmp_path
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -147,7 +158,7 @@ def artifacts(tmp_path: Path) -> Path:
 def missing_browser(reason: str) -> NoReturn:
     """Skip, with the reason; where ``TRACETUI_REQUIRE_BROWSER`` is set (CI, which installs the
     browser), fail instead: there the browser test must run."""
-    if os.environ.get("TRACETUI_REQUIRE_BROWSER"):
+    if settings.REQUIRE_BROWSER.value():
         pytest.fail(f"{reason}, and TRACETUI_REQUIRE_BROWSER is set", pytrace=False)
     pytest.skip(reason)
 

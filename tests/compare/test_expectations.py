@@ -78,8 +78,8 @@ def test_key_set_and_docs() -> None:
     quantities = {q for q, _ in CHECKS.values()}
     for quantity in quantities:
         keys = {k for k, (q, _) in CHECKS.items() if q == quantity}
-        if quantity.endswith("_us"):
-            assert keys == {f"min_{quantity}", f"max_{quantity}"}  # times: bounds only
+        if quantity.endswith(("_us", "_pct")):
+            assert keys == {f"min_{quantity}", f"max_{quantity}"}  # times and shares: bounds only
         elif quantity == "launches_kernels":
             assert keys == {quantity}
         elif quantity.startswith("peak_"):

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tracetui
+from tests.hypothesis_budget import examples
 from tracetui.insight.distributions import (
     BINS,
     PERCENTILES,
@@ -71,7 +72,7 @@ def test_percentiles_on_exact_ns_equal_numpy_exactly() -> None:
             )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.integers(min_value=0, max_value=10**12), min_size=1, max_size=300))
 def test_percentiles_and_histogram_on_any_durations(durations: list[int]) -> None:
     frame = pl.DataFrame({"ns": durations}, schema={"ns": pl.Int64})
@@ -165,7 +166,7 @@ def test_one_number_everywhere() -> None:
     assert steps is not None and summary_data(trace)["step_times"]["p90_us"] == steps["p90_us"]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.lists(
         st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 10**9), st.integers(0, 10**6)),

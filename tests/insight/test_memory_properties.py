@@ -12,6 +12,7 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.hypothesis_budget import examples
 from tests.insight import memory_traces as mt
 from tracetui.insight.memory import memory_of
 from tracetui.insight.memory_data import memory_data
@@ -51,7 +52,7 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
     return events
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(traces())
 def test_any_memory_events_read_without_failing(events: list[dict[str, Any]]) -> None:
     with tempfile.TemporaryDirectory() as folder:

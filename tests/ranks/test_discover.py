@@ -8,10 +8,20 @@ from pathlib import Path
 
 import pytest
 
+from tests.ranks import synthetic
 from tests.ranks.conftest import GLOO4, NCCL2, rank_files
 from tracetui.errors import TraceError
-from tracetui.ranks import synthetic
-from tracetui.ranks.discover import FROM_INFO, FROM_NAME, FROM_ORDER, discover, rank_list
+from tracetui.ranks.discover import (
+    DATASET_MANIFEST,
+    FROM_INFO,
+    FROM_NAME,
+    FROM_ORDER,
+    discover,
+    is_run,
+    rank_list,
+    resolve,
+    single_trace,
+)
 
 
 def _plain_copies(tmp_path: Path, names: list[str], info: bool = False) -> list[Path]:
@@ -163,3 +173,33 @@ def test_an_unreadable_file_is_skipped_with_its_reason(tmp_path: Path) -> None:
         )
     finally:
         locked.chmod(0o644)
+
+
+# ---- one trace or a run: the one resolver every command asks ----------------------------------------
+
+
+def test_one_trace_or_a_run(tmp_path: Path) -> None:
+    """``single_trace(resolve(...))``: the one question open, summary, export and capture ask (before,
+    three predicates: ``is_file``, ``exists and not is_dir`` and ``not is_dataset``)."""
+    one = rank_files(NCCL2)[0]
+    assert single_trace(resolve([one])) == one  # a file
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert single_trace(resolve([fifo])) == fifo  # a pipe (not a regular file): nothing is read here
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(one, alone / one.name)
+    assert single_trace(resolve([alone])) == alone  # a trace directory with one trace
+    runs = tmp_path / "runs"  # several runs of one process: the directory, its newest trace shown
+    runs.mkdir()
+    for name in ("a.json.gz", "b.json.gz"):
+        shutil.copy(rank_files(GLOO4)[0], runs / name)
+    assert single_trace(resolve([runs])) == runs
+    dataset = tmp_path / "dataset"
+    dataset.mkdir()
+    (dataset / DATASET_MANIFEST).write_text("{}")
+    for run in ([GLOO4], rank_files(GLOO4)[:2], [str(GLOO4 / "rank[02]*.json.gz")], [dataset]):
+        target = resolve(run)
+        assert single_trace(target) is None and is_run(target), run
+    with pytest.raises(TraceError, match="no such file or directory"):
+        resolve([tmp_path / "missing.json"])

@@ -137,7 +137,7 @@ def test_gloo_collectives_are_the_gloo_spans() -> None:
 
 def test_a_trace_without_steps_is_one_window(tmp_path: Path) -> None:
     """No ProfilerStep: the window is the whole trace, and the breakdown still adds up to it."""
-    from tracetui.ranks import synthetic
+    from tests.ranks import synthetic
 
     doc = synthetic.read(rank_files(NCCL2)[1])
     doc["traceEvents"] = [

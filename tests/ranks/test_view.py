@@ -7,9 +7,10 @@ from collections.abc import Callable
 import polars as pl
 import pytest
 
+from tests.ranks import synthetic
 from tests.ranks.conftest import GLOO4
 from tracetui import formatting as fmt
-from tracetui.ranks import synthetic, view
+from tracetui.ranks import view
 from tracetui.ranks.discover import resolve
 from tracetui.ranks.run import report_for
 
@@ -42,7 +43,7 @@ def test_collectives_and_kernels_tables(gloo_report) -> None:  # type: ignore[no
 
 
 def test_step_lanes_are_aligned_at_step_starts(gloo_report) -> None:  # type: ignore[no-untyped-def]
-    assert view.lane_steps(gloo_report) == [2, 3, 4]
+    assert gloo_report.analysis.steps["step"].to_list() == [2, 3, 4]
     lanes = view.step_lanes(gloo_report, 3)
     assert [lane.rank for lane in lanes] == [0, 1, 2, 3]
     steps = gloo_report.analysis.rank_steps

@@ -15,7 +15,7 @@ from polars.testing import assert_frame_equal
 import tracetui
 from tracetui.errors import TraceError
 from tracetui.report import export
-from tracetui.report.export import export_parts, export_table, write_table
+from tracetui.report.export import export_parts, write_table
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 TRACE = FIXTURES / "mlp_train_compiled.json.gz"  # events with args and shapes; kernels with readings
@@ -38,11 +38,12 @@ def test_parts_of_any_size_write_the_same_table(
     trace = tracetui.load(path)
     whole = tmp_path / f"whole.{fmt}"
     write_table(export_parts(trace, table), fmt, whole, path)
+    frame = pl.concat(export_parts(trace, table))  # in the default parts (one, for these traces)
     monkeypatch.setattr(export, "ROWS", 7)
     monkeypatch.setattr(export, "KERNEL_ROWS", 5)
     parts = list(export_parts(trace, table))
     assert len(parts) > 3 and all(p.height <= 7 for p in parts)  # many parts
-    assert_frame_equal(pl.concat(parts), export_table(trace, table), rel_tol=1e-12)
+    assert_frame_equal(pl.concat(parts), frame, rel_tol=1e-12)
     in_parts = tmp_path / f"parts.{fmt}"
     write_table(iter(parts), fmt, in_parts, path)
     assert_frame_equal(
@@ -54,7 +55,10 @@ def test_parts_of_any_size_write_the_same_table(
 @pytest.mark.parametrize("fmt", ["csv", "json"])
 def test_default_parts_write_the_bytes_of_the_whole(tmp_path: Path, fmt: str) -> None:
     trace = tracetui.load(TRACE)
-    for name, frame in (("parts", export_parts(trace, "events")), ("whole", export_table(trace, "events"))):
+    for name, frame in (
+        ("parts", export_parts(trace, "events")),
+        ("whole", pl.concat(export_parts(trace, "events"))),
+    ):
         write_table(frame, fmt, tmp_path / f"{name}.{fmt}", TRACE)
     assert (tmp_path / f"parts.{fmt}").read_bytes() == (tmp_path / f"whole.{fmt}").read_bytes()
 
@@ -84,7 +88,7 @@ def test_parts_with_other_columns_are_refused(tmp_path: Path) -> None:
 
 def test_the_whole_events_table_has_every_events_args_and_an_ops_shapes() -> None:
     trace = tracetui.load(TRACE)
-    table = export_table(trace, "events")
+    table = pl.concat(export_parts(trace, "events"))
     assert table["id"].to_list() == trace.events["id"].to_list()
     assert table["args"].to_list() == trace.args_json().to_list()
     ops = table.filter(pl.col("cat") == "cpu_op")

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from tracetui.trace import cache
-
 
 @pytest.fixture
 def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -15,5 +13,5 @@ def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("TRACETUI_NO_CACHE", raising=False)
     monkeypatch.delenv("TRACETUI_CACHE_MAX", raising=False)
     monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    monkeypatch.setenv("TRACETUI_CACHE_MIN_BYTES", "0")
     return tmp_path / "cache"

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.hypothesis_budget import examples
 from tracetui.trace import links, native, stats
 
 
@@ -104,7 +105,7 @@ _op = st.tuples(st.integers(0, 2), st.integers(0, 4), st.integers(0, 3), st.bool
 _flow = st.tuples(st.sampled_from(["s", "f"]), st.integers(0, 3), st.integers(0, 2), st.integers(0, 4))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(ops=st.lists(_op, max_size=12), flows=st.lists(_flow, max_size=10))
 def test_fwdbwd_flows_bind_as_the_join_of_every_op_did(
     ops: list[tuple[int, int, int, bool]], flows: list[tuple[str, int, int, int]]

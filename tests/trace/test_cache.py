@@ -736,7 +736,8 @@ def test_the_size_cap_removes_the_least_recently_used(
 
 
 @pytest.mark.parametrize(
-    ("text", "value"), [("", 4 << 30), ("2G", 2 << 30), ("512MiB", 512 << 20), ("1000", 1000)]
+    ("text", "value"),
+    [("", 4 << 30), ("2G", 2 << 30), ("512MiB", 512 << 20), ("2GB", 2 * 10**9), ("1000", 1000)],
 )
 def test_the_size_cap_reads_units(monkeypatch: pytest.MonkeyPatch, text: str, value: int) -> None:
     monkeypatch.setenv("TRACETUI_CACHE_MAX", text)

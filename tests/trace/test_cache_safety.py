@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tracetui
+from tests.hypothesis_budget import examples
 from tracetui.insight.summary_data import summary_data
 from tracetui.trace import cache
 from tracetui.trace import cache_files as files
@@ -370,7 +371,7 @@ OPERATIONS = st.lists(
 
 
 @settings(
-    max_examples=25,
+    max_examples=examples(25),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -400,7 +401,7 @@ def test_the_cache_folder_keeps_whatever_it_held(
         patch.delenv("TRACETUI_NO_CACHE", raising=False)
         patch.delenv("TRACETUI_CACHE_MAX", raising=False)
         patch.setenv("TRACETUI_CACHE_DIR", str(root))
-        patch.setattr(cache, "MIN_BYTES", 0)
+        patch.setenv("TRACETUI_CACHE_MIN_BYTES", "0")
         for operation in operations:
             what, _, value = operation.partition(" ")
             if what == "load":

@@ -25,11 +25,12 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 import tracetui
+from tests.hypothesis_budget import examples
 from tests.trace.corrupt import LAYOUTS, REPAIRABLE, corrupt, document, event_text
 from tracetui.compare.diff_data import diff_data
 from tracetui.errors import TraceError
 from tracetui.insight.summary_data import summary_data
-from tracetui.report.export import export_table
+from tracetui.report.export import export_parts
 from tracetui.report.summary import summary_renderable
 from tracetui.trace.categories import GPU_WORK, LAUNCH_CALLS
 
@@ -79,7 +80,7 @@ def mutated(draw: st.DrawFn) -> tuple[str, dict[str, Any], int]:
     return name, doc, intact
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_mutated_real_traces_never_crash(case: tuple[str, dict[str, Any], int]) -> None:
     name, doc, intact = case
@@ -93,7 +94,7 @@ def test_mutated_real_traces_never_crash(case: tuple[str, dict[str, Any], int]) 
         data = summary_data(trace)
         Console(file=io.StringIO(), width=100).print(summary_renderable(data))
         for table in ("events", "ops", "kernels", "annotations", "steps", "runtime", "anomalies"):
-            export_table(trace, table).write_csv()
+            pl.concat(export_parts(trace, table)).write_csv()
         diff_data(original_trace(name), trace)
     # No GPU event is lost: each one the mutations left intact is loaded, and each loaded one is
     # either linked to a launch call with its correlation id or an orphan, judged here from the
@@ -120,7 +121,7 @@ def broken(draw: st.DrawFn) -> tuple[str, dict[str, Any], bytes, int]:
     return name, doc, document(doc, layout, texts), len(texts)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(broken())
 def test_broken_json_of_mutated_real_traces_keeps_every_event(
     case: tuple[str, dict[str, Any], bytes, int],
@@ -141,7 +142,7 @@ def test_broken_json_of_mutated_real_traces_keeps_every_event(
         summary = summary_data(trace)
         Console(file=io.StringIO(), width=100).print(summary_renderable(summary))
         for table in ("events", "ops", "kernels", "annotations", "steps", "runtime", "anomalies"):
-            export_table(trace, table).write_csv()
+            pl.concat(export_parts(trace, table)).write_csv()
         diff_data(original_trace(name), trace)
     # The event count after every repair: each event read, or reported skipped (only a broken one);
     # never an event made up. A broken event can be read (its bad field dropped) and still leave a

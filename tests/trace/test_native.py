@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +21,8 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import tracetui
+import tracetui.settings
+from tests.hypothesis_budget import examples
 from tracetui.errors import TraceError
 from tracetui.trace import native, prefetch
 from tracetui.trace.layout import MODEL_TABLES
@@ -30,7 +31,7 @@ from tracetui.trace.loader import load_now
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 REAL = sorted(p.name for p in FIXTURES.glob("*.json.gz"))
 # .ci/sanitize multiplies the generated examples: a short fuzz of the scanner under ASan and UBSan.
-FUZZ_SCALE = int(os.environ.get("TRACETUI_FUZZ_SCALE", "1"))
+FUZZ_SCALE = tracetui.settings.FUZZ_SCALE.value()
 FACTS = ("metadata", "format", "truncated", "repairs", "other_phases", "event_count")
 
 
@@ -246,7 +247,9 @@ def documents(draw: st.DrawFn) -> list[dict[str, Any]]:
     return events
 
 
-@settings(max_examples=150 * FUZZ_SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=examples(150) * FUZZ_SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(documents())
 def test_generated_traces_match_or_are_refused(events: list[dict[str, Any]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
@@ -331,7 +334,7 @@ def damaged(draw: st.DrawFn) -> bytes:
     return bytes(data)
 
 
-@settings(max_examples=60 * FUZZ_SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60) * FUZZ_SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged())
 def test_damaged_bytes_are_refused_or_read_like_msgspec(data: bytes) -> None:
     if refusal(data):

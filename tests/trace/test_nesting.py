@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.hypothesis_budget import examples
 from tracetui.trace import native, nesting
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -55,7 +56,7 @@ intervals = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 40), st.integer
 
 
 @needs_native
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(intervals)
 def test_generated_intervals_nest_alike_on_both_paths(rows: list[tuple[int, int, int, str]]) -> None:
     """Ties, partial overlaps, zero durations and several tracks: the same parents, depths,
@@ -114,7 +115,7 @@ tied = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(tied)
 def test_packed_key_sort_is_the_five_key_sort(rows: list[tuple[int, int, int, int]]) -> None:
     cpu = cpu_rows(rows)

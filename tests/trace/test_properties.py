@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tracetui
+from tests.hypothesis_budget import examples
 from tests.trace.synth import kernel, launch, x
 
 CPU_CATS = ("cpu_op", "user_annotation", "python_function")
@@ -62,7 +63,7 @@ def reference_parents(rows: list[dict[str, Any]]) -> dict[int, int | None]:
     return parents
 
 
-SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS

@@ -157,9 +157,10 @@ def test_the_inflation_cap_can_be_raised(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(source, "FLOOR", 1 << 20)
     with pytest.raises(TraceError, match="gzip bomb"):
         tracetui.load(dense)
-    monkeypatch.setenv(source.RATIO_VARIABLE, "0")
+    assert tracetui.load(dense, max_inflate=0).event_count == EVENTS  # the option, as a value
+    monkeypatch.setenv("TRACETUI_MAX_INFLATE", "0")
     assert tracetui.load(dense).event_count == EVENTS
-    monkeypatch.setenv(source.RATIO_VARIABLE, "lots")
+    monkeypatch.setenv("TRACETUI_MAX_INFLATE", "lots")
     with pytest.raises(TraceError, match="TRACETUI_MAX_INFLATE"):
         tracetui.load(dense)
 

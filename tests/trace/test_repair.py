@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tracetui
+from tests.hypothesis_budget import examples
 from tests.trace.corrupt import CORRUPTIONS, LAYOUTS, REPAIRABLE, corrupt, document, event_text
 from tests.trace.synth import kernel, launch, mlp_like, op, trace_doc
 from tests.trace.test_native import msgspec_only
@@ -238,7 +239,7 @@ def traces(draw: st.DrawFn) -> list[dict[str, Any]]:
     return draw(st.permutations(events))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(traces(), st.sampled_from(sorted(LAYOUTS)), st.sampled_from(CORRUPTIONS), st.data())
 def test_any_single_token_corruption_loses_no_intact_event(
     events: list[dict[str, Any]], layout: str, kind: str, data: st.DataObject
@@ -271,7 +272,7 @@ def test_any_single_token_corruption_loses_no_intact_event(
     assert work["launch_id"].null_count() == trace.orphans.height
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     st.lists(st.tuples(st.sampled_from(CORRUPTIONS), st.booleans()), min_size=1, max_size=5),
     st.sampled_from(sorted(LAYOUTS)),
@@ -293,7 +294,7 @@ def test_repairs_are_local_so_a_block_repairs_as_its_events_do(
     assert whole == separator.join(repair.patch_known_defects(text)[0] for text in texts)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(traces(), st.sampled_from(sorted(LAYOUTS)), st.sampled_from(REPAIRABLE), st.data())
 def test_the_whole_events_before_a_broken_token_need_no_repair(
     events: list[dict[str, Any]], layout: str, kind: str, data: st.DataObject

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tracetui
+from tests.hypothesis_budget import examples
 from tests.replay import replay
 from tracetui.insight.spans import thread_splits
 from tracetui.trace.stats import within
@@ -102,7 +103,7 @@ def test_a_thread_is_known_by_its_specific_name() -> None:
 TIMES = st.integers(min_value=0, max_value=40)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     spans=st.lists(st.tuples(st.sampled_from("ab"), TIMES, st.integers(0, 25)), max_size=8),
     rows=st.lists(st.tuples(st.sampled_from("abc"), st.one_of(TIMES, st.none())), max_size=30),

@@ -34,7 +34,7 @@ def _no_cache(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _load(path: Path, monkeypatch: pytest.MonkeyPatch, aside: bool) -> tracetui.Trace:
     with monkeypatch.context() as patch:
-        patch.setattr(spill, "MIN_BYTES", 0 if aside else 1 << 60)
+        patch.setenv("TRACETUI_SPILL_MIN_BYTES", "0" if aside else "1T")
         return tracetui.load(path)
 
 
@@ -77,7 +77,7 @@ def test_a_cache_entry_of_a_trace_with_tables_on_disk_holds_them_and_leaves_them
 ) -> None:
     monkeypatch.delenv("TRACETUI_NO_CACHE")
     monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    monkeypatch.setenv("TRACETUI_CACHE_MIN_BYTES", "0")
     first = _load(TRAIN, monkeypatch, aside=True)
     cache.settle()
     assert all(_unread(first, name) for name in ASIDE)  # the writer read them, did not keep them
@@ -127,7 +127,7 @@ def test_the_cache_writer_holds_one_table_read_back_at_a_time(
     shapes are read, the flows read before them are gone."""
     monkeypatch.delenv("TRACETUI_NO_CACHE")
     monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    monkeypatch.setenv("TRACETUI_CACHE_MIN_BYTES", "0")
     read: list[tuple[str, weakref.ref[pl.DataFrame]]] = []
     alive_when_read: list[list[str]] = []
     original = model.read_table
@@ -156,7 +156,7 @@ def test_a_trace_from_the_cache_answers_questions_asked_once_again_and_again(
     cache's source lets a table go once it gives it whole, so a question never asks it so."""
     monkeypatch.delenv("TRACETUI_NO_CACHE")
     monkeypatch.setenv("TRACETUI_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(cache, "MIN_BYTES", 0)
+    monkeypatch.setenv("TRACETUI_CACHE_MIN_BYTES", "0")
     held = _load(TRAIN, monkeypatch, aside=False)
     cache.settle()
     again = tracetui.load(TRAIN)
@@ -188,7 +188,7 @@ def _frames() -> dict[str, pl.DataFrame]:
 
 
 def test_spilled_tables_read_back_whole_or_by_columns(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(spill, "MIN_BYTES", 0)
+    monkeypatch.setenv("TRACETUI_SPILL_MIN_BYTES", "0")
     frames = _frames()
     spilled = SpilledTables.of(Path("t.json"), frames)
     assert spilled is not None and spilled.names == ("a", "b") and not spilled.files
@@ -201,7 +201,7 @@ def test_spilled_tables_read_back_whole_or_by_columns(monkeypatch: pytest.Monkey
 
 
 def test_a_table_is_read_back_in_reads_of_bounded_size(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(spill, "MIN_BYTES", 0)
+    monkeypatch.setenv("TRACETUI_SPILL_MIN_BYTES", "0")
     frames = _frames()
     spilled = SpilledTables.of(Path("t.json"), frames)
     assert spilled is not None
@@ -211,12 +211,12 @@ def test_a_table_is_read_back_in_reads_of_bounded_size(monkeypatch: pytest.Monke
 
 
 def test_small_tables_are_not_spilled(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(spill, "MIN_BYTES", 1 << 20)
+    monkeypatch.setenv("TRACETUI_SPILL_MIN_BYTES", "1M")
     assert SpilledTables.of(Path("t.json"), _frames()) is None
 
 
 def test_a_spilled_table_that_cannot_be_read_back_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(spill, "MIN_BYTES", 0)
+    monkeypatch.setenv("TRACETUI_SPILL_MIN_BYTES", "0")
     spilled = SpilledTables.of(Path("t.json"), _frames())
     assert spilled is not None
     os.ftruncate(spilled._file.fileno(), 10)  # the file lost its bytes

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import tracetui
+from tests.hypothesis_budget import examples
 from tracetui.errors import TraceError
 from tracetui.trace import native, source, stream
 from tracetui.trace.decoded import Decoded
@@ -189,7 +190,7 @@ def outcome(data: bytes, block: int) -> Any:
         return str(exc)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(damaged(), st.sampled_from([1 << 10, 4099, 20_000]))
 def test_damaged_bytes_read_alike_in_any_blocks(data: bytes, block: int) -> None:
     whole, split = outcome(data, 0), outcome(data, block)

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.hypothesis_budget import examples
 from tracetui.trace import native
 from tracetui.trace.vector import depths, nearest_marked_ancestor, prev_at_least_self
 
@@ -19,7 +20,7 @@ def forests(draw: st.DrawFn) -> tuple[list[int], list[bool]]:
     return parents, draw(st.lists(st.booleans(), min_size=n, max_size=n))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(forests())
 def test_depths_and_marked_ancestors_match_a_walk_up(forest: tuple[list[int], list[bool]]) -> None:
     parents, marks = forest
@@ -48,7 +49,7 @@ def test_the_native_marked_ancestor_refuses_rows_out_of_preorder() -> None:
     assert nearest_marked_ancestor(parents, pl.Series([True, False])).to_list() == [-1, -1]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 9)), max_size=60))
 def test_prev_at_least_self_matches_a_scan_back(rows: list[tuple[int, int]]) -> None:
     rows = sorted(rows, key=lambda r: r[0])  # groups are contiguous runs

@@ -10,12 +10,14 @@ import pytest
 from .helpers import DISTRIBUTED_EXPECT, Run, complete_names, read_trace, run_cli
 
 
+@pytest.mark.slow
 def test_traces_hold_the_all_reduces(rank_captures: dict[str, Run]) -> None:
     for path in sorted((rank_captures["ddp"].cwd / "ddp_gloo_2ranks").iterdir()):
         names = complete_names(read_trace(path))
         assert names.count("c10d::allreduce_") >= 3 and any(n.startswith("gloo:all_reduce") for n in names)
 
 
+@pytest.mark.slow
 def test_the_run_aligns(rank_captures: dict[str, Run]) -> None:
     pytest.importorskip("polars")
     from tracetui.ranks.discover import resolve

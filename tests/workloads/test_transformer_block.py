@@ -33,6 +33,7 @@ def test_defaults_and_heads() -> None:
     assert odd.heads == 1 and odd(y).shape == y.shape
 
 
+@pytest.mark.slow
 def test_a_training_capture_with_memory(capture: Run) -> None:
     assert capture.returncode == 0, capture.stderr
     path = capture.cwd / NAME

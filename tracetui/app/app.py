@@ -21,6 +21,7 @@ from tracetui.app.collector import IdleCollection
 from tracetui.app.messages import LoadFailed, LoadProgress, TraceLoaded
 from tracetui.app.palette import NameSearch
 from tracetui.app.save_folder import SaveFolder
+from tracetui.app.saving import save_screen
 from tracetui.app.screens.error import ErrorScreen
 from tracetui.app.screens.help import MOUSE, HelpScreen, Mouse, Section
 from tracetui.app.screens.loading import LoadingScreen
@@ -87,9 +88,6 @@ class TracetuiApp(IdleCollection):
 
     def action_save_svg(self) -> None:
         """Save the current screen as SVG; the notification says where."""
-        from tracetui.app.saving import save_screen
-        from tracetui.errors import TraceError
-
         try:
             saved = save_screen(self, self.trace_paths(), self.save_folder.root)
             self.notify(saved, title="Saved", markup=False)
@@ -148,17 +146,20 @@ class TraceApp(TracetuiApp):
         sample: bool = False,
         freeze_gc: bool = False,
         expect: tuple[Path, list[Expectation]] | None = None,
+        max_inflate: float | None = None,
         save_folder: SaveFolder | None = None,
     ) -> None:
         """``expect``: an expectations file and its (validated) expectations, checked once loaded.
         ``freeze_gc``: once loaded, freeze what exists and run full garbage collections only while
         the user is idle (:mod:`tracetui.app.collector`). For a process that runs one app:
-        ``tracetui open``. ``save_folder``: where files go (:class:`TracetuiApp`)."""
+        ``tracetui open``. ``max_inflate``: as for :func:`tracetui.load`. ``save_folder``: where
+        files go (:class:`TracetuiApp`)."""
         super().__init__(save_folder=save_folder)
         self.path = path
         self.sample = sample
         self.freeze_gc = freeze_gc
         self.expect = expect
+        self.max_inflate = max_inflate
 
     def trace_paths(self) -> list[Path]:
         return [self.path]
@@ -177,7 +178,7 @@ class TraceApp(TracetuiApp):
             from tracetui.trace import load
             from tracetui.views.tree import TreeModel
 
-            trace = load(self.path, progress=progress, fraction=self._reading)
+            trace = load(self.path, progress=progress, fraction=self._reading, max_inflate=self.max_inflate)
             progress("building the tree")
             model = TreeModel(trace)
             model.first_frame()  # decodes the hot chain's kernel names off the UI thread, keeps the rows

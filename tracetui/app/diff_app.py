@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def compare_traces(
-    path_a: Path, path_b: Path, progress: Callable[[str], None]
+    path_a: Path, path_b: Path, progress: Callable[[str], None], max_inflate: float | None = None
 ) -> tuple[dict[str, Any], PairTree]:
     """Load both traces (each through ``tracetui.load`` and its cache), compare and align them:
     the comparison screen's data and tree (for a worker; ``progress`` hears each stage)."""
@@ -28,7 +28,7 @@ def compare_traces(
     from tracetui.trace import load
     from tracetui.views.tree import TreeModel
 
-    a, b = (load(path, progress=progress) for path in (path_a, path_b))
+    a, b = (load(path, progress=progress, max_inflate=max_inflate) for path in (path_a, path_b))
     progress("comparing")
     data = diff_data(a, b)
     progress("aligning the trees")
@@ -42,11 +42,14 @@ def compare_traces(
 class DiffApp(TracetuiApp):
     """The comparison screen for trace A (before) and trace B (after)."""
 
-    def __init__(self, path_a: Path, path_b: Path, *, freeze_gc: bool = False) -> None:
-        """``freeze_gc``: as for :class:`~tracetui.app.app.TraceApp` (one app per process)."""
+    def __init__(
+        self, path_a: Path, path_b: Path, *, freeze_gc: bool = False, max_inflate: float | None = None
+    ) -> None:
+        """``freeze_gc``, ``max_inflate``: as for :class:`~tracetui.app.app.TraceApp`."""
         super().__init__()
         self.paths = (path_a, path_b)
         self.freeze_gc = freeze_gc
+        self.max_inflate = max_inflate
 
     def trace_paths(self) -> list[Path]:
         return list(self.paths)
@@ -62,7 +65,7 @@ class DiffApp(TracetuiApp):
             self.post_message(LoadProgress(stage))
 
         try:
-            data, model = compare_traces(*self.paths, progress)
+            data, model = compare_traces(*self.paths, progress, self.max_inflate)
             if self.freeze_gc:
                 self.start_idle_collection()
         except unexpected() as exc:

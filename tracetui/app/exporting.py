@@ -19,7 +19,10 @@ from textual.content import Content
 
 from tracetui import formatting as fmt
 from tracetui.app.saving import file_stem, free_name, shown_folder
+from tracetui.app.screens.export_dialog import ExportDialog
+from tracetui.app.screens.replace_dialog import ReplaceDialog
 from tracetui.errors import TraceError
+from tracetui.report.export import table_bytes, write_table
 from tracetui.safetext import shown
 
 if TYPE_CHECKING:
@@ -95,8 +98,6 @@ def ask_export(
     a name the save folder refuses, or a suffix of no format, is one notification; a file that
     exists is written over only after the user says yes (``replace`` True), else never. A served
     explorer without a save folder: ``target`` is a :class:`Download` of the name's last part."""
-    from tracetui.app.screens.export_dialog import ExportDialog
-    from tracetui.app.screens.replace_dialog import ReplaceDialog
 
     folder: SaveFolder = app.save_folder  # type: ignore[attr-defined]
 
@@ -140,8 +141,6 @@ def write_export(
 ) -> Exported:
     """Write ``frame`` to ``target`` (format by suffix; over a file that exists only with
     ``replace``), or make a download's bytes; what to tell the user."""
-    from tracetui.report.export import table_bytes, write_table
-
     rows = fmt.count(frame.height)
     if isinstance(target, Download):
         data = table_bytes(frame, format_of(target))

@@ -12,6 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tracetui.app.app import TraceApp
+from tracetui.app.saving import write_svg
+from tracetui.app.screens.error import ErrorScreen
+from tracetui.app.screens.tables import TablesScreen
+from tracetui.app.settle import settle
+from tracetui.app.widgets.dispatch_tree import DispatchTree
 from tracetui.errors import TraceError
 from tracetui.trace.source import check_readable
 
@@ -38,10 +44,6 @@ class Request:
 
 async def show(pilot: Pilot[object], app: TraceApp, request: Request) -> None:
     """Drive the settled explorer to the requested view."""
-    from tracetui.app.screens.error import ErrorScreen
-    from tracetui.app.screens.tables import TablesScreen
-    from tracetui.app.settle import settle
-    from tracetui.app.widgets.dispatch_tree import DispatchTree
 
     await settle(pilot)
     if isinstance(app.screen, ErrorScreen):
@@ -77,16 +79,20 @@ async def show(pilot: Pilot[object], app: TraceApp, request: Request) -> None:
     request.svg = app.export_screenshot()
 
 
-def render(trace: Path, output: Path, request: Request, size: tuple[int, int] = DEFAULT_SIZE) -> None:
+def render(
+    trace: Path,
+    output: Path,
+    request: Request,
+    size: tuple[int, int] = DEFAULT_SIZE,
+    max_inflate: float | None = None,
+) -> None:
     """Write the requested view of ``trace`` to ``output`` (SVG); one-line errors for a bad trace
-    or an unknown node."""
+    or an unknown node. ``max_inflate``: as for :func:`tracetui.load`."""
     check_readable(trace)
     if output.exists() and output.resolve() == trace.resolve():
         raise TraceError(output, "refusing to overwrite the trace being rendered")
-    from tracetui.app.app import TraceApp
-    from tracetui.app.saving import write_svg
 
-    app = TraceApp(trace)
+    app = TraceApp(trace, max_inflate=max_inflate)
 
     async def auto_pilot(pilot: Pilot[object]) -> None:
         try:

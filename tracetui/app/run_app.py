@@ -78,18 +78,28 @@ class RunApp(TracetuiApp):
     COMMANDS = TracetuiApp.COMMANDS | {RankCommands}
 
     def __init__(
-        self, target: Target, name: str, *, freeze_gc: bool = False, save_folder: SaveFolder | None = None
+        self,
+        target: Target,
+        name: str,
+        *,
+        freeze_gc: bool = False,
+        max_inflate: float | None = None,
+        workers: int | None = None,
+        save_folder: SaveFolder | None = None,
     ) -> None:
         """``target``: the run (a rank set or a dataset); ``name``: how the screens call it.
         ``freeze_gc``: full garbage collections only while the user is idle (nothing is frozen:
-        the ranks' traces come and go). ``save_folder``: where files go (:class:`TracetuiApp`)."""
+        the ranks' traces come and go). ``max_inflate``: as for :func:`tracetui.load`; ``workers``: the
+        processes that load the ranks. ``save_folder``: where files go (:class:`TracetuiApp`)."""
         super().__init__(save_folder=save_folder)
         self.target = target
         self.freeze_gc = freeze_gc
+        self.max_inflate = max_inflate
+        self.loaders = workers
         if not isinstance(target, Path):  # before Textual captures stderr (see prepare_workers)
             from tracetui.ranks.engine import prepare_workers
 
-            prepare_workers(target.ranks)
+            prepare_workers(target.ranks, workers)
         self.run_name = name
         self.report: RunReport | None = None
         self.choices: list[RankChoice] = []
@@ -114,7 +124,13 @@ class RunApp(TracetuiApp):
             from tracetui.ranks.run import report_for
             from tracetui.ranks.view import run_tables
 
-            report = report_for(self.target, progress=progress, summary=False)
+            report = report_for(
+                self.target,
+                progress=progress,
+                summary=False,
+                max_inflate=self.max_inflate,
+                workers=self.loaders,
+            )
             tables = run_tables(report)
             from tracetui.app.screens import ranks  # noqa: F401 - imported here, off the UI thread
 
@@ -217,7 +233,7 @@ class RunApp(TracetuiApp):
             from tracetui.ranks.run import rank_trace
             from tracetui.views.tree import TreeModel
 
-            trace = rank_trace(self.target, choice.rank, progress)
+            trace = rank_trace(self.target, choice.rank, progress, self.max_inflate)
             progress("building the tree")
             model = TreeModel(trace)
             model.first_frame()  # decodes the hot chain's kernel names off the UI thread, keeps the rows
@@ -270,7 +286,7 @@ class RunApp(TracetuiApp):
             from tracetui.ranks.run import rank_paths
 
             path_a, path_b = rank_paths(self.target, [a.rank, b.rank])
-            data, model = compare_traces(path_a, path_b, progress)
+            data, model = compare_traces(path_a, path_b, progress, self.max_inflate)
             from tracetui.app.screens import rank_diff  # noqa: F401 - imported here, off the UI thread
         except Exception as exc:
             if ticket == self._ticket:

@@ -36,13 +36,20 @@ SESSION_MEMORY = 1 << 30  # what one tab's explorer may take, for the default --
 MAX_DEFAULT_SESSIONS = 4
 
 
-def command_line(trace: Path | None, save_dir: Path | None = None, python: str = sys.executable) -> str:
+def command_line(
+    trace: Path | None,
+    save_dir: Path | None = None,
+    python: str = sys.executable,
+    max_inflate: float | None = None,
+) -> str:
     """The shell command textual-serve runs for each browser tab: ``tracetui open`` on ``trace``,
-    writing only in ``save_dir``.
+    writing only in ``save_dir`` (with ``--max-inflate`` when given: the child gets it on its
+    command line).
 
     Every word is quoted for the POSIX shell (``shlex.join``), and ``--`` ends the options, so a
     file named ``x; rm -rf ~``, ``$(reboot)``, ``'quoted'`` or ``--expect`` stays one file name."""
-    words = [python, "-m", "tracetui", "open"]
+    inflate = [] if max_inflate is None else ["--max-inflate", f"{max_inflate:g}"]
+    words = [python, "-m", "tracetui", *inflate, "open"]
     if save_dir is not None:
         words += ["--save-dir", str(save_dir)]
     if trace is not None:
@@ -150,7 +157,12 @@ def save_folder(save_dir: Path) -> Path:
 
 
 def serve(
-    trace: Path | None, host: str, port: int, save_dir: Path | None = None, max_sessions: int | None = None
+    trace: Path | None,
+    host: str,
+    port: int,
+    save_dir: Path | None = None,
+    max_sessions: int | None = None,
+    max_inflate: float | None = None,
 ) -> None:
     """Serve the explorer of ``trace`` (``None``: the bundled sample) until interrupted."""
     try:
@@ -167,7 +179,7 @@ def serve(
     access = Access.new(sock.getsockname()[1], host_names(host, sock))
     url = f"{url_of(sock, host)}/?{TOKEN}={access.token}"
     name = shown(trace.name if trace is not None else "the bundled sample")
-    command = command_line(trace, folder)
+    command = command_line(trace, folder, max_inflate=max_inflate)
     server = TraceServer(command, sock, access, title=f"tracetui · {name}", max_sessions=sessions)
     warning = exposure(sock)
     if warning is not None:

@@ -7,14 +7,15 @@ from typing import Any
 
 from textual.pilot import Pilot
 
+from tracetui.app.screens.diff import DiffScreen
+from tracetui.app.screens.explorer import ExplorerScreen
+from tracetui.app.screens.loading import LoadingScreen
+
 ROUNDS = 1000
 
 
 async def settle(pilot: Pilot[Any]) -> None:
     """Wait for the trace to load, then until no worker, debounce timer or result is outstanding."""
-    from tracetui.app.screens.diff import DiffScreen
-    from tracetui.app.screens.explorer import ExplorerScreen
-    from tracetui.app.screens.loading import LoadingScreen
 
     app = pilot.app
     for _ in range(ROUNDS):

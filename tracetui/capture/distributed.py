@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -133,7 +134,6 @@ def _wait(procs: list[subprocess.Popen[bytes]]) -> int | None:
 
 
 def _command(workload: str, argv: list[str] | None) -> str:
-    import shlex
 
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] == "capture":

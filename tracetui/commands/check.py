@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from tracetui.commands import max_inflate
 from tracetui.errors import EXIT_CHECK_FAILED, EXIT_OK
 from tracetui.output import StdoutClosed
 from tracetui.trace import prefetch
@@ -38,7 +39,8 @@ def check_command(ctx: click.Context, trace: Path, expect: Path, as_json: bool) 
 
 def run_check(trace: Path, expect: Path, as_json: bool = False) -> int:
     """Load, check and print; the exit code (0 all pass, 1 any fails). Bad input raises TraceError."""
-    prefetch.start(trace)
+    ratio = max_inflate()
+    prefetch.start(trace, ratio)
     from rich.console import Console
 
     from tracetui.compare.check import check_trace
@@ -47,7 +49,7 @@ def run_check(trace: Path, expect: Path, as_json: bool = False) -> int:
     from tracetui.report.loading import load_with_progress
 
     expectations = load_expectations(expect)
-    loaded = load_with_progress(trace)
+    loaded = load_with_progress(trace, ratio)
     data = check_data(loaded, expect, check_trace(loaded, expectations))
     with contextlib.suppress(StdoutClosed):  # the verdict stands when the reader leaves early
         if as_json:

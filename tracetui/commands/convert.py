@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
+from tracetui.commands import WORKERS, max_inflate
 from tracetui.ranks.run import as_rank_set, convert
 from tracetui.safetext import shown
 
@@ -37,9 +38,7 @@ TRACE = click.Path(path_type=Path)
     help="With --engine ray: the cluster to use (auto, HOST:6379 or ray://HOST:10001) [default: a "
     "local Ray with every core].",
 )
-@click.option(
-    "--workers", type=click.IntRange(min=1), default=None, help="Local processes [default: the cores]."
-)
+@WORKERS
 @click.option("--force", is_flag=True, help="Replace an existing dataset at OUTPUT.")
 def convert_command(
     traces: tuple[Path, ...], output: Path, engine: str, address: str | None, workers: int | None, force: bool
@@ -63,9 +62,9 @@ def convert_command(
             def say(done: int, total: int) -> None:
                 status.update(Text(f"converting: {done} of {total} ranks"))
 
-            facts = convert(rank_set, output, engine, address, force, say, workers)
+            facts = convert(rank_set, output, engine, address, force, say, workers, max_inflate())
     else:
-        facts = convert(rank_set, output, engine, address, force, None, workers)
+        facts = convert(rank_set, output, engine, address, force, None, workers, max_inflate())
     size = sum(p.stat().st_size for p in output.rglob("*") if p.is_file())
     out = Console(markup=False, highlight=False)
     out.print(Text(f"wrote {shown(str(output))} ({len(facts['ranks'])} ranks, {size / 1e6:.1f} MB)"))

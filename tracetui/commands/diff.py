@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from tracetui.app.launch import open_diff
+from tracetui.commands import max_inflate
 from tracetui.ranks.discover import resolve
 from tracetui.trace import prefetch
 
@@ -51,7 +52,7 @@ def diff_command(
     """
     trace_a, trace_b = diff_pair(trace_a, trace_b, ranks)
     if not as_json and not report and on_terminal():
-        ctx.exit(open_diff(trace_a, trace_b))
+        ctx.exit(open_diff(trace_a, trace_b, max_inflate()))
     print_diff(trace_a, trace_b, as_json=as_json)
 
 
@@ -80,8 +81,9 @@ def diff_pair(trace_a: Path, trace_b: Path | None, ranks: str | None) -> tuple[P
 
 def print_diff(trace_a: Path, trace_b: Path, *, as_json: bool) -> None:
     """``tracetui diff`` off the screen: the report (rich), or the JSON with the aligned trees."""
-    prefetch.start(trace_a)
-    prefetch.start(trace_b)
+    ratio = max_inflate()
+    prefetch.start(trace_a, ratio)
+    prefetch.start(trace_b, ratio)
     from rich.console import Console
 
     from tracetui.compare.diff_data import diff_data
@@ -90,7 +92,7 @@ def print_diff(trace_a: Path, trace_b: Path, *, as_json: bool) -> None:
     from tracetui.report.loading import load_with_progress
     from tracetui.views.tree import TreeModel
 
-    a, b = load_with_progress(trace_a), load_with_progress(trace_b)
+    a, b = load_with_progress(trace_a, ratio), load_with_progress(trace_b, ratio)
     data = diff_data(a, b)
     if as_json:
         write_with_tree(data, tree_records(PairTree(TreeModel(a), TreeModel(b))))

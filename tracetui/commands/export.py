@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from tracetui.commands import WORKERS, max_inflate
 from tracetui.commands.summary import RANK_HELP, TRACE, target_of
 from tracetui.report.names import FORMATS, RUN_TABLES, TABLES
 from tracetui.trace import prefetch
@@ -32,8 +33,9 @@ from tracetui.trace import prefetch
     help="Output file (default, or -: stdout; parquet needs a file).",
 )
 @click.option("--rank", type=click.IntRange(min=0), default=None, help=RANK_HELP)
+@WORKERS
 def export_command(
-    traces: tuple[Path, ...], table: str, fmt: str, output: Path | None, rank: int | None
+    traces: tuple[Path, ...], table: str, fmt: str, output: Path | None, rank: int | None, workers: int | None
 ) -> None:
     """Write one of TRACE's tables as csv, parquet or json.
 
@@ -48,19 +50,20 @@ def export_command(
     the first).
     """
     output = None if output == Path("-") else output
+    ratio = max_inflate()
     single, run = target_of(traces, rank)
     if single is not None:
         if table in RUN_TABLES:
             raise click.UsageError(f"--table {table} needs the traces of several ranks")
-        prefetch.start(single)
+        prefetch.start(single, ratio)
         from tracetui.report.export import export_parts, write_table
         from tracetui.report.loading import load_with_progress
 
-        loaded = load_with_progress(single)
+        loaded = load_with_progress(single, ratio)
         write_table(export_parts(loaded, table), fmt, output, loaded.path)
         return
     from tracetui.report.export import write_table
     from tracetui.report.run_export import run_table
 
-    frame, source = run_table(run, table, rank)
+    frame, source = run_table(run, table, rank, ratio, workers)
     write_table(frame, fmt, output, source)

@@ -8,7 +8,8 @@ import click
 
 from tracetui.app.launch import open_run, open_trace
 from tracetui.app.save_folder import SaveFolder
-from tracetui.ranks.discover import is_dataset, resolve
+from tracetui.commands import WORKERS, max_inflate
+from tracetui.ranks.discover import resolve, single_trace
 
 
 @click.command("open")
@@ -23,10 +24,13 @@ from tracetui.ranks.discover import is_dataset, resolve
     "--save-dir",
     type=click.Path(path_type=Path, file_okay=False),
     help="Write exports and saved screens only in DIR (a name typed is relative to it; nothing "
-    "outside it, no file replaced without a yes). `tracetui serve` gives each tab its own.",
+    "outside it, no file replaced without a yes). `tracetui serve --save-dir` gives it to each tab.",
     metavar="DIR",
 )
-def open_command(traces: tuple[Path, ...], expect: Path | None, save_dir: Path | None) -> int:
+@WORKERS
+def open_command(
+    traces: tuple[Path, ...], expect: Path | None, save_dir: Path | None, workers: int | None
+) -> int:
     """Explore TRACE (a Chrome trace, .json or .json.gz, or a trace directory) in the terminal.
 
     Without TRACE, opens the bundled sample trace. For the ranks of a distributed run (a directory
@@ -35,11 +39,11 @@ def open_command(traces: tuple[Path, ...], expect: Path | None, save_dir: Path |
     ([ and ] switch ranks). Keys: F1 or ? lists them all.
     """
     folder = None if save_dir is None else SaveFolder.only(save_dir)
-    if not traces or (len(traces) == 1 and traces[0].is_file()):
-        return open_trace(traces[0] if traces else None, expect, folder)
+    if not traces:
+        return open_trace(None, expect, max_inflate(), folder)
     target = resolve(traces)
-    if isinstance(target, Path) and not is_dataset(target):
-        return open_trace(target, expect, folder)
+    if (trace := single_trace(target)) is not None:
+        return open_trace(trace, expect, max_inflate(), folder)
     if expect is not None:
         raise click.UsageError("--expect checks one trace: give one rank's trace with it")
-    return open_run(target, folder)
+    return open_run(target, max_inflate(), workers, folder)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from tracetui.app.render import TABLE_KEYS, VIEWS, Request, render
+from tracetui.commands import max_inflate
 
 SIZE_RANGE = (40, 500)
 
@@ -52,4 +53,4 @@ def render_command(
     timeline: the tree and the timeline (zoomed to --node when given); tables: one of the tables.
     The same trace and options give a byte-identical file.
     """
-    render(trace, output, Request(view, node, table), size)
+    render(trace, output, Request(view, node, table), size, max_inflate())

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from tracetui.app.serve import DEFAULT_HOST, DEFAULT_PORT, MAX_DEFAULT_SESSIONS, serve
+from tracetui.commands import max_inflate
 
 
 @click.command("serve")
@@ -47,4 +48,4 @@ def serve_command(
     (without it: to the browser's downloads, nothing written here), a saved screen (ctrl+s) to
     the browser's downloads. Without TRACE: the bundled sample.
     """
-    serve(trace, host, port, save_dir, max_sessions)
+    serve(trace, host, port, save_dir, max_sessions, max_inflate())

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
+from tracetui.commands import WORKERS, max_inflate
+from tracetui.ranks import workers as processes
+from tracetui.ranks.discover import RankSet, Target, resolve, single_trace
 from tracetui.trace import prefetch
-
-if TYPE_CHECKING:
-    from tracetui.ranks.discover import Target
 
 TRACE = click.Path(path_type=Path)
 RANK_HELP = "With several ranks: the rank whose single-trace report (or table) to show [default: the first]."
@@ -32,7 +32,8 @@ RANK_HELP = "With several ranks: the rank whose single-trace report (or table) t
     help="Print the summary as JSON (schema tracetui.summary/1; tracetui.ranks/1 for several ranks).",
 )
 @click.option("--rank", type=click.IntRange(min=0), default=None, help=RANK_HELP)
-def summary_command(traces: tuple[Path, ...], as_json: bool, rank: int | None) -> None:
+@WORKERS
+def summary_command(traces: tuple[Path, ...], as_json: bool, rank: int | None, workers: int | None) -> None:
     """Print a one-screen report of TRACE (a file or a trace directory).
 
     Trace facts and devices, counts by category, steps, annotations with kernels per call,
@@ -43,23 +44,32 @@ def summary_command(traces: tuple[Path, ...], as_json: bool, rank: int | None) -
     memory / idle, overlap), collectives aligned across ranks, the straggler verdict, GPU work
     across ranks, then the single-trace report of --rank.
     """
+    summarize_traces(traces, rank, as_json, workers)
+
+
+def summarize_traces(
+    traces: Sequence[Path], rank: int | None = None, as_json: bool = False, workers: int | None = None
+) -> None:
+    """The summary of what ``traces`` name: one trace's, or a run's (with ``rank``'s own, its ranks
+    loaded by ``workers`` processes)."""
     single, run = target_of(traces, rank)
     if single is not None:
         summarize(single, as_json)
         return
-    summarize_run(run, rank, as_json)
+    summarize_run(run, rank, as_json, workers)
 
 
 def summarize(trace: Path, as_json: bool = False) -> None:
     """Load ``trace``, compute its summary's data, print it (the report, or ``--json``)."""
-    prefetch.start(trace)  # reads and scans on another core while the report is imported
+    ratio = max_inflate()
+    prefetch.start(trace, ratio)  # reads and scans on another core while the report is imported
     from rich.console import Console
 
     from tracetui.insight.summary_data import summary_data
     from tracetui.report.loading import load_with_progress
     from tracetui.report.summary import summary_renderable
 
-    loaded = load_with_progress(trace)
+    loaded = load_with_progress(trace, ratio)
     data = summary_data(loaded)
     if as_json:
         from tracetui.trace import cache
@@ -70,33 +80,31 @@ def summarize(trace: Path, as_json: bool = False) -> None:
     Console(markup=False, highlight=False).print(summary_renderable(data))
 
 
-def summarize_run(run: Target, rank: int | None = None, as_json: bool = False) -> None:
-    """Load the ranks of ``run`` (a rank set, a dataset, or a folder of rank traces), compute the
-    run's summary, print it (the report, or ``--json``)."""
+def summarize_run(
+    run: Target, rank: int | None = None, as_json: bool = False, workers: int | None = None
+) -> None:
+    """Load the ranks of ``run`` (a rank set or a dataset), compute the run's summary, print it (the
+    report, or ``--json``)."""
+    if isinstance(run, RankSet):  # the workers start importing while this process does
+        processes.start(run.ranks, workers)
     from rich.console import Console
 
-    from tracetui.ranks.discover import resolve
     from tracetui.ranks.summary_data import ranks_data
     from tracetui.report.loading import run_report_with_progress
     from tracetui.report.ranks_summary import ranks_renderable
 
-    data = ranks_data(run_report_with_progress(resolve([run]) if isinstance(run, Path) else run, rank))
+    data = ranks_data(run_report_with_progress(run, rank, max_inflate(), workers))
     if as_json:
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return
     Console(markup=False, highlight=False).print(ranks_renderable(data))
 
 
-def target_of(traces: tuple[Path, ...], rank: int | None) -> tuple[Path | None, Target]:
-    """``(the one trace, None)`` when ``traces`` name one trace (as today), else ``(None, the run)``."""
-    if len(traces) == 1 and traces[0].exists() and not traces[0].is_dir():  # a file, a pipe, a device
-        single: Path | None = traces[0]
-        run: Target = traces[0]
-    else:
-        from tracetui.ranks.discover import is_run, resolve
-
-        run = resolve(traces)
-        single = None if is_run(run) else run  # type: ignore[assignment]
+def target_of(traces: Sequence[Path], rank: int | None) -> tuple[Path | None, Target]:
+    """``(the one trace, it)`` when ``traces`` name one trace, else ``(None, the run)``
+    (:func:`~tracetui.ranks.discover.single_trace`); ``--rank`` only with a run."""
+    run = resolve(traces)
+    single = single_trace(run)
     if single is not None and rank is not None:
         raise click.UsageError("--rank needs the traces of several ranks (a directory, files or a dataset)")
     return single, run

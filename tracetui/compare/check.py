@@ -4,8 +4,9 @@ Units (see :mod:`tracetui.compare.scopes`): an annotation's checks are counted i
 calls, a step's in each selected step; an op or kernel is counted in each call of its ``per``
 annotation, in each step (``per = "step"``) or in the whole trace. Counts must hold in *every*
 unit; times are the mean per unit; ``launches_kernels = true`` means every matching op call
-launched GPU work, ``false`` that none did. Memory sizes are the peaks of
-:func:`tracetui.insight.memory.memory_of` (the numbers the summary shows): a device's peak, or in
+launched GPU work, ``false`` that none did. Every figure beside its limit is written by
+:func:`tracetui.formatting.beside_limit` (never equal to the limit unless it is). Memory sizes are
+the peaks of :func:`tracetui.insight.memory.memory_of` (the numbers the summary shows): a device's peak, or in
 each step the highest level a device reached in it; they must hold on every device chosen.
 """
 
@@ -21,6 +22,8 @@ from tracetui import formatting as fmt
 from tracetui.compare import scopes
 from tracetui.compare.expectations import ALL_DEVICES, ALL_STEPS, PER_STEP, Check, Expectation
 from tracetui.compare.globs import matching
+from tracetui.insight.critical_path import annotation_paths, step_paths
+from tracetui.insight.idle import step_idle
 from tracetui.insight.memory import Memory, memory_of
 from tracetui.trace.nesting import ancestor_ids
 
@@ -137,12 +140,12 @@ def _evaluate(context: _Context, expectation: Expectation) -> list[Result]:
         return [
             _step_peak_check(context.memory, units, expectation, check)
             if check.quantity == "peak_allocated"
-            else _span_check(units, expectation, check)
+            else _span_check(context.trace, units, expectation, check)
             for check in expectation.checks
         ]
     if expectation.subject in ("annotation", "step"):
         units = _span_units(context, expectation)
-        return [_span_check(units, expectation, check) for check in expectation.checks]
+        return [_span_check(context.trace, units, expectation, check) for check in expectation.checks]
     units = _per_units(context, expectation.per)
     if units.missing:
         return [_missing(expectation, check, str(units.missing)) for check in expectation.checks]
@@ -173,12 +176,13 @@ def _memory_check(memory: Memory, expectation: Expectation, check: Check) -> Res
     if check.quantity == "peak_reserved":
         device = max(devices, key=lambda d: d.peak_reserved)
         value = device.peak_reserved
-        actual = f"peak {fmt.size(value)} reserved on {device.device}"
+        actual = f"peak {fmt.beside_limit(value, check.value, 'size')} reserved on {device.device}"
     else:
         device = max(devices, key=lambda d: d.peak["allocated"])
         value = device.peak["allocated"]
         where = ", ".join(str(v) for v in (device.peak["step"], device.peak["op"]) if v is not None)
-        actual = f"peak {fmt.size(value)} allocated on {device.device}" + (f" ({where})" if where else "")
+        shown = fmt.beside_limit(value, check.value, "size")
+        actual = f"peak {shown} allocated on {device.device}" + (f" ({where})" if where else "")
     event = device.peak["op_id"] if device.peak["op_id"] is not None else device.peak["step_id"]
     return Result(expectation, check, check.holds(value), actual, value, event)
 
@@ -200,7 +204,7 @@ def _step_peak_check(memory: Memory, units: _Units, expectation: Expectation, ch
     failing = values.filter(~_holds(check))
     worst = int(values["value"].max() or 0)  # type: ignore[arg-type]
     n = values.height
-    actual = f"peak {fmt.size(worst)}" + (
+    actual = f"peak {fmt.beside_limit(worst, check.value, 'size')}" + (
         f" (the highest of {fmt.count(n)} steps)" if n > 1 else " in the one step"
     )
     event = failing["event_id"][0] if failing.height else values["event_id"][0]
@@ -225,22 +229,58 @@ def _missing(expectation: Expectation, check: Check, why: str) -> Result:
     return Result(expectation, check, passed, why, value, None)
 
 
-def _span_check(units: _Units, expectation: Expectation, check: Check) -> Result:
+WHY_QUANTITIES = ("critical_path_gpu_pct", "gpu_idle_pct")
+
+
+def _why_values(trace: Trace, units: _Units, quantity: str) -> pl.DataFrame:
+    """``(event_id, value)`` per unit: its critical path's GPU share or its GPU idle share (%), the
+    figures of :mod:`tracetui.insight.why_data` (a unit without one: 0)."""
+    if quantity == "critical_path_gpu_pct":
+        paths = step_paths(trace) if units.kind == scopes.STEPS else annotation_paths(trace)
+        figures = paths.spans.select(
+            pl.col("span").alias("event_id"),
+            pl.when(pl.col("length_us") > 0)
+            .then(100.0 * pl.col("gpu_us") / pl.col("length_us"))
+            .alias("value"),
+        )
+    else:
+        idle = step_idle(trace).group_by("span").agg(pl.col("window_us").first(), pl.col("idle_us").sum())
+        figures = idle.select(
+            pl.col("span").alias("event_id"),
+            pl.when(pl.col("window_us") > 0)
+            .then(100.0 * pl.col("idle_us") / pl.col("window_us"))
+            .alias("value"),
+        )
+    return (
+        units.frame.select("event_id")
+        .join(figures, on="event_id", how="left", maintain_order="left")
+        .with_columns(pl.col("value").fill_null(0.0))
+    )
+
+
+def _span_check(trace: Trace, units: _Units, expectation: Expectation, check: Check) -> Result:
     frame = units.frame
     if check.quantity == "calls":
         n = len(frame)
         event = frame["event_id"][0] if n else None
-        return Result(expectation, check, check.holds(n), f"{fmt.count(n)} {units.noun}s", n, event)
+        shown = fmt.beside_limit(n, check.value, "count")
+        return Result(expectation, check, check.holds(n), f"{shown} {units.noun}s", n, event)
     if units.missing:
         return _missing(expectation, check, units.missing)
+    if check.quantity in WHY_QUANTITIES:
+        return _count_result(
+            _why_values(trace, units, check.quantity), units, expectation, check, percent=True
+        )
     values = frame.select("event_id", pl.col(SPAN_COLUMNS[check.quantity]).alias("value"))
     if check.quantity in ("gpu_us", "cpu_us"):
         return _mean_result(values, units, expectation, check)
     return _count_result(values, units, expectation, check)
 
 
-def _count_result(values: pl.DataFrame, units: _Units, expectation: Expectation, check: Check) -> Result:
-    """Counts hold in every unit; the value reported is the worst unit's."""
+def _count_result(
+    values: pl.DataFrame, units: _Units, expectation: Expectation, check: Check, percent: bool = False
+) -> Result:
+    """Counts (and percentages) hold in every unit; the value reported is the worst unit's."""
     low, high = values.select(pl.col("value").min().alias("low"), pl.col("value").max().alias("high")).row(0)
     failing = values.filter(~_holds(check))
     if check.comparison == ">=":
@@ -249,7 +289,9 @@ def _count_result(values: pl.DataFrame, units: _Units, expectation: Expectation,
         worst = high
     else:
         worst = failing["value"][0] if len(failing) else low
-    n, shown_low, shown_high = len(values), fmt.count(low), fmt.count(high)
+    n = len(values)
+    kind: fmt.Figure = "percent" if percent else "count"
+    shown_low, shown_high = (fmt.beside_limit(v, check.value, kind) for v in (low, high))
     if units.kind == scopes.TRACE:
         actual = f"{shown_low} in the trace"
     elif low == high:
@@ -261,7 +303,7 @@ def _count_result(values: pl.DataFrame, units: _Units, expectation: Expectation,
     else:
         actual = f"{shown_low}–{shown_high} over {fmt.count(n)} {units.noun}s"
     event = failing["event_id"][0] if len(failing) else values["event_id"][0]
-    return Result(expectation, check, failing.is_empty(), actual, int(worst), event)
+    return Result(expectation, check, failing.is_empty(), actual, worst if percent else int(worst), event)
 
 
 def _holds(check: Check) -> pl.Expr:
@@ -278,12 +320,13 @@ def _mean_result(values: pl.DataFrame, units: _Units, expectation: Expectation, 
     """Times are the mean per unit."""
     mean = float(values.select(pl.col("value").mean().fill_null(0.0)).item())
     n = len(values)
+    shown = fmt.beside_limit(mean, check.value, "duration")
     if units.kind == scopes.TRACE:
-        actual = f"{fmt.duration(mean)} in the trace"
+        actual = f"{shown} in the trace"
     elif n > 1:
-        actual = f"{fmt.duration(mean)} per {units.noun} (mean of {fmt.count(n)})"
+        actual = f"{shown} per {units.noun} (mean of {fmt.count(n)})"
     else:
-        actual = f"{fmt.duration(mean)} in the one {units.noun}"
+        actual = f"{shown} in the one {units.noun}"
     event = values["event_id"][0]
     return Result(expectation, check, check.holds(mean), actual, mean, event)
 

@@ -49,8 +49,8 @@ ALL_DEVICES = "*"
 PER_STEP = "step"
 ALL_STEPS = "*"
 
-# quantity -> (value kind, subjects it applies to). Keys: counts have exact, min_ and max_; times
-# min_ and max_ only; flags the exact key only; sizes (bytes) a _max bound only.
+# quantity -> (value kind, subjects it applies to). Keys: counts have exact, min_ and max_; times and
+# percentages (pct: 0-100) min_ and max_ only; flags the exact key only; sizes (bytes) a _max bound only.
 _SPAN: tuple[Subject, ...] = ("annotation", "step")
 _MATCH: tuple[Subject, ...] = ("op", "kernel")
 QUANTITIES: dict[str, tuple[str, tuple[Subject, ...]]] = {
@@ -63,6 +63,8 @@ QUANTITIES: dict[str, tuple[str, tuple[Subject, ...]]] = {
     "gpu_us": ("time", (*_SPAN, *_MATCH)),
     "cpu_us": ("time", (*_SPAN, "op")),
     "launches_kernels": ("flag", ("op",)),
+    "critical_path_gpu_pct": ("pct", _SPAN),
+    "gpu_idle_pct": ("pct", ("step",)),
     "peak_allocated": ("size", ("memory", "step")),
     "peak_reserved": ("size", ("memory",)),
 }
@@ -74,7 +76,7 @@ def _check_keys() -> dict[str, tuple[str, Comparison]]:
         if kind == "size":
             keys[f"{quantity}_max"] = (quantity, "<=")
             continue
-        if kind != "time":
+        if kind not in ("time", "pct"):
             keys[quantity] = (quantity, "==")
         if kind != "flag":
             keys[f"min_{quantity}"] = (quantity, ">=")
@@ -287,6 +289,9 @@ class _Parser:
         elif kind == "count":
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise self.fail(line, f"'{key}' must be a whole number ≥ 0, got {_shown(value)}")
+        elif kind == "pct":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100:
+                raise self.fail(line, f"'{key}' must be a percentage from 0 to 100, got {_shown(value)}")
         elif isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
             raise self.fail(line, f"'{key}' must be a number of µs ≥ 0, got {_shown(value)}")
         return Check(key=key, quantity=quantity, comparison=comparison, value=value, line=line)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
+from tracetui.insight.gpu_work import gpu_work
 from tracetui.trace.stats import DUR_NS, US
 
 if TYPE_CHECKING:
@@ -95,7 +96,6 @@ def distributions(rows: pl.DataFrame, by: str) -> pl.DataFrame:
 def gpu_distributions(trace: Trace) -> pl.DataFrame:
     """Per name of GPU work (kernels, memcpys, memsets; the rows of the kernels table): calls,
     min, p50, p90, p99, max (µs), the histogram and the slowest calls (event ids and µs)."""
-    from tracetui.insight.gpu_work import gpu_work
 
     work = gpu_work(trace).filter(pl.col("start_ns").is_not_null()).select("name", "id", "start_ns", "end_ns")
     if work.is_empty():
@@ -149,9 +149,3 @@ def rank_step_times(rank_steps: pl.DataFrame) -> dict[str, Any] | None:
         "slowest": slowest.select("rank", "step", "name", (DUR_NS / US).alias("us")).to_dicts(),
         "ranks": per_rank.to_dicts(),
     }
-
-
-def percentiles_of(durations_ns: pl.Series) -> dict[str, float | None]:
-    """``{"p50_us": …, "p90_us": …, "p99_us": …}`` of one series of integer ns (None when empty)."""
-    row = pl.DataFrame({"ns": durations_ns}).select(percentile_columns(pl.col("ns"))).row(0, named=True)
-    return {key: (None if value is None else float(value)) for key, value in row.items()}

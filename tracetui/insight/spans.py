@@ -148,25 +148,25 @@ def _sync_calls(trace: Trace) -> pl.DataFrame:
 def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl.DataFrame:
     """The reading of each span (steps or annotation instances, with their work and idle gaps from
     :func:`tracetui.trace.stats.span_instances`)."""
-    gpu_end = work.lazy().group_by("span").agg(pl.col("end_ns").max().alias("gpu_end"))
     table = (
-        spans.lazy()
-        .select(
-            "id",
-            "name",
-            "start_ns",
-            "end_ns",
-            "dur",
-            "gpu_us",
-            "gpu_busy_us",
-            "gpu_events",
-            "idle_gaps",
-            "largest_gap_us",
+        with_window_end(
+            spans.lazy().select(
+                "id",
+                "name",
+                "start_ns",
+                "end_ns",
+                "dur",
+                "gpu_us",
+                "gpu_busy_us",
+                "gpu_events",
+                "idle_gaps",
+                "largest_gap_us",
+            ),
+            work,
         )
-        .join(gpu_end, left_on="id", right_on="span", how="left", maintain_order="left")
         .join(sync.lazy(), left_on="id", right_on="span", how="left", maintain_order="left")
         .with_columns(pl.col("sync_us").fill_null(0))
-        .with_columns(window_us=(pl.max_horizontal("end_ns", "gpu_end") - pl.col("start_ns")) / 1000.0)
+        .with_columns(window_us=(pl.col("window_end_ns") - pl.col("start_ns")) / 1000.0)
         .with_columns(
             cpu_launch_us=(pl.col("dur") - pl.col("sync_us")).clip(0),
             gpu_busy_pct=pl.when(pl.col("window_us") > 0).then(
@@ -203,7 +203,41 @@ def _verdicts(spans: pl.DataFrame, work: pl.DataFrame, sync: pl.DataFrame) -> pl
     return (
         table.with_columns(bound=bound, numbers=numbers)  # the numbers written once, read by each verdict
         .with_columns(verdict=verdict)
-        .drop("end_ns", "gpu_end", "numbers")
+        .drop("end_ns", "window_end_ns", "numbers")
         .sort("start_ns")
+        .collect()
+    )
+
+
+def with_window_end(spans: pl.LazyFrame, work: pl.DataFrame) -> pl.LazyFrame:
+    """``spans`` (``id``, ``start_ns``, ``end_ns``) with ``window_end_ns``: the later of the span's end
+    and the end of the GPU work it launched (``work``: :attr:`Trace.span_work`). A span's *window*,
+    from its start to there, is what its GPU busy share, its critical path and its idle time cover."""
+    gpu_end = work.lazy().group_by("span").agg(pl.col("end_ns").max().alias("gpu_end"))
+    return (
+        spans.join(gpu_end, left_on="id", right_on="span", how="left", maintain_order="left")
+        .with_columns(window_end_ns=pl.max_horizontal("end_ns", "gpu_end"))
+        .drop("gpu_end")
+    )
+
+
+def span_windows(trace: Trace, kind: str) -> pl.DataFrame:
+    """The windows of the steps (``kind`` ``"steps"``) or annotation calls (``"annotations"``):
+    ``span``, ``name``, ``track`` (the thread that opened it), ``start_ns``, ``cpu_end_ns`` (its end),
+    ``end_ns`` (the window's end: :func:`with_window_end`), in time order."""
+    spans = trace.steps if kind == "steps" else trace.annotation_instances
+    tracks = trace.lookup(spans["id"], "track")["track"]
+    frame = spans.select("id", pl.col("name").cast(pl.String), "start_ns", "end_ns").with_columns(tracks)
+    return (
+        with_window_end(frame.lazy(), trace.span_work)
+        .select(
+            pl.col("id").alias("span"),
+            "name",
+            "track",
+            "start_ns",
+            pl.col("end_ns").alias("cpu_end_ns"),
+            pl.col("window_end_ns").alias("end_ns"),
+        )
+        .sort("start_ns", "span")
         .collect()
     )

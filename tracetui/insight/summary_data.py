@@ -10,17 +10,20 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from tracetui.insight.compile_names import compile_overheads
+from tracetui.insight.devices import device_arch, device_vendor
 from tracetui.insight.distributions import distribution_record, step_distribution
 from tracetui.insight.gpu_work import gpu_work_union_us, span_us
 from tracetui.insight.kernels import decoded_kernels, kernel_rooflines
 from tracetui.insight.memory import memory_of
 from tracetui.insight.memory_data import memory_data
 from tracetui.insight.spans import span_readings
+from tracetui.insight.why_data import advice_records, step_why
 from tracetui.trace.nesting import PROFILER_OVERLAP
 
 if TYPE_CHECKING:
@@ -47,6 +50,15 @@ def summary_data(trace: Trace) -> dict[str, Any]:
     return data
 
 
+def _device(props: dict[str, Any]) -> dict[str, Any]:
+    """A ``deviceProperties`` entry's keys of :data:`DEVICE_KEYS`, with its ``vendor`` and ``arch``
+    (``sm90``, ``gfx942``: :func:`~tracetui.insight.devices.device_arch`)."""
+    return {k: props.get(k) for k in DEVICE_KEYS if k in props} | {
+        "vendor": device_vendor(props),
+        "arch": device_arch(props),
+    }
+
+
 def _naming(trace: Trace) -> dict[str, Any]:
     """What the summary says of how the trace was named (not of what its file holds)."""
     return {"path": str(trace.path), "name": trace.path.name, "other_files": [str(p) for p in trace.siblings]}
@@ -64,6 +76,7 @@ def _computed(trace: Trace) -> dict[str, Any]:
     step_times = distribution_record(step_distribution(trace.steps), trace)
     span, busy = span_us(trace), gpu_work_union_us(trace)
     compiled = compile_overheads(trace)
+    why, what_to_try = step_why(trace), advice_records(trace)
     counts = _counts(trace)
     real = len(_real_anomalies(trace))
     naming = _naming(trace)
@@ -74,7 +87,7 @@ def _computed(trace: Trace) -> dict[str, Any]:
             "name": naming["name"],
             "events": trace.event_count,
             "format": trace.format,
-            "devices": [{k: d.get(k) for k in DEVICE_KEYS if k in d} for d in trace.devices],
+            "devices": [_device(d) for d in trace.devices],
             "gzipped": trace.gzipped,
             "truncated": trace.truncated,
             "repairs": trace.repairs,
@@ -106,8 +119,10 @@ def _computed(trace: Trace) -> dict[str, Any]:
                 "threads",
                 "bound",
                 "verdict",
+                "id",
             ],
             rename={"dur": "cpu_us"},
+            extra=lambda row: why.get(row.pop("id"), {}),
         ),
         "annotations": records(
             annotations,
@@ -203,6 +218,7 @@ def _computed(trace: Trace) -> dict[str, Any]:
             "items": _anomaly_records(trace),
         },
         "memory": memory,
+        "advice": what_to_try,
     }
 
 
@@ -236,12 +252,20 @@ def _value_counts(frame: pl.DataFrame, column: str) -> dict[str, int]:
 
 
 def records(
-    frame: pl.DataFrame, columns: list[str], rename: dict[str, str] | None = None
+    frame: pl.DataFrame,
+    columns: list[str],
+    rename: dict[str, str] | None = None,
+    extra: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
-    """Rows of ``frame`` as JSON-ready dicts with ``columns`` (those present), renamed."""
+    """Rows of ``frame`` as JSON-ready dicts with ``columns`` (those present), renamed; ``extra``
+    adds keys to each (it may take some away)."""
     present = [c for c in columns if c in frame.columns]
     rows = frame.select(present).rename(rename or {}, strict=False)
-    return [_finite(row) for row in rows.iter_rows(named=True)]
+    found = []
+    for row in rows.iter_rows(named=True):
+        more = extra(row) if extra is not None else {}
+        found.append(_finite(row | more))
+    return found
 
 
 def _finite(row: dict[str, Any]) -> dict[str, Any]:

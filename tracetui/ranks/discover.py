@@ -23,6 +23,7 @@ from typing import Any
 from tracetui.errors import TraceError
 from tracetui.ranks.header import Header, read_header
 from tracetui.safetext import clean
+from tracetui.trace.source import locate
 
 DATASET_MANIFEST = "_tracetui_dataset.json"  # marks a directory written by ``tracetui convert``
 RANK_PATTERNS = ("*.json", "*.json.gz")
@@ -30,6 +31,7 @@ FROM_INFO, FROM_NAME, FROM_ORDER = "distributedInfo", "file name", "order"
 _RANK_WORD = re.compile(r"rank[_\-. ]?(\d+)", re.IGNORECASE)
 _TRAILING_NUMBER = re.compile(r"(\d+)$")
 _GLOB_CHARS = re.compile(r"[*?\[]")
+MAX_RANKS = 1 << 20  # a rank number or world size from this on is refused (no run is that large)
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,7 @@ class RankSet:
         present = {r.rank for r in self.ranks}
         named = [r.rank for r in self.ranks if r.source != FROM_ORDER]
         top = self.world_size if self.world_size is not None else (max(named) + 1 if named else 0)
-        return tuple(r for r in range(top) if r not in present)
+        return tuple(r for r in range(min(top, MAX_RANKS)) if r not in present)
 
     @property
     def rank_source(self) -> str:
@@ -104,7 +106,7 @@ class RankSet:
         if self.backend:
             lines[0] += f", backend {self.backend}"
         if self.missing:
-            lines.append(f"missing: rank {', '.join(map(str, self.missing))} (no trace)")
+            lines.append(f"missing: rank {rank_list(self.missing)} (no trace)")
         for dup in self.duplicates:
             lines.append(f"another run of rank {dup.rank} not used (the newest is): {clean(dup.path.name)}")
         for path, why in self.skipped:
@@ -144,6 +146,12 @@ def is_run(target: Target) -> bool:
     return isinstance(target, RankSet) or is_dataset(target)
 
 
+def single_trace(target: Target) -> Path | None:
+    """ "One trace or a run?" (every command asks it so, of :func:`resolve`'s answer): the one trace
+    ``target`` names (a file, a pipe, a trace directory), or None for a run (a rank set, a dataset)."""
+    return None if is_run(target) else target  # type: ignore[return-value]
+
+
 def is_dataset(path: str | Path) -> bool:
     """Whether ``path`` is a dataset written by ``tracetui convert``."""
     return (Path(path) / DATASET_MANIFEST).is_file()
@@ -181,7 +189,6 @@ def discover(inputs: Sequence[str | Path]) -> RankSet | None:
 
 def single_entry(path: Path) -> RankFile:
     """One trace (a file, or the newest trace of a directory) as a rank: ``distributedInfo``'s, else 0."""
-    from tracetui.trace.source import locate
 
     target, _ = locate(path)
     header = read_header(target)
@@ -283,12 +290,16 @@ def _ranks_from_names(paths: Sequence[Path]) -> dict[Path, int]:
 
 
 def _entry(path: Path, header: Header, info: dict[str, Any], rank: int, source: str) -> RankFile:
+    world = info.get("world_size")
+    for what, number in (("rank", rank), ("world size", world)):
+        if isinstance(number, int) and number >= MAX_RANKS:
+            limit = f"a run of at most {MAX_RANKS:,} ranks"
+            raise TraceError(path, f"{what} {number} is beyond what tracetui reads ({limit})")
     try:
         stat = path.stat()
         mtime, size = stat.st_mtime_ns, stat.st_size
     except OSError:
         mtime, size = 0, 0
-    world = info.get("world_size")
     backend = info.get("backend")
     return RankFile(
         rank=rank,

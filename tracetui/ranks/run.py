@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui.errors import TraceError
-from tracetui.ranks import dataset
+from tracetui.insight.gpu_work import span_us
+from tracetui.ranks import dataset, publish
 from tracetui.ranks.analysis import Analysis, analyse
-from tracetui.ranks.discover import RankSet, Target, is_dataset, resolve
+from tracetui.ranks.discover import RankSet, Target, is_dataset, resolve, single_entry
 from tracetui.ranks.engine import Job, Progress, load_ranks, run_jobs
 from tracetui.ranks.tables import TABLES
+from tracetui.trace import load
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -36,22 +38,37 @@ class RunReport:
 
 
 def report_for(
-    target: Target, rank: int | None = None, progress: Progress | None = None, summary: bool = True
+    target: Target,
+    rank: int | None = None,
+    progress: Progress | None = None,
+    summary: bool = True,
+    workers: int | None = None,
+    max_inflate: float | None = None,
 ) -> RunReport:
     """Analyse a rank set or a dataset; ``rank`` picks the single-trace summary (default: the first;
-    none with ``summary=False``)."""
+    none with ``summary=False``); ``workers``: the processes that load the ranks (default: the
+    cores, :func:`~tracetui.ranks.workers.wanted`); ``max_inflate``: as for :func:`tracetui.load`,
+    for each rank."""
     if isinstance(target, RankSet):
-        return report_for_ranks(target, rank, progress, summary)
+        return report_for_ranks(target, rank, progress, summary, workers, max_inflate)
     return report_for_dataset(target, rank, summary)
 
 
 def report_for_ranks(
-    rank_set: RankSet, rank: int | None, progress: Progress | None, summary: bool = True
+    rank_set: RankSet,
+    rank: int | None,
+    progress: Progress | None,
+    summary: bool = True,
+    workers: int | None = None,
+    max_inflate: float | None = None,
 ) -> RunReport:
     """Load every rank (in parallel, or from the derived cache) and analyse them."""
     chosen = rank if rank is not None else rank_set.ranks[0].rank
     rank_set.file(chosen)  # a clear error for a rank that is not there
-    results = load_ranks(rank_set.ranks, summary_rank=chosen if summary else None, progress=progress)
+    summary_rank = chosen if summary else None
+    results = load_ranks(
+        rank_set.ranks, summary_rank=summary_rank, progress=progress, workers=workers, max_inflate=max_inflate
+    )
     failed = {r.rank: r.error for r in results if r.error is not None}
     loaded = [r for r in results if r.tables is not None]
     if chosen in failed:
@@ -71,15 +88,32 @@ def report_for_ranks(
 
 
 def report_for_dataset(root: Path, rank: int | None, summary: bool = True) -> RunReport:
-    """Analyse a dataset through lazy scans of its small tables."""
+    """Analyse a dataset from its small tables, each part checked against the manifest: a rank with a
+    part missing or damaged is left out and named, files the manifest does not list are ignored and
+    named."""
     facts = dataset.read_manifest(root)
-    ranks = [r["rank"] for r in facts["ranks"]]
-    if not ranks:
-        raise TraceError(root, "dataset holds no rank")
+    checked = dataset.read_small_tables(root, facts)
+    ranks = [r["rank"] for r in facts["ranks"] if r["rank"] not in checked.damaged]
     chosen = rank if rank is not None else ranks[0]
+    if chosen in checked.damaged:
+        raise TraceError(root, f"rank {chosen}: {checked.damaged[chosen]}")
     if chosen not in ranks:
         raise TraceError(root, f"no rank {chosen} in the dataset; ranks: {', '.join(map(str, ranks))}")
-    lazy = [dataset.scan(root, table) for table in dataset.SMALL_TABLES]
+    notes = list(facts["notes"])
+    if checked.strays:
+        shown = ", ".join(checked.strays[:5]) + (", …" if len(checked.strays) > 5 else "")
+        count = len(checked.strays)
+        notes.append(f"{count} file(s) in the dataset that its manifest does not list, ignored: {shown}")
+    facts = {
+        **facts,
+        "ranks": [r for r in facts["ranks"] if r["rank"] not in checked.damaged],
+        "failed": sorted(
+            [*facts["failed"], *({"rank": r, "error": e} for r, e in checked.damaged.items())],
+            key=lambda f: f["rank"],
+        ),
+        "notes": notes,
+    }
+    lazy = [checked.tables[table].lazy() for table in dataset.SMALL_TABLES]
     single = dataset.read_summary(root, chosen) if summary else {}
     return RunReport(facts, analyse(*lazy), chosen, single)
 
@@ -92,28 +126,29 @@ def convert(
     force: bool = False,
     progress: Progress | None = None,
     workers: int | None = None,
+    max_inflate: float | None = None,
 ) -> dict[str, Any]:
-    """Write ``rank_set`` as a dataset at ``output`` (each rank by a worker); its manifest."""
+    """Write ``rank_set`` as a dataset at ``output`` (each rank by a worker), whole or not at all, one
+    writer at a time (:mod:`tracetui.ranks.publish`); its manifest."""
     dataset.check_output(output, rank_set, force)
-    staging = dataset.staging_for(output)
     say: Callable[[int, int], None] = progress or (lambda done, total: None)
-    jobs = [Job(entry, dataset=staging.resolve()) for entry in rank_set.ranks]
-    failed: dict[int, str] = {}
-    try:
+    with publish.writing(output) as staging:
+        dataset.check_output(output, rank_set, force)  # again: no other convert writes it now
+        jobs = [Job(entry, dataset=staging.resolve(), max_inflate=max_inflate) for entry in rank_set.ranks]
+        failed: dict[int, str] = {}
+        written = []
         say(0, len(jobs))
         for done, result in enumerate(run_jobs(jobs, engine, workers=workers, address=address), 1):
             if result.error is not None:
                 failed[result.rank] = result.error
+            elif result.written is not None:
+                written.append(result.written)
             say(done, len(jobs))
         if len(failed) == len(jobs):
             raise TraceError(None, "no rank could be loaded: " + "; ".join(failed.values()))
-        facts = dataset.manifest(rank_set, failed)
-        dataset.finish(staging, output, facts, force)
-    except BaseException:
-        import shutil
-
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        facts = dataset.manifest(rank_set, failed, written, output)
+        dataset.write_manifest(staging, facts)
+        publish.into_place(staging, output)
     return facts
 
 
@@ -125,7 +160,7 @@ def rank_paths(target: Target, ranks: Sequence[int]) -> list[Path]:
         raise TraceError(
             target, "--ranks needs the traces of several ranks (a directory, files or a dataset)"
         )
-    files = {r["rank"]: Path(r["file"]) for r in dataset.read_manifest(target)["ranks"]}
+    files = {r["rank"]: dataset.trace_path(target, r) for r in dataset.read_manifest(target)["ranks"]}
     paths = []
     for rank in ranks:
         if rank not in files:
@@ -136,21 +171,24 @@ def rank_paths(target: Target, ranks: Sequence[int]) -> list[Path]:
     return paths
 
 
-def rank_trace(target: Target, rank: int, progress: Callable[[str], None] | None = None) -> Trace:
+def rank_trace(
+    target: Target,
+    rank: int,
+    progress: Callable[[str], None] | None = None,
+    max_inflate: float | None = None,
+) -> Trace:
     """Rank ``rank``'s own trace, through :func:`tracetui.load` and its cache. For a dataset, the
     trace file it was converted from while it is still there and unchanged (the events and the
     time span the dataset's summary of it says), else the rank's events read from the dataset
     (:func:`tracetui.ranks.dataset.rank_trace`)."""
-    from tracetui.insight.gpu_work import span_us
-    from tracetui.trace import load
 
     if isinstance(target, RankSet):
-        return load(target.file(rank).path, progress=progress)
-    files = {r["rank"]: Path(r["file"]) for r in dataset.read_manifest(target)["ranks"]}
+        return load(target.file(rank).path, progress=progress, max_inflate=max_inflate)
+    files = {r["rank"]: dataset.trace_path(target, r) for r in dataset.read_manifest(target)["ranks"]}
     if rank not in files:
         raise TraceError(target, f"no rank {rank} in the dataset; ranks: {', '.join(map(str, files))}")
     if files[rank].is_file():
-        trace = load(files[rank], progress=progress)
+        trace = load(files[rank], progress=progress, max_inflate=max_inflate)
         converted = dataset.read_summary(target, rank).get("trace") or {}
         if (trace.event_count, span_us(trace)) == (converted.get("events"), converted.get("span_us")):
             return trace
@@ -164,7 +202,6 @@ def as_rank_set(inputs: Sequence[str | Path]) -> RankSet:
         return target
     if is_dataset(target):
         raise TraceError(target, "is already a dataset")
-    from tracetui.ranks.discover import single_entry
 
     entry = single_entry(target)
     return RankSet(ranks=(entry,), world_size=entry.world_size, backend=entry.backend, label=str(target))

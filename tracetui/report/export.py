@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tracetui.errors import TraceError
+from tracetui.insight.kernels import kernels_table_parts
+from tracetui.insight.memory import memory_of
 from tracetui.output import write_file
 from tracetui.safetext import escape_series
 from tracetui.trace.text import as_text
@@ -29,11 +31,6 @@ ROWS = 100_000  # events per part of ``events`` (their args: ~0.4 KB of text eac
 KERNEL_ROWS = 25_000
 
 
-def export_table(trace: Trace, table: str) -> pl.DataFrame:
-    """The frame behind ``--table``, whole."""
-    return pl.concat(export_parts(trace, table))
-
-
 def export_parts(trace: Trace, table: str) -> Iterator[pl.DataFrame]:
     """The frame behind ``--table``, in parts of consecutive rows (at least one), what the writer
     takes: ``events`` (every event's args as JSON text) and ``kernels`` (every kernel's roofline
@@ -44,8 +41,6 @@ def export_parts(trace: Trace, table: str) -> Iterator[pl.DataFrame]:
         yield from _events_parts(trace)
         return
     if table == "kernels":
-        from tracetui.insight.kernels import kernels_table_parts
-
         yield from kernels_table_parts(trace, KERNEL_ROWS)
         return
     frames: dict[str, Callable[[], pl.DataFrame]] = {
@@ -55,6 +50,9 @@ def export_parts(trace: Trace, table: str) -> Iterator[pl.DataFrame]:
         "runtime": lambda: trace.runtime,
         "anomalies": lambda: trace.anomalies,
         "memory": lambda: memory_table(trace),
+        "critical_path": lambda: critical_path_table(trace),
+        "idle": lambda: idle_table(trace),
+        "advice": lambda: advice_table(trace),
     }
     if table not in frames:
         raise ValueError(table)
@@ -75,9 +73,49 @@ def _events_parts(trace: Trace) -> Iterator[pl.DataFrame]:
 def memory_table(trace: Trace) -> pl.DataFrame:
     """One row per allocation or free (``profile_memory``), in time order: the memory table
     without the columns that place it in the tree (see :mod:`tracetui.insight.memory.table`)."""
-    from tracetui.insight.memory import memory_of
 
     return memory_of(trace).events.drop("pair_order", "track", "enclosing_id", "enclosing_pos")
+
+
+def critical_path_table(trace: Trace) -> pl.DataFrame:
+    """One row per piece of every step's and annotation call's critical path, in time order: the
+    span (its id, name and kind), what the path crossed (``id``: the event, null for a gap or a
+    launch delay; ``name``, ``kind``), where it starts and its time on the path (µs)."""
+    from tracetui.insight.critical_path import annotation_paths, step_paths
+
+    frames = []
+    for kind, paths in (("step", step_paths(trace)), ("annotation", annotation_paths(trace))):
+        names = paths.spans.select("span", pl.col("name").alias("span_name"))
+        frames.append(
+            paths.pieces.join(names, on="span", how="left", maintain_order="left").select(
+                "span",
+                "span_name",
+                pl.lit(kind).alias("span_kind"),
+                "id",
+                "name",
+                "kind",
+                "start_ns",
+                (pl.col("ns") / 1000.0).alias("us"),
+                "track",
+                "lane",
+            )
+        )
+    return pl.concat(frames)
+
+
+def idle_table(trace: Trace) -> pl.DataFrame:
+    """One row per step and GPU stream: the window, the idle time and its host wait / kernel wait /
+    other parts (µs)."""
+    from tracetui.insight.idle import stream_idle
+
+    return stream_idle(trace)
+
+
+def advice_table(trace: Trace) -> pl.DataFrame:
+    """The advice, ranked: rule, action, evidence, saving per step (µs), confidence."""
+    from tracetui.insight.why_data import advice_frame, advice_records
+
+    return advice_frame(advice_records(trace))
 
 
 def write_table(

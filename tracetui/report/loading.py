@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from itertools import pairwise
@@ -13,7 +12,10 @@ from rich.console import Console
 from rich.text import Text
 
 from tracetui import formatting as fmt
+from tracetui import settings
+from tracetui.ranks.run import report_for
 from tracetui.safetext import shown
+from tracetui.trace import load
 
 if TYPE_CHECKING:
     from tracetui.ranks.discover import RankSet
@@ -21,17 +23,16 @@ if TYPE_CHECKING:
     from tracetui.trace import Trace
 
 
-def load_with_progress(path: str | Path) -> Trace:
+def load_with_progress(path: str | Path, max_inflate: float | None = None) -> Trace:
     """``tracetui.load`` with a spinner naming the stage, when stderr is a terminal.
 
     ``TRACETUI_TIMING=1`` prints how long each stage took, on stderr.
     """
-    from tracetui.trace import load
 
-    if os.environ.get("TRACETUI_TIMING"):
-        return _timed(path)
+    if settings.TIMING.value():
+        return _timed(path, max_inflate)
     if not sys.stderr.isatty():
-        return load(path)
+        return load(path, max_inflate=max_inflate)
     console = Console(stderr=True, markup=False, highlight=False)
     name = shown(Path(path).name)  # a file name: outside text
     with console.status(Text(f"loading {name}"), spinner="dots") as status:
@@ -39,14 +40,16 @@ def load_with_progress(path: str | Path) -> Trace:
             path,
             progress=lambda stage: status.update(Text(f"loading {name}: {stage}")),
             fraction=lambda done: status.update(Text(f"loading {name}: reading {round(100 * done)} %")),
+            max_inflate=max_inflate,
         )
 
 
-def _timed(path: str | Path) -> Trace:
-    from tracetui.trace import load
+def _timed(path: str | Path, max_inflate: float | None) -> Trace:
 
     marks: list[tuple[str, float]] = []
-    trace = load(path, progress=lambda stage: marks.append((stage, time.perf_counter())))
+    trace = load(
+        path, progress=lambda stage: marks.append((stage, time.perf_counter())), max_inflate=max_inflate
+    )
     marks.append(("", time.perf_counter()))
     spans = ", ".join(
         f"{stage} {fmt.duration((end - start) * 1e6)}" for (stage, start), (_, end) in pairwise(marks)
@@ -55,17 +58,21 @@ def _timed(path: str | Path) -> Trace:
     return trace
 
 
-def run_report_with_progress(target: Path | RankSet, rank: int | None = None) -> RunReport:
+def run_report_with_progress(
+    target: Path | RankSet,
+    rank: int | None = None,
+    max_inflate: float | None = None,
+    workers: int | None = None,
+) -> RunReport:
     """:func:`tracetui.ranks.run.report_for` with a line counting the ranks loaded, when stderr is a
     terminal."""
-    from tracetui.ranks.run import report_for
 
     if not sys.stderr.isatty():
-        return report_for(target, rank)
+        return report_for(target, rank, max_inflate=max_inflate, workers=workers)
     console = Console(stderr=True, markup=False, highlight=False)
     with console.status(Text("loading ranks"), spinner="dots") as status:
 
         def say(done: int, total: int) -> None:
             status.update(Text(f"loading ranks: {done} of {total}"))
 
-        return report_for(target, rank, progress=say)
+        return report_for(target, rank, progress=say, max_inflate=max_inflate, workers=workers)

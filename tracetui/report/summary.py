@@ -29,7 +29,8 @@ MAX_STEPS = 8
 def summary_renderable(data: dict[str, Any]) -> RenderableType:
     """The whole report as one rich renderable."""
     parts: list[RenderableType] = [_header(data)]
-    parts += [t for t in (_steps(data), _annotations(data), _threads_note(data), _ops(data)) if t is not None]
+    parts += [t for t in (_steps(data), _why(data), _advice(data)) if t is not None]
+    parts += [t for t in (_annotations(data), _threads_note(data), _ops(data)) if t is not None]
     parts.append(_no_kernel_line(data))
     parts += [t for t in (_kernels(data), _rooflines(data), _runtime(data), _compile(data)) if t is not None]
     if "memory" in data and (memory := memory_renderable(data["memory"])) is not None:
@@ -70,10 +71,11 @@ def _header(data: dict[str, Any]) -> RenderableType:
 def _device(device: dict[str, Any]) -> Text:
     text = Text(f"GPU {device.get('id')}: ")
     text.append(shown(str(device.get("name") or "unknown device")))
-    if device.get("computeMajor") is not None:
-        text.append(f" (sm{device['computeMajor']}{device.get('computeMinor', 0)}", style="dim")
-        if device.get("numSms"):
-            text.append(f", {device['numSms']} SMs", style="dim")
+    if device.get("arch"):
+        text.append(f" ({device['arch']}", style="dim")
+        if device.get("numSms"):  # an AMD GPU's multiprocessors are its compute units
+            units = "CUs" if device.get("vendor") == "amd" else "SMs"
+            text.append(f", {device['numSms']} {units}", style="dim")
         text.append(")", style="dim")
     return text
 
@@ -113,6 +115,95 @@ def _steps(data: dict[str, Any]) -> RenderableType | None:
     reading.append(shown(median.get("verdict") or ""))
     reading.append(" (CPU times include the profiler's own overhead)", style="dim")
     return Group(steps_table, reading)
+
+
+PATH_PARTS = (
+    ("cpu_us", "CPU ops"),
+    ("launch_us", "launches"),
+    ("sync_wait_us", "sync waits"),
+    ("gap_us", "gaps"),
+    ("gpu_us", "GPU"),
+)
+
+
+def _median_step(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The step of median critical-path length (the one the Why section reads)."""
+    steps = [s for s in data["steps"] if s.get("critical_path")]
+    if not steps:
+        return None
+    steps.sort(key=lambda s: (s["critical_path"]["length_us"], s["name"]))
+    return steps[len(steps) // 2]
+
+
+def _why(data: dict[str, Any]) -> RenderableType | None:
+    """Why this step is slow: the median step's critical path (its parts and what took most of it),
+    its GPU idle time explained and its launch figures."""
+    step = _median_step(data)
+    if step is None:
+        return None
+    path = step["critical_path"]
+    length = path["length_us"] or 1.0
+    text = Text("Why this step is slow ", style="bold")
+    text.append(
+        f"(median step {step['name']}, critical path {fmt.duration(path['length_us'])}): ", style="bold"
+    )
+    parts = sorted(((path[k], label) for k, label in PATH_PARTS), reverse=True)
+    text.append(", ".join(f"{label} {fmt.percent(100 * us / length)}" for us, label in parts if us > 0))
+    top = [t for t in path["top"] if t["us"] > 0][:4]
+    if top:
+        text.append("\n  most of it: ")
+        for i, item in enumerate(top):
+            if i:
+                text.append(", ")
+            text.append(shown(_short_name(data, item["name"])))
+            text.append(f" {fmt.duration(item['us'])} ({item['kind']})", style="dim")
+    idle = step.get("idle")
+    if idle is not None:
+        text.append("\n  GPU idle ")
+        text.append(
+            f"{fmt.duration(idle['idle_us'])} ({fmt.percent(idle['idle_pct']) or MISSING} of the window): "
+        )
+        text.append(
+            f"waiting for the host {fmt.duration(idle['host_wait_us'])}, between kernels "
+            f"{fmt.duration(idle['kernel_wait_us'])}, other {fmt.duration(idle['other_us'])}"
+        )
+    launch = step.get("launch")
+    if launch is not None and launch.get("launch_delay_p50_us") is not None:
+        text.append(
+            f"\n  launch delay p50 {fmt.duration(launch['launch_delay_p50_us'])}, p90 "
+            f"{fmt.duration(launch['launch_delay_p90_us'])}, "
+            f"max {fmt.duration(launch['launch_delay_max_us'])}; "
+            f"queue up to {fmt.count(launch['queue_max'])} launched and not started "
+            f"(mean {fmt.number(launch['queue_mean'])})",
+            style="dim",
+        )
+    return text
+
+
+def _short_name(data: dict[str, Any], name: str) -> str:
+    """A kernel's decoded short name where the kernels table has it."""
+    for kernel in data["kernels"]:
+        if kernel["name"] == name:
+            return str(kernel.get("short") or name)
+    return name
+
+
+def _advice(data: dict[str, Any]) -> RenderableType | None:
+    """What to try: the advice, largest saving first."""
+    items = data.get("advice") or []
+    text = Text("What to try", style="bold")
+    if not items:
+        text.append(": nothing stands out (no rule's threshold is met; docs/why.md lists them)", style="dim")
+        return text if data["steps"] or data["kernels"] else None
+    for i, item in enumerate(items[:5], 1):
+        text.append(f"\n  {i}. ")
+        text.append(shown(item["action"]))
+        text.append(
+            f" — saves ~{fmt.duration(item['saving_us'])} per step ({item['confidence']})", style="bold"
+        )
+        text.append("\n     ")
+        text.append(shown(item["evidence"]), style="dim")
+    return text
 
 
 def _annotations(data: dict[str, Any]) -> Table | None:
@@ -224,7 +315,7 @@ def _rooflines(data: dict[str, Any]) -> Table | None:
         rate = fmt.number(r["tflops"]) if r["tflops"] is not None else MISSING
         bw = fmt.number(r["gbs"]) if r["gbs"] is not None else MISSING
         roof = (
-            f"{r['bound'].split('-')[0]} {fmt.percent(r['roof_fraction'] * 100)}"
+            f"{r['bound'].removesuffix('-bound')} {fmt.percent(r['roof_fraction'] * 100)}"
             if r["bound"] and r["roof_fraction"] is not None
             else MISSING
         )

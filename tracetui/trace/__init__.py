@@ -20,12 +20,16 @@ def load(
     path: str | Path,
     progress: Callable[[str], None] | None = None,
     fraction: Callable[[float], None] | None = None,
+    *,
+    max_inflate: float | None = None,
 ) -> Trace:
     """Load a trace file or ``tensorboard_trace_handler`` directory.
 
     Raises :class:`tracetui.errors.TraceError` (one line) for input that is not a trace.
     ``progress`` is called with the name of each stage as it starts, ``fraction`` with how much
-    of the ``reading`` stage is done (0 to 1; a file's bytes read, not a pipe's). A trace loaded
+    of the ``reading`` stage is done (0 to 1; a file's bytes read, not a pipe's). Gzip data may
+    inflate to at most 256 MB plus ``max_inflate`` times its size (0: no cap; None: the setting
+    ``TRACETUI_MAX_INFLATE``, else 100). A trace loaded
     before (unchanged) comes from the disk cache (:mod:`tracetui.trace.cache`); one whose load a
     command started early (:mod:`tracetui.trace.prefetch`) is waited for.
     """
@@ -36,7 +40,7 @@ def load(
         return prefetched
     from tracetui.trace.loader import load_now
 
-    return load_now(path, progress, fraction=fraction)
+    return load_now(path, progress, fraction=fraction, max_inflate=max_inflate)
 
 
 def __getattr__(name: str) -> Any:

@@ -18,6 +18,12 @@ it is found by name in the library's symbol table, and called only if the code l
 address is the code the file holds there (the same code: a build that changed its calling
 convention would have to keep its bytes too). Where it is not found (another platform or build, a
 stripped library) or the user set the allocator's options, nothing changes: decay 0 as before.
+
+The one seam to jemalloc's private control: the CLI calls :func:`hand_back_at_once`, the loader
+:func:`keep_freed_below`; nothing else reaches it. Kept on measurement (issue 36: retiring it for
+decay 0 alone made the 1 GB ``summary`` cold 13 % slower, medians of 4 rounds taking turns, and 22 %
+in ``benchmarks/bench_scale.py``; polars' own decay peaks at 0.80x of the JSON against 0.58x).
+``TRACETUI_KEEP_FREED=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from tracetui import settings
 
 # what the CLI sets before polars starts: freed memory goes back at once (until a budget is set)
 AT_ONCE = "dirty_decay_ms:0,muzzy_decay_ms:0"
@@ -69,7 +77,7 @@ def keep_freed_below(budget: int) -> bool:
     bytes (the largest asked for so far), and hand it back above it. False (and nothing changes)
     where polars' allocator cannot be reached or the user set its options."""
     global _budget_pages, _thread, _statm
-    if not _own(os.environ) or os.environ.get("TRACETUI_KEEP_FREED") == "0":
+    if not _own(os.environ) or not settings.KEEP_FREED.value():
         return False
     mallctl = _mallctl()
     if mallctl is None:

@@ -68,7 +68,7 @@ from io import BufferedReader
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracetui import __version__
+from tracetui import __version__, settings
 from tracetui.errors import TraceError
 from tracetui.trace import cache_files as files
 
@@ -78,46 +78,36 @@ if TYPE_CHECKING:
     from tracetui.trace.args import RawArgs
     from tracetui.trace.model import PartStore, TableSource, Trace
 
-MIN_BYTES = 8 << 20  # the default of TRACETUI_CACHE_MIN_BYTES
-DEFAULT_MAX = 4 << 30
 FORMAT = files.FORMAT
 SALT = ""  # part of every key: a test that needs entries no other code wrote sets it
 SETTLE_S = 120.0  # how long a process that exits waits for its entry to be written
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 def directory() -> Path | None:
     """The cache folder (``$TRACETUI_CACHE_DIR``, else the platform's user cache folder), or None
     when caching is off. The cache keeps its files in one subfolder of it (:data:`files.STORE`)."""
-    if os.environ.get("TRACETUI_NO_CACHE"):
+    if settings.NO_CACHE.value():
         return None
-    if root := os.environ.get("TRACETUI_CACHE_DIR"):
-        return Path(root)
+    if root := settings.CACHE_DIR.get():
+        return root
     import platformdirs  # imported only when no folder is named (a few ms)
 
     return platformdirs.user_cache_path("tracetui", appauthor=False)
 
 
 def max_bytes() -> int:
-    """This user's entries' total size cap: ``TRACETUI_CACHE_MAX`` (bytes, or with K/M/G/T), else 4G."""
-    text = os.environ.get("TRACETUI_CACHE_MAX", "").strip().upper().removesuffix("B").removesuffix("I")
-    unit = _UNITS.get(text[-1:], 1) if text[-1:].isalpha() else 1
-    number = text[:-1] if text[-1:].isalpha() else text
-    try:
-        return max(0, int(float(number) * unit))
-    except ValueError:
-        return DEFAULT_MAX
+    """This user's entries' total size cap: ``TRACETUI_CACHE_MAX`` (a size), else 4 GiB."""
+    return settings.CACHE_MAX.value()
 
 
 def min_bytes() -> int:
-    """Bytes of JSON a trace needs to be stored: ``TRACETUI_CACHE_MIN_BYTES``, else :data:`MIN_BYTES`."""
-    text = os.environ.get("TRACETUI_CACHE_MIN_BYTES", "").strip()
-    return int(text) if text else MIN_BYTES
+    """The JSON a trace must hold to be cached: ``TRACETUI_CACHE_MIN_BYTES`` (a size), else 8 MiB."""
+    return settings.CACHE_MIN_BYTES.value()
 
 
 def debug() -> bool:
     """Whether ``TRACETUI_DEBUG`` asks for tracebacks."""
-    return bool(os.environ.get("TRACETUI_DEBUG"))
+    return settings.DEBUG.value()
 
 
 def identity(path: Path) -> str | None:
@@ -167,7 +157,7 @@ def counts() -> dict[str, Any]:
     the cache's own, each of which left the work to a normal load."""
     with _counts_lock:
         counted = dict(_counts)
-    return {"enabled": not os.environ.get("TRACETUI_NO_CACHE"), **counted}
+    return {"enabled": not settings.NO_CACHE.value(), **counted}
 
 
 def _count(what: str) -> None:
@@ -177,11 +167,14 @@ def _count(what: str) -> None:
 
 def _failed(doing: str) -> None:
     """In an ``except`` block: an unexpected error of the cache while ``doing``. Counted; the first
-    of the process is one line on stderr; ``TRACETUI_DEBUG`` prints each one's traceback."""
+    of the process is one line on stderr; ``TRACETUI_DEBUG`` prints each one's traceback. A bad
+    setting is not the cache's failure: it goes on (one line, exit 2)."""
+    error = sys.exc_info()[1]
+    if isinstance(error, settings.SettingError):
+        raise error
     with _counts_lock:
         _counts["failures"] += 1
         first = _counts["failures"] == 1
-    error = sys.exc_info()[1]
     if first:
         words = (str(error).splitlines() or [""])[0][:200]
         hint = "" if debug() else " (TRACETUI_DEBUG=1 shows the traceback)"
@@ -517,8 +510,17 @@ def _store_derived(path: Path, kind: str, ident: str | None, parts: dict[str, by
     except OSError:  # a read-only or full disk, another user's entry
         return False
     files.touch(entry)
-    files.sweep(store, max_bytes(), keep=entry)
+    written = _unswept.get(store, 0) + sum(len(part) for part in parts.values())
+    cap = max_bytes()
+    if store not in _unswept or written > min(SWEEP_EVERY, cap // 64):  # a pass lists every entry
+        written = 0
+        files.sweep(store, cap, keep=entry)
+    _unswept[store] = written
     return True
+
+
+SWEEP_EVERY = 16 << 20  # results kept since the last sweep before the next one (or 1/64 of the cap)
+_unswept: dict[Path, int] = {}  # per store, since this process last swept it (none yet: it sweeps)
 
 
 def store(trace: Trace, json_bytes: int, ident: str | None, digest: files.Digest | None) -> None:
@@ -530,12 +532,13 @@ def store(trace: Trace, json_bytes: int, ident: str | None, digest: files.Digest
     ``os._exit`` calls :func:`settle` first; one killed meanwhile leaves a staging folder that the
     next write removes. Reading the same entry meanwhile waits for it.
     """
+    root = directory()
+    if root is None or ident is None or digest is None or json_bytes < min_bytes():
+        return
+    cap = max_bytes()  # read here: a bad value is said, not lost in the writer
     try:
-        root = directory()
-        if root is None or ident is None or digest is None or json_bytes < min_bytes():
-            return
         entry = root / files.STORE / key(ident)
-        args = (trace, ident, entry, digest.record())
+        args = (trace, ident, entry, digest.record(), cap)
         writer = threading.Thread(target=_write, args=args, name="tracetui-cache-write")
         with _writers_lock:
             _writers[entry] = writer
@@ -583,7 +586,7 @@ def settle(timeout: float = SETTLE_S) -> None:
     _abort.clear()
 
 
-def _write(trace: Trace, ident: str, entry: Path, record: dict[str, Any]) -> None:
+def _write(trace: Trace, ident: str, entry: Path, record: dict[str, Any], cap: int) -> None:
     with contextlib.suppress(OSError, AttributeError):  # Linux nices this thread only
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
     staging: Path | None = None
@@ -591,7 +594,7 @@ def _write(trace: Trace, ident: str, entry: Path, record: dict[str, Any]) -> Non
         store = files.store(entry.parent.parent, create=True)
         if store is None:
             return  # the folder of the store's name is someone else's
-        files.sweep(store, max_bytes())
+        files.sweep(store, cap)
         if files.parts(entry, "manifest", "json"):
             return  # another process wrote it
         staging = files.new_folder(store)
@@ -626,7 +629,7 @@ def _write(trace: Trace, ident: str, entry: Path, record: dict[str, Any]) -> Non
         }
         files.write_part(staging, "manifest", files.manifest_bytes(manifest), "json")
         _install(staging, entry)
-        files.sweep(store, max_bytes(), keep=entry)
+        files.sweep(store, cap, keep=entry)
     except (OSError, _Stop):  # a read-only or full disk, a changed file: no entry, nothing left
         pass
     except Exception:
@@ -660,12 +663,12 @@ def parts_for(path: Path, ident: str | None, json_bytes: int, digest: files.Dige
     ``digest``) keeps what it computes later: its entry, when it is worth caching."""
     from tracetui.trace.model import NO_PARTS
 
+    if ident is None or directory() is None or json_bytes < min_bytes():
+        return NO_PARTS
     try:
-        if ident is None or directory() is None:
-            return NO_PARTS
         if digest is not None:
             _digests[ident] = digest.record()
-        return EntryParts(path, ident) if json_bytes >= min_bytes() else NO_PARTS
+        return EntryParts(path, ident)
     except Exception:
         _failed("keeping a result")
         return NO_PARTS

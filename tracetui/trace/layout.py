@@ -157,10 +157,3 @@ def schema(name: str) -> dict[str, pl.DataType]:
         "args_lengths": {"length": u32},
     }
     return tables[name]
-
-
-def empty_table(name: str) -> pl.DataFrame:
-    """Table ``name`` with no rows."""
-    import polars as pl
-
-    return pl.DataFrame(schema=schema(name))

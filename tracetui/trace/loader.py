@@ -44,6 +44,7 @@ def load_now(
     progress: Progress | None = None,
     read: Read | None = None,
     fraction: Callable[[float], None] | None = None,
+    max_inflate: float | None = None,
 ) -> Trace:
     """:func:`tracetui.trace.load`, here and now; ``read``: the file already read and scanned (by
     :mod:`prefetch`), with its :func:`cache.identity` taken before it was read."""
@@ -51,7 +52,7 @@ def load_now(
     with _gc_paused():
         if read is None:
             say("reading")
-            found = read_trace(path, fraction)
+            found = read_trace(path, fraction, max_inflate)
             if isinstance(found, Trace):
                 return found
             read = found
@@ -81,25 +82,28 @@ def _handing_back(say: Progress) -> Progress:
     return stage
 
 
-def read_trace(path: str | Path, fraction: Callable[[float], None] | None = None) -> Read | Trace:
-    """The cached trace of ``path``, or its file read and scanned (no polars needed), with the file's
-    cache identity taken before the read (the entry is written only if it still holds after)."""
-    source, blocks = open_source(path)
+def read_trace(
+    path: str | Path, fraction: Callable[[float], None] | None = None, max_inflate: float | None = None
+) -> Read | Trace:
+    """The cached trace of ``path``, or its file read and scanned (no polars needed; inflated within
+    ``max_inflate``: :func:`open_source`), with the file's cache identity taken before the read (the
+    entry is written only if it still holds after)."""
+    source, blocks = open_source(path, max_inflate)
     if not source.regular:  # a pipe: read once, never cached
         return source, stream.read(source.path, blocks, on_block=read_fraction(source, fraction)), None
     ident = cache.identity(source.path)
-    cached = cache.lookup(source.path, source.siblings, partial(_cached_args, source.path))
+    cached = cache.lookup(source.path, source.siblings, partial(_cached_args, source.path, max_inflate))
     if cached is not None:
         return cached
     return source, stream.read(source.path, blocks, on_block=read_fraction(source, fraction)), ident
 
 
-def _cached_args(path: Path, tables: TableSource, ident: str) -> RawArgs:
+def _cached_args(path: Path, max_inflate: float | None, tables: TableSource, ident: str) -> RawArgs:
     """The raw args of a trace from the cache: from the entry's args tables and file (the deflated
     blocks the load kept, read on first use), else read again from the file."""
     if set(ARGS_TABLES) <= set(tables.names) and ARGS_FILE in tables.files:
         return Deferred(partial(_stored_args, tables))
-    return Deferred(partial(_args_of_file, path, ident))
+    return Deferred(partial(_args_of_file, path, ident, max_inflate))
 
 
 def _stored_args(tables: TableSource) -> RawArgs:
@@ -115,10 +119,10 @@ def _stored_args(tables: TableSource) -> RawArgs:
         raise
 
 
-def _args_of_file(path: Path, ident: str | None) -> RawArgs:
+def _args_of_file(path: Path, ident: str | None, max_inflate: float | None) -> RawArgs:
     """The raw args of a trace file's events, read again as ``load`` decoded them, if the file is
     still the one whose identity the cache entry holds."""
-    source, blocks = open_source(path)
+    source, blocks = open_source(path, max_inflate)
     args = stream.finish(stream.read(source.path, blocks)).args
     if ident is None or cache.identity(path) != ident:
         raise TraceError(path, "the file changed since it was opened; open it again")

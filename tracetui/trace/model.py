@@ -31,6 +31,7 @@ from tracetui.trace.align import lookup
 from tracetui.trace.args import NO_ARGS, RawArgs
 from tracetui.trace.categories import ACCELERATOR_OF_CALL, GPU_KIND, GPU_WORK
 from tracetui.trace.layout import FACTS, MODEL_TABLES
+from tracetui.trace.nesting import ancestor_ids, rows_in_preorder
 from tracetui.trace.schema import SHAPE_KEYS
 from tracetui.trace.text import clean_series
 
@@ -606,7 +607,6 @@ _TREE_COLUMNS = ("id", "parent", "pos", "cat")
 
 
 def _visible_parents(events: pl.DataFrame, hide_python: bool) -> pl.DataFrame:
-    from tracetui.trace.nesting import ancestor_ids, rows_in_preorder
 
     kept = ("id", "parent") if not hide_python else ("id", "parent", "cat")
     tree = events.select(kept)[rows_in_preorder(events["pos"])]

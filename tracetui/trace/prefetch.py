@@ -4,18 +4,19 @@ A command calls :func:`start` first thing. The thread reads, inflates and scans 
 by block (all three release the GIL) while the main thread imports rich or textual, then imports
 polars and builds the model. :func:`tracetui.trace.load` takes the result with :func:`take`
 (waiting for it, replaying the progress stages it missed) and raises what the load raised.
-Importing this module imports neither polars nor the UI. ``TRACETUI_TIMING`` turns it off, so
-that the stage timings it prints are those of a plain load.
+Importing this module imports neither polars nor the UI. ``TRACETUI_TIMING``
+(:data:`tracetui.settings.TIMING`) turns it off, so that the stage timings it prints are those of a
+plain load.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tracetui import settings
 from tracetui.trace import cache, stream
 from tracetui.trace.source import open_source, read_fraction
 
@@ -68,13 +69,16 @@ class _Job:
 _pending: dict[str, _Job] = {}
 
 
-def start(path: str | Path) -> None:
-    """Begin loading ``path`` in the background (once; errors are left to :func:`take`)."""
+def start(path: str | Path, max_inflate: float | None = None) -> None:
+    """Begin loading ``path`` (gzip inflated within ``max_inflate``: :func:`open_source`) in the
+    background (once; errors are left to :func:`take`)."""
     key = str(path)
-    if key in _pending or os.environ.get("TRACETUI_TIMING"):
+    if key in _pending or settings.TIMING.value():
         return
     job = _Job()
-    job.thread = threading.Thread(target=_run, args=(path, job), name="tracetui-prefetch", daemon=True)
+    job.thread = threading.Thread(
+        target=_run, args=(path, job, max_inflate), name="tracetui-prefetch", daemon=True
+    )
     _pending[key] = job
     job.thread.start()
 
@@ -96,10 +100,10 @@ def take(
     return job.trace
 
 
-def _run(path: str | Path, job: _Job) -> None:
+def _run(path: str | Path, job: _Job, max_inflate: float | None) -> None:
     try:
         read = None
-        source, blocks = open_source(path)
+        source, blocks = open_source(path, max_inflate)
         if not (source.regular and cache.has_entry(source.path)):
             ident = cache.identity(source.path) if source.regular else None  # before the read
             job.say("reading")  # inflate and scan without the GIL, before polars is imported
@@ -107,6 +111,6 @@ def _run(path: str | Path, job: _Job) -> None:
             read = source, stream.read(source.path, blocks, on_block=on_block), ident
         from tracetui.trace.loader import load_now
 
-        job.trace = load_now(path, job.say, read)
+        job.trace = load_now(path, job.say, read, max_inflate=max_inflate)
     except BaseException as exc:  # handed to the caller of take()
         job.error = exc

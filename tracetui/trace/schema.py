@@ -1,7 +1,7 @@
 """msgspec types for the events of a Kineto Chrome trace.
 
-Only the args the model promotes to columns are typed here; the recorded shapes
-(:class:`ShapeArgs`, big) and every other arg (and any key a future PyTorch adds) are read
+Only the args the model promotes to columns are typed here; the recorded shapes (big) and every
+other arg (and any key a future PyTorch adds) are read
 on demand from the raw JSON of the events (:meth:`Trace.shapes`, :meth:`Trace.event_args`).
 Numeric fields accept strings because real traces write ``"inf"`` and ``"N/A"`` where numbers
 are expected.
@@ -128,15 +128,6 @@ class Event(msgspec.Struct, gc=False):
     args: Args = NO_ARGS
 
 
-class ShapeArgs(msgspec.Struct, frozen=True, gc=False, rename=SHAPE_KEYS):
-    """An op's recorded shapes (``record_shapes``), kept as raw JSON text."""
-
-    input_dims: msgspec.Raw = RAW_EMPTY
-    input_type: msgspec.Raw = RAW_EMPTY
-    input_strides: msgspec.Raw = RAW_EMPTY
-    concrete_inputs: msgspec.Raw = RAW_EMPTY
-
-
 class RawArgsEvent(msgspec.Struct, gc=False):
     """An event whose args are kept as raw JSON (for :meth:`Trace.event_args`)."""
 
@@ -145,5 +136,4 @@ class RawArgsEvent(msgspec.Struct, gc=False):
 
 EVENTS_DECODER = msgspec.json.Decoder(list[Event])
 RAW_ARGS_DECODER = msgspec.json.Decoder(list[RawArgsEvent])
-SHAPE_DECODER = msgspec.json.Decoder(ShapeArgs)
 TOP_DECODER = msgspec.json.Decoder(dict[str, msgspec.Raw])

@@ -8,8 +8,10 @@ killed while writing) yields every byte that could be inflated and is flagged as
 
 Nothing is trusted: the first block must start like JSON (binary data and other text are
 refused with one line before anything else is inflated), and inflation is capped at
-:data:`DEFAULT_RATIO` times the compressed bytes read so far (plus :data:`FLOOR`), so a gzip bomb
-is refused early in bounded memory; ``TRACETUI_MAX_INFLATE`` sets another ratio (``0``: no cap).
+:data:`tracetui.settings.MAX_INFLATE` (100: JSON traces deflate 10-20x, a bomb ~1000x) times the
+compressed bytes read so far (plus :data:`FLOOR`), so a gzip bomb
+is refused early in bounded memory; ``--max-inflate`` or ``TRACETUI_MAX_INFLATE`` sets another ratio
+(``0``: no cap).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import BinaryIO
 
+from tracetui import settings
 from tracetui.errors import TraceError
 from tracetui.trace.cache_files import Digest
 
@@ -38,21 +41,7 @@ TRACE_PATTERNS = ("*.pt.trace.json", "*.pt.trace.json.gz")
 FALLBACK_PATTERNS = ("*.json", "*.json.gz", "*.json.tmp")
 BLOCK = 4 << 20  # bytes of JSON per block
 READ = 1 << 20  # bytes read from the file at a time
-DEFAULT_RATIO = 100.0  # JSON traces deflate 10-20x; a bomb ~1000x
 FLOOR = 256 << 20  # inflated bytes always allowed, whatever the ratio
-RATIO_VARIABLE = "TRACETUI_MAX_INFLATE"
-
-
-def max_ratio() -> float:
-    """The inflation cap in force (0: none), from ``TRACETUI_MAX_INFLATE``."""
-    text = os.environ.get(RATIO_VARIABLE, "").strip()
-    if not text:
-        return DEFAULT_RATIO
-    try:
-        value = float(text)
-    except ValueError:
-        raise TraceError(None, f"{RATIO_VARIABLE}={text!r}: expected a number (0: no cap)") from None
-    return max(value, 0.0)
 
 
 @dataclass
@@ -61,6 +50,7 @@ class Source:
 
     path: Path
     regular: bool  # a regular file (not a pipe): it can be read again and cached
+    max_inflate: float  # the inflation cap: at most FLOOR + this ratio times the bytes read (0: none)
     siblings: tuple[Path, ...] = field(default_factory=tuple)
     gzipped: bool = False
     gzip_truncated: bool = False
@@ -113,13 +103,15 @@ def check_readable(path: str | Path) -> None:
         raise TraceError(target, "empty file")
 
 
-def open_source(path: str | Path) -> tuple[Source, Iterator[bytes]]:
-    """``path``'s source and its JSON, block by block (each about :data:`BLOCK` bytes).
+def open_source(path: str | Path, max_inflate: float | None = None) -> tuple[Source, Iterator[bytes]]:
+    """``path``'s source and its JSON, block by block (each about :data:`BLOCK` bytes), inflated
+    within ``max_inflate`` (None: the setting, :data:`tracetui.settings.MAX_INFLATE`).
 
     Raises :class:`TraceError` (from the iterator too) for input that cannot be a trace.
     """
+    ratio = settings.MAX_INFLATE.value() if max_inflate is None else max_inflate
     target, siblings = locate(path)
-    source = Source(target, is_regular(target), siblings)
+    source = Source(target, is_regular(target), ratio, siblings)
     return source, _blocks(source)
 
 
@@ -204,7 +196,7 @@ def _plain(first: bytes, reads: Iterator[bytes]) -> Iterator[bytes]:
 
 def _inflated(source: Source, first: bytes, reads: Iterator[bytes]) -> Iterator[bytes]:
     """Every gzip member inflated, :data:`BLOCK` bytes at a time, within the inflation cap."""
-    ratio = max_ratio()
+    ratio = source.max_inflate
     inflater = _inflate_lib.decompressobj(wbits=31)
     pending = first
     out = 0
@@ -242,7 +234,8 @@ def _inflated(source: Source, first: bytes, reads: Iterator[bytes]) -> Iterator[
                 raise TraceError(
                     source.path,
                     f"gzip data inflating over {ratio:g}x (a gzip bomb?): refused after "
-                    f"{out >> 20} MB; set {RATIO_VARIABLE}=0 (no cap) or a higher ratio to read it",
+                    f"{out >> 20} MB; set {settings.MAX_INFLATE.name}=0 (no cap) or a higher ratio "
+                    "to read it",
                 )
             yield block
         if inflater.eof:

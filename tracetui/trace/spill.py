@@ -22,15 +22,13 @@ import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
+import polars as pl
+
+from tracetui import settings
 from tracetui.errors import TraceError
 
-if TYPE_CHECKING:
-    import polars as pl
-
-# tables of fewer bytes in all stay in memory (a 90 MB trace's are ~6 MB; the tests set 0)
-MIN_BYTES = int(os.environ.get("TRACETUI_SPILL_MIN_BYTES", 4 << 20))
 READ_BYTES = 1 << 30  # one read at most (one returns at most ~2 GiB on Linux)
 
 
@@ -72,9 +70,9 @@ class SpilledTables:
     @classmethod
     def of(cls, path: Path, tables: Mapping[str, pl.DataFrame]) -> SpilledTables | None:
         """``tables`` (of trace file ``path``) written to a temporary file, or None where none can
-        be written (no ``TMPDIR``, or it is full) or they are small (:data:`MIN_BYTES` in all):
-        the caller keeps them in memory."""
-        if sum(frame.estimated_size() for frame in tables.values()) < MIN_BYTES:
+        be written (no ``TMPDIR``, or it is full) or they are small (under
+        ``TRACETUI_SPILL_MIN_BYTES`` in all; a 90 MB trace's are ~6 MB): the caller keeps them in memory."""
+        if sum(frame.estimated_size() for frame in tables.values()) < settings.SPILL_MIN_BYTES.value():
             return None
         try:
             file = tempfile.TemporaryFile(prefix="tracetui-tables-")  # noqa: SIM115 (kept open)
@@ -95,8 +93,6 @@ class SpilledTables:
     def scan(self, name: str) -> pl.LazyFrame:
         """Table ``name``: its bytes read now, decompressed when collected, only the columns
         selected (:func:`tracetui.trace.model.read_table` checks its rows)."""
-        import polars as pl
-
         placed = self._placed[name]
         try:
             data = _read_at(self._file.fileno(), placed.size, placed.offset)

@@ -10,9 +10,12 @@ import polars as pl
 
 from tracetui import formatting as fmt
 from tracetui.insight.distributions import BINS, PERCENTILES
+from tracetui.insight.kernel_names import kernel_name_columns
+from tracetui.insight.memory import memory_of
 from tracetui.trace.categories import GPU_WORK
 from tracetui.views.distribution import sparkline
 from tracetui.views.insight import Insight
+from tracetui.views.memory import memory_table
 from tracetui.views.table_spec import Column, TableSpec
 
 if TYPE_CHECKING:
@@ -65,8 +68,6 @@ def build_tables(
     """Every table, keyed ``ops``, ``kernels``, ``annotations``, ``steps``, ``anomalies``, ``orphans``,
     ``memory``; with ``insight``, kernels gain their achieved rates and steps their verdict;
     ``memory``: the trace's memory reading when the caller has it (else it is computed)."""
-    from tracetui.insight.memory import memory_of
-    from tracetui.views.memory import memory_table
 
     insight = insight or Insight()
     memory = memory if memory is not None else memory_of(trace)
@@ -107,7 +108,6 @@ def _ops(trace: Trace) -> TableSpec:
 
 
 def _kernels(trace: Trace, insight: Insight) -> TableSpec:
-    from tracetui.insight.kernel_names import kernel_name_columns
 
     frame = trace.kernels
     if frame.height:

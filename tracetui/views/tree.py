@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 
+from tracetui.insight.kernel_names import decode_kernel_name, kernel_name_columns
+from tracetui.insight.spans import thread_splits
 from tracetui.trace.align import lookup, rows_of
 from tracetui.trace.categories import GPU_KIND, GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.links import is_step
@@ -133,7 +135,6 @@ class Node:
 @lru_cache(maxsize=4096)
 def short_kernel_name(name: str) -> str:
     """The decoded short form of a kernel name for tree labels (the full name stays in details)."""
-    from tracetui.insight.kernel_names import decode_kernel_name
 
     return decode_kernel_name(name).short
 
@@ -600,15 +601,17 @@ class TreeModel:
     def short_name(self, name: str) -> str:
         """A GPU work name's short form, told apart from the trace's other names that decode alike
         (``layer_norm bwd [GammaBetaBackwardCUDAKernelTemplate]``): the tables' and summary's."""
-        if self._shorts is None:
-            from tracetui.insight.kernel_names import kernel_name_columns
+        return self._gpu_shorts().get(name) or short_kernel_name(name)
 
+    def _gpu_shorts(self) -> dict[str, str]:
+        """Every GPU work name of the trace and the short form the tree shows for it."""
+        if self._shorts is None:
             events = self.trace.columns_of("events", "cat", "name")  # the name may come dictionary-encoded
             names = events["name"].filter(events["cat"].is_in(list(GPU_KIND))).unique(maintain_order=True)
             self._shorts = (
                 dict(kernel_name_columns(names).select("name", "short").iter_rows()) if len(names) else {}
             )
-        return self._shorts.get(name) or short_kernel_name(name)
+        return self._shorts
 
     def forward_of(self, key: NodeKey) -> int | None:
         """The forward op that created a backward op (``fwd_id``). On the autograd engine's
@@ -650,8 +653,6 @@ class TreeModel:
         if not isinstance(key, int) or not self.is_span(key):
             return None
         if self._splits is None:
-            from tracetui.insight.spans import thread_splits
-
             self._splits = dict(thread_splits(self.trace).iter_rows())
         return self._splits.get(key)
 
@@ -738,12 +739,22 @@ class TreeModel:
     # ---- find ------------------------------------------------------------------------------------
     def find(self, query: str, *, exact: bool = False, cats: tuple[str, ...] | None = None) -> list[int]:
         """Event ids whose name contains ``query`` (case-insensitive; ``exact``: equals it), shown
-        under the current options, in tree order (step by step, then outside steps, then orphans)."""
+        under the current options, in tree order (step by step, then outside steps, then orphans).
+        GPU work is found by the name the tree shows (its decoded short form, ``nvjet gemm bf16 …``)
+        as well as by its raw name."""
         events = self.trace.events
+        lowered = query.lower()
+        shown = [
+            raw
+            for raw, short in self._gpu_shorts().items()
+            if (short == query if exact else lowered in short.lower())
+        ]
         if exact:
             hit = pl.col("name") == query
         else:
-            hit = pl.col("name").cast(pl.String).str.to_lowercase().str.contains(query.lower(), literal=True)
+            hit = pl.col("name").cast(pl.String).str.to_lowercase().str.contains(lowered, literal=True)
+        if shown:
+            hit = hit | pl.col("name").cast(pl.String).is_in(shown)
         found = events.filter(hit)
         if cats is not None:
             found = found.filter(pl.col("cat").is_in(list(cats)))

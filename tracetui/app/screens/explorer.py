@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
-from tracetui.app.exporting import Download, Exported
+from tracetui.app.exporting import SUBTREE_HINT, Download, Exported, ask_export, subtree_title, write_export
 from tracetui.app.messages import DetailsReady, FindReady, ModelReady, Search, TablesReady, TimelineReady
 from tracetui.app.screens.tables import TablesScreen
 from tracetui.app.widgets.details import describe
@@ -32,6 +32,7 @@ from tracetui.trace import Trace
 from tracetui.trace.stats import merged_intervals
 from tracetui.views.insight import Insight, load_insight
 from tracetui.views.memory import memory_lanes, peak_target
+from tracetui.views.subtree import subtree_frame
 from tracetui.views.table_spec import TableSpec
 from tracetui.views.tables import build_tables
 from tracetui.views.timeline import Lane, Window, lanes, window_for
@@ -541,7 +542,7 @@ class ExplorerScreen(Screen[None]):
 
     # ---- memory ----------------------------------------------------------------------------------------
     def action_memory_peak(self) -> None:
-        """Go to the op that allocated the biggest block alive at the memory peak."""
+        """Go to the op that reached the memory peak (the peak's op, as summary and check name it)."""
         if self.memory is None:
             self.notify("Reading the memory events …", timeout=2)
             return
@@ -553,7 +554,7 @@ class ExplorerScreen(Screen[None]):
             return
         self.notify(target.message, timeout=6, markup=False)
         if target.op_id is not None and not self.dispatch_tree.reveal_event(target.op_id):
-            self.notify("That op is hidden by the current filters.", severity="warning", timeout=3)
+            self.notify("The peak's op is hidden by the current filters.", severity="warning", timeout=3)
 
     # ---- distributions --------------------------------------------------------------------------------
     def action_slowest(self) -> None:
@@ -578,8 +579,6 @@ class ExplorerScreen(Screen[None]):
     # ---- export ------------------------------------------------------------------------------------------
     def action_export_subtree(self) -> None:
         """Ask for a file name, then write the cursor's subtree (as the tree shows it) in a worker."""
-        from tracetui.app.exporting import SUBTREE_HINT, ask_export, subtree_title
-
         node = self.dispatch_tree.cursor_node
         if node is None:
             return
@@ -595,9 +594,6 @@ class ExplorerScreen(Screen[None]):
     def export_subtree(
         self, key: NodeKey, model: TreeModel, target: Path | Download, overwrite: bool
     ) -> None:
-        from tracetui.app.exporting import write_export
-        from tracetui.views.subtree import subtree_frame
-
         frame, truncated = subtree_frame(model, key, self.trace.t0_ns)
         what = "the subtree" + (" (cut at its first rows: too big)" if truncated else "")
         try:

@@ -18,8 +18,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from tracetui import formatting as fmt
-from tracetui.app.exporting import Download
+from tracetui.app.exporting import TABLE_HINT, Download, ask_export, shown_columns, table_title, write_export
 from tracetui.app.widgets.table_view import TableState, TableView
+from tracetui.errors import TraceError
 from tracetui.safetext import shown
 from tracetui.views.table_spec import TableSpec
 
@@ -182,8 +183,6 @@ class TablesScreen(Screen[tuple[str, dict[str, Any]] | None]):
 
     def action_export(self) -> None:
         """Ask for a file name, then write the table as shown (its columns, sort, filter and rows)."""
-        from tracetui.app.exporting import TABLE_HINT, ask_export, table_title
-
         traces: list[Path] = getattr(self.app, "trace_paths", list)()
         if not traces:
             return
@@ -193,9 +192,6 @@ class TablesScreen(Screen[tuple[str, dict[str, Any]] | None]):
         ask_export(self.app, title, traces[0], self.active, ".csv", TABLE_HINT, self._export_to)
 
     def _export_to(self, target: Path | Download, replace: bool) -> None:
-        from tracetui.app.exporting import shown_columns, write_export
-        from tracetui.errors import TraceError
-
         source = self.app.trace_paths()[0]  # type: ignore[attr-defined]
         frame = shown_columns(self.table.frame, self.table.columns)
         what = f"the {self.tables[self.active].title} table"

@@ -13,6 +13,8 @@ from textual.content import Content
 
 from tracetui import formatting as fmt
 from tracetui.errors import TraceError
+from tracetui.insight.kernel_names import decode_kernel_name
+from tracetui.insight.kernel_names.cpp import collapse_templates
 from tracetui.safetext import MAX_SHOWN, shown
 from tracetui.views.distribution import DistributionView, distribution_view
 from tracetui.views.insight import Insight
@@ -275,7 +277,11 @@ def _kernel_config(out: Lines, node: Node, event: Mapping[str, Any]) -> None:
 
 
 def _roofline(out: Lines, row: Mapping[str, Any] | None) -> None:
-    """FLOPs and bytes of the launching op spread over its kernels, achieved rates, the verdict."""
+    """FLOPs and bytes of the launching op spread over its kernels, achieved rates, the verdict; a
+    copy's own bytes against the roof of its kind of copy."""
+    if row and row.get("copy") is not None:
+        _copy(out, row)
+        return
     if not row or (row.get("flops") is None and row.get("bytes_read") is None):
         return
     out.heading("Roofline (from the launching op's shapes)")
@@ -294,6 +300,27 @@ def _roofline(out: Lines, row: Mapping[str, Any] | None) -> None:
         out.line(("  " + row["verdict"], KEY))
     for note in row.get("cost_notes") or ():
         out.line(("  • ", LABEL), (note, LABEL))
+
+
+def _copy(out: Lines, row: Mapping[str, Any]) -> None:
+    """A memcpy: its rate against the roof of what it crosses (device memory, host link, peer link)."""
+    out.heading("Copy (its own bytes and time)")
+    out.field("copies", COPY_WORDS.get(row["copy"], row["copy"]))
+    out.field("achieved", _rates(None, row.get("gbs")))
+    out.field("roof", _rates(None, row.get("peak_gbs")))
+    if row.get("roof_fraction") is not None:
+        out.field("of its roof", fmt.percent(row["roof_fraction"] * 100))
+    if row.get("verdict"):
+        out.line(("  " + row["verdict"], KEY))
+
+
+COPY_WORDS = {
+    "device": "within device memory",
+    "host-pinned": "over the host link, pinned host memory",
+    "host-pageable": "over the host link, pageable host memory (staged)",
+    "host": "over the host link",
+    "peer": "over the peer link, GPU to GPU",
+}
 
 
 def _rates(tflops: float | None, gbs: float | None) -> str:
@@ -320,7 +347,6 @@ def _verdict(out: Lines, row: Mapping[str, Any] | None) -> None:
 
 
 def _decoded(out: Lines, node: Node, row: Mapping[str, Any] | None) -> None:
-    from tracetui.insight.kernel_names import decode_kernel_name
 
     decoded = decode_kernel_name(node.full_name)
     out.heading("Decoded name")
@@ -354,7 +380,6 @@ def display_name(name: str) -> str:
     """The title line: a long (templated, mangled) name with its templates and parameters collapsed."""
     if len(name) <= LONG_NAME:
         return name
-    from tracetui.insight.kernel_names.cpp import collapse_templates
 
     short = collapse_templates(name)
     return short if len(short) <= LONG_NAME else short[: LONG_NAME - 1] + "…"

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import polars as pl
 
+import polars as pl
+
 from tracetui.insight.flops.args import parse_args
 from tracetui.insight.flops.attention import SDPA_ARGS, cost_attention
 from tracetui.insight.flops.conv import CONV_ARGS, cost_conv, cost_conv_backward
@@ -136,7 +138,6 @@ def op_cost_columns(
     nulls where :func:`op_cost` has no answer. Join it back on the key columns. The concrete-inputs
     column is used when ``df`` has it.
     """
-    import polars as pl
 
     keys = [name, input_dims, input_type]
     if concrete_inputs in df.columns:

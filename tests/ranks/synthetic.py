@@ -3,7 +3,9 @@ arrives late at every collective, a rank missing, a rank with one more step, ano
 and N ranks made from one single-GPU trace (with NCCL-like collectives added).
 
 Every change is exact: times are moved in integer nanoseconds, so a test can predict each figure.
-``python -m tracetui.ranks.synthetic SRC OUT --ranks 8 [--straggler 3]`` builds the benchmark's set.
+``python -m tests.ranks.synthetic SRC OUT --ranks 8 [--straggler 3]`` (from the repository's root)
+builds the benchmark's set. A test fixture, so not in the wheel: ``benchmarks/bench_ranks.py``
+imports it from here (tests/ is a package; the benchmarks run from a checkout).
 """
 
 from __future__ import annotations
@@ -124,12 +126,6 @@ def add_step(doc: Doc) -> Doc:
             copied["name"] = f"ProfilerStep#{number + 1}"
         copies.append(copied)
     return {**doc, "traceEvents": [*doc["traceEvents"], *copies]}
-
-
-def with_collectives(doc: Doc, delay_ns: int = 0, device: int = 0, longest_delay_ns: int = 0) -> Doc:
-    """``doc`` (a single-GPU trace) with one NCCL all-reduce per step (:func:`collective_events`)."""
-    added = collective_events(steps(doc), delay_ns, device, longest_delay_ns)
-    return {**doc, "traceEvents": [*doc["traceEvents"], *added]}
 
 
 def collective_events(
