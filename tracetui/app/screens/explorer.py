@@ -22,7 +22,9 @@ from tracetui import formatting as fmt
 from tracetui.app.exporting import (
     SUBTREE_HINT,
     TABLE_HINT,
-    default_target,
+    Download,
+    Exported,
+    ask_export,
     shown_columns,
     subtree_title,
     table_title,
@@ -39,7 +41,6 @@ from tracetui.app.messages import (
     TimelineModelReady,
     TimelineReady,
 )
-from tracetui.app.screens.export_dialog import ExportDialog
 from tracetui.app.screens.tables import TablesScreen
 from tracetui.app.widgets.details import describe
 from tracetui.app.widgets.dispatch_tree import DispatchTree
@@ -788,7 +789,6 @@ class ExplorerScreen(Screen[None]):
     # ---- export ------------------------------------------------------------------------------------------
     def action_export_subtree(self) -> None:
         """Ask for a file name, then write the cursor's subtree (as the tree shows it) in a worker."""
-
         focused = self.focused
         if (
             self.area is not None
@@ -800,50 +800,47 @@ class ExplorerScreen(Screen[None]):
         node = self.dispatch_tree.cursor_node
         if node is None:
             return
-        default = default_target(self.trace.path, node.name, ".json")
-        dialog = ExportDialog(subtree_title(node.full_name), default.name, SUBTREE_HINT)
-        self.app.push_screen(dialog, lambda target: self._export_subtree(node.key, target))
+        title = subtree_title(node.full_name)
+
+        def write(target: Path | Download, overwrite: bool) -> None:
+            self._pending.add("export")
+            self.export_subtree(node.key, self.model, target, overwrite)
+
+        ask_export(self.app, title, self.trace.path, node.name, ".json", SUBTREE_HINT, write)
 
     def _export_range(self) -> None:
         """The Range table as the panel shows it (its sort), through the tables' export."""
         table = self.query_one(RangePanel).table
         sort = next((c.title for c in table.columns if c.key == table.sort_key), None)
         title = table_title("Range", table.row_count, sort, table.sort_descending)
-        default = default_target(self.trace.path, "range", ".csv")
-        self.app.push_screen(ExportDialog(title, default.name, TABLE_HINT), self._export_range_to)
+        ask_export(self.app, title, self.trace.path, "range", ".csv", TABLE_HINT, self._export_range_to)
 
-    def _export_range_to(self, target: Path | None) -> None:
-        if target is None:
-            return
+    def _export_range_to(self, target: Path | Download, replace: bool) -> None:
         table = self.query_one(RangePanel).table
+        frame = shown_columns(table.frame, table.columns)
         try:
-            message = write_export(
-                shown_columns(table.frame, table.columns), target, self.trace.path, "the Range table"
-            )
+            message = write_export(frame, target, self.trace.path, "the Range table", replace=replace)
         except TraceError as exc:
             self.notify(str(exc), title="Not exported", severity="error", markup=False)
         else:
-            self.notify(message, title="Exported", markup=False)
-
-    def _export_subtree(self, key: NodeKey, target: Path | None) -> None:
-        if target is not None:
-            self._pending.add("export")
-            self.export_subtree(key, self.model, target)
+            self.notify(message.deliver(self.app), title="Exported", markup=False)
 
     @work(thread=True, exclusive=True, group="export")
-    def export_subtree(self, key: NodeKey, model: TreeModel, target: Path) -> None:
-
+    def export_subtree(
+        self, key: NodeKey, model: TreeModel, target: Path | Download, overwrite: bool
+    ) -> None:
         frame, truncated = subtree_frame(model, key, self.trace.t0_ns)
         what = "the subtree" + (" (cut at its first rows: too big)" if truncated else "")
         try:
-            message, failed = write_export(frame, target, self.trace.path, what), False
+            exported, failed = write_export(frame, target, self.trace.path, what, replace=overwrite), False
         except TraceError as exc:
-            message, failed = str(exc), True
-        self.app.call_from_thread(self._exported, message, failed)
+            exported, failed = Exported(str(exc)), True
+        self.app.call_from_thread(self._exported, exported, failed)
 
-    def _exported(self, message: str, failed: bool) -> None:
+    def _exported(self, exported: Exported, failed: bool) -> None:
         self._pending.discard("export")
         title, severity = ("Not exported", "error") if failed else ("Exported", "information")
+        message = exported.deliver(self.app)  # a download is sent from here, the app's thread
         self.notify(message, title=title, severity=severity, markup=False)  # type: ignore[arg-type]
 
     # ---- status --------------------------------------------------------------------------------------
