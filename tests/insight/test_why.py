@@ -206,3 +206,42 @@ def test_the_gloo_straggler_step_shows_its_host_gap() -> None:
         assert row["gap_us"] > 0.5 * row["length_us"]
         top = paths.top(row["span"], 1)[0]
         assert top["kind"] == "gap"
+
+
+NULL_TIMES = {
+    # which event loses which time (found in CI: a step whose ts was NaN crashed the walk)
+    "step ts": (lambda e: str(e.get("name", "")).startswith("ProfilerStep#"), "ts"),
+    "annotation ts": (lambda e: e.get("name") == "mlp_fwd", "ts"),
+    "annotation dur": (lambda e: e.get("name") == "mlp_fwd", "dur"),
+    "kernel ts": (lambda e: e.get("cat") == "kernel", "ts"),
+    "launch ts": (lambda e: e.get("cat") == "cuda_driver", "ts"),
+    "sync ts": (lambda e: e.get("name") == "cudaDeviceSynchronize", "ts"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NULL_TIMES))
+def test_events_without_a_time_are_left_out_of_the_why_never_a_crash(tmp_path: Path, case: str) -> None:
+    from tracetui.insight.launch_gaps import launch_gaps
+    from tracetui.insight.summary_data import summary_data
+    from tracetui.report.export import export_parts
+
+    document = json.loads(gzip.decompress((FIXTURES / "mlp_compiled.json.gz").read_bytes()))
+    chosen, field = NULL_TIMES[case]
+    event = next(e for e in document["traceEvents"] if chosen(e))
+    event[field] = None
+    trace = load_document(tmp_path, document)
+    untimed = set(trace.events.filter(pl.col("start_ns").is_null())["id"])
+    steps, annotations = step_paths(trace), annotation_paths(trace)
+    for paths, spans in ((steps, trace.steps), (annotations, trace.annotation_instances)):
+        timed = set(spans.filter(pl.col("start_ns").is_not_null())["id"])
+        assert set(paths.spans["span"]) == timed  # each span with a start has its path; none other
+        assert not untimed & set(paths.spans["span"])
+        off = paths.spans.select(pl.sum_horizontal(*PARTS) - pl.col("length_us")).to_series().abs()
+        assert off.max() < 0.002
+    assert set(trace.anomalies.filter(pl.col("kind") == "missing_timestamp")["event_id"]) == untimed
+    assert launch_gaps(trace)["start_ns"].null_count() == 0
+    stream_idle(trace)
+    advice(trace)
+    data = summary_data(trace)
+    assert len(data["steps"]) == trace.steps.height
+    assert pl.concat(export_parts(trace, "critical_path")).height > 0

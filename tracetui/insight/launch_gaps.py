@@ -64,12 +64,13 @@ GAP_SCHEMA = {
 
 def launch_gaps(trace: Trace) -> pl.DataFrame:
     """The GPU work in lane order (``row`` = its position) with the columns of the module's
-    docstring; computed once per trace."""
+    docstring (work without a time left out); computed once per trace."""
     return kept(trace, "launch_gaps", lambda: _launch_gaps(trace))
 
 
 def _launch_gaps(trace: Trace) -> pl.DataFrame:
-    work = gpu_work(trace)
+    # work without a start has no place on its lane: left out (the anomalies list it, missing_timestamp)
+    work = gpu_work(trace).filter(pl.col("start_ns").is_not_null() & pl.col("end_ns").is_not_null())
     if work.is_empty():
         return pl.DataFrame(schema=GAP_SCHEMA)
     args = lookup(trace.gpu_args, work["id"], "stream")

@@ -224,8 +224,10 @@ def with_window_end(spans: pl.LazyFrame, work: pl.DataFrame) -> pl.LazyFrame:
 def span_windows(trace: Trace, kind: str) -> pl.DataFrame:
     """The windows of the steps (``kind`` ``"steps"``) or annotation calls (``"annotations"``):
     ``span``, ``name``, ``track`` (the thread that opened it), ``start_ns``, ``cpu_end_ns`` (its end),
-    ``end_ns`` (the window's end: :func:`with_window_end`), in time order."""
+    ``end_ns`` (the window's end: :func:`with_window_end`), in time order. A span without a start or
+    an end has no window: left out (the anomalies list its event, ``missing_timestamp``)."""
     spans = trace.steps if kind == "steps" else trace.annotation_instances
+    spans = spans.filter(pl.col("start_ns").is_not_null() & pl.col("end_ns").is_not_null())
     tracks = trace.lookup(spans["id"], "track")["track"]
     frame = spans.select("id", pl.col("name").cast(pl.String), "start_ns", "end_ns").with_columns(tracks)
     return (
