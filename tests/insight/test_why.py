@@ -17,7 +17,7 @@ import tracetui
 from tests.insight.why_synthetic import Launch, build, expected_path
 from tests.replay import LAUNCH_CATS, WORK_CATS, raw_events
 from tracetui.insight.advice import advice
-from tracetui.insight.critical_path import PARTS, annotation_paths, step_paths
+from tracetui.insight.critical_path import PARTS, annotation_paths, pieces, step_paths
 from tracetui.insight.idle import IDLE_PARTS, stream_idle
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -69,8 +69,13 @@ def test_parts_sum_to_the_length(path: Path) -> None:
             continue
         sums = spans.select((pl.sum_horizontal(*PARTS) - pl.col("length_us")).abs().max()).item()
         assert sums < 0.002
-        pieces = paths.pieces.group_by("span").agg(pl.col("ns").sum())
-        over = pieces.join(spans, on="span").filter(pl.col("ns") > pl.col("length_us") * 1000 + 2)
+        crossed = pieces(trace, paths)
+        summed = crossed.group_by("span", "name", "kind").agg(pl.col("ns").sum())
+        key = ["span", "name", "kind"]
+        kept = paths.names.sort(key)
+        assert summed.with_columns(pl.col("name", "kind").cast(pl.String)).sort(key).equals(kept)
+        per_span = crossed.group_by("span").agg(pl.col("ns").sum())
+        over = per_span.join(spans, on="span").filter(pl.col("ns") > pl.col("length_us") * 1000 + 2)
         # only with_stack's straddling frames (profiler_overlap) count an instant twice
         assert over.is_empty() or (trace.anomalies["kind"] == "profiler_overlap").any()
         assert (spans.select(pl.min_horizontal(*PARTS)).to_series() >= 0).all()
@@ -169,7 +174,7 @@ def test_an_item_sync_is_on_the_path_and_named(tmp_path: Path) -> None:
     built = build([Launch(gap=0.0, cpu=6.0, call=2.0, kernel=60.0) for _ in range(4)], item=True, tail=1.0)
     trace = load_document(tmp_path, built.document)
     paths = step_paths(trace)
-    kinds = set(paths.pieces["kind"])
+    kinds = set(pieces(trace, paths)["kind"])
     assert {"kernel", "memcpy", "sync"} <= kinds
     assert paths.spans["gpu_us"][0] > 200
     # a blocking .item() on the path of a short step: the sync advice names the op
