@@ -232,28 +232,28 @@ class _Threads:
     the trace (two 4-byte columns of its CPU events)."""
 
     def __init__(self, trace: Trace) -> None:
-        self.events = trace.events
-        cpu = (
-            trace.events.lazy()
-            .with_row_index("row")
-            .filter(pl.col("pos").is_not_null())
-            .select("row", "id", "pos", "parent", "track")
-            .collect()
-        )
-        pos = cpu["pos"].to_numpy()
+        events = self.events = trace.events
+        position = events["pos"]
+        cpu = position.is_not_null()
+        pos = position.filter(cpu).to_numpy()
         self.size = len(pos)
         self.row = np.empty(self.size, dtype=np.uint32)
-        self.row[pos] = cpu["row"].to_numpy()
-        ids = cpu["id"].to_numpy()
+        self.row[pos] = cpu.arg_true().to_numpy()
+        # each parent's position: a table from CPU event id to position (-1: none)
+        ids = events["id"].filter(cpu).to_numpy()
         pos_of_id = np.full(int(ids.max()) + 1 if len(ids) else 0, -1, dtype=np.int32)
         pos_of_id[ids] = pos
-        parent = cpu["parent"]
-        parents = pos_of_id[np.minimum(parent.fill_null(0).to_numpy(), len(pos_of_id) - 1)]
+        del ids
+        parent = events["parent"].filter(cpu)
+        known = parent.is_not_null().to_numpy() & (parent.fill_null(0).to_numpy() < len(pos_of_id))
+        parents = pos_of_id[np.where(known, parent.fill_null(0).to_numpy(), 0)]
         self.parent = np.empty(self.size, dtype=np.int32)
-        self.parent[pos] = np.where(parent.is_not_null().to_numpy(), parents, -1)
-        del pos_of_id
-        bounds = cpu.group_by("track").agg(
-            pl.col("pos").min().alias("lo"), (pl.col("pos").max() + 1).alias("hi")
+        self.parent[pos] = np.where(known, parents, -1)
+        del pos_of_id, parent, parents, known
+        bounds = (
+            pl.DataFrame({"track": events["track"].filter(cpu), "pos": pos})
+            .group_by("track")
+            .agg(pl.col("pos").min().alias("lo"), (pl.col("pos").max() + 1).alias("hi"))
         )
         self.bounds: dict[int, tuple[int, int]] = {
             int(t): (int(lo), int(hi)) for t, lo, hi in bounds.iter_rows() if t is not None
@@ -485,8 +485,11 @@ def _busy(threads: _Threads, track: int) -> tuple[np.ndarray, np.ndarray]:
     """A thread's busy time (the union of its ops and runtime calls) as disjoint intervals: starts
     and ends, sorted (the events in tree order are by start: a running maximum of the ends)."""
     lo, hi = threads.bounds.get(track, (0, 0))
-    picked = threads.columns(np.arange(lo, hi), "cat", "start_ns", "end_ns")
-    picked = picked.filter(pl.col("cat").is_in(["cpu_op", *LAUNCH_CALLS]) & pl.col("end_ns").is_not_null())
+    positions = np.arange(lo, hi)
+    chosen = threads.columns(positions, "cat", "end_ns").select(
+        pl.col("cat").is_in(["cpu_op", *LAUNCH_CALLS]) & pl.col("end_ns").is_not_null()
+    )
+    picked = threads.columns(positions[chosen.to_series().to_numpy()], "start_ns", "end_ns")
     starts, ends = picked["start_ns"].to_numpy(), picked["end_ns"].to_numpy()
     if not len(starts):
         return starts, ends
