@@ -48,7 +48,13 @@ SCHEMA = "tracetui.dataset/2"
 OLDER = ("tracetui.dataset/1",)
 BIG_TABLES = ("events", "kernels", "ops")
 MODEL_TABLES = tuple(t for t in TRACE_TABLES if t not in BIG_TABLES)  # with events: a rank's trace
-SMALL_TABLES = {"ranks": "rank", "steps": "steps", "collectives": "collectives", "kernel_names": "kernels"}
+SMALL_TABLES = {
+    "ranks": "rank",
+    "steps": "steps",
+    "collectives": "collectives",
+    "kernel_names": "kernels",
+    "lead": "lead",
+}
 TABLE_NAMES = (*BIG_TABLES, *MODEL_TABLES, *SMALL_TABLES)
 PART = "part-0.parquet"
 
