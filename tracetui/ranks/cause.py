@@ -5,8 +5,9 @@ every rank sets off together, and how late a rank arrives at the next one is wha
 between. For each collective the straggler arrives last at, its **stretch** runs from the latest end
 of a collective on the straggler before its arrival (the *origin*) to that arrival; every rank's
 stretch is from the origin's end on that rank to its own arrival (on its own clock: no offset
-enters). Stretches sharing an origin nest (in-flight collectives), so of those only the one the
-straggler is latest to counts: the stretches compared are disjoint, nothing is counted twice.
+enters). Stretches sharing an origin nest (in-flight collectives), so of those only the longest
+counts (the collective the straggler arrives at last, on its own clock): the stretches compared are
+disjoint, nothing is counted twice.
 
 The **lag** of a stretch is the straggler's arrival less the median of the others' (corrected
 clocks). In every stretch, from each rank's ``lead`` table (:mod:`tracetui.ranks.lead`): its host
@@ -215,7 +216,7 @@ def straggler_cause(
 
 
 def _stretches(rank: int, keyed: pl.DataFrame, arrivals: pl.DataFrame, aligned: pl.DataFrame) -> pl.DataFrame:
-    """The straggler's stretches: per origin, the late collective it is latest to (key, origin,
+    """The straggler's stretches: per origin, the late collective it arrives at last (key, origin,
     step, lag_ns)."""
     late = aligned.filter((pl.col("ranks") >= 2) & (pl.col("last_rank") == rank)).select("key")
     mine = keyed.filter(pl.col("rank") == rank)
@@ -236,7 +237,7 @@ def _stretches(rank: int, keyed: pl.DataFrame, arrivals: pl.DataFrame, aligned: 
         .join(theirs, on="key")
         .with_columns(lag_ns=pl.col("arrival_ns") - pl.col("others_ns"))
         .filter(pl.col("lag_ns") > 0)
-        .sort("lag_ns", "key", descending=[True, False])
+        .sort("start_ns", "key", descending=[True, False])
         .unique("origin", keep="first", maintain_order=True)
         .select("key", "origin", "step", "lag_ns")
         .sort("key")
