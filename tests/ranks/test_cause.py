@@ -117,7 +117,8 @@ def test_no_stretch_no_cause() -> None:
 def _gaps_before(path: Path, name: str) -> list[float]:
     """Replay from the raw JSON: per occurrence of op ``name``, the time (µs) since the last traced
     CPU call (op, runtime, driver) of any thread had ended."""
-    events = json.load(gzip.open(path))["traceEvents"]
+    with gzip.open(path) as file:
+        events = json.load(file)["traceEvents"]
     calls = sorted(
         (
             e
@@ -209,3 +210,21 @@ def test_summary_says_why(tmp_path: Path) -> None:
     assert flat.index("per step, rank 2 against the others' median: collective end to arrival") < flat.index(
         "Ranks,"
     )
+
+
+def test_a_dataset_says_why_and_one_of_before_says_nothing(tmp_path: Path) -> None:
+    from tracetui.ranks.dataset import DATASET_MANIFEST
+    from tracetui.ranks.discover import resolve
+    from tracetui.ranks.run import convert, report_for
+
+    out = tmp_path / "run.parquet"
+    convert(resolve([GLOO4]), out)
+    cause = report_for(resolve([out]), summary=False).analysis.cause
+    assert cause is not None and cause.cause is not None and cause.cause.name == "aten::ones_like"
+    manifest = out / DATASET_MANIFEST
+    facts = json.loads(manifest.read_text())
+    facts["tables"].remove("lead")  # written before the lead table: the rest reads as it did
+    facts["parts"] = {k: v for k, v in facts["parts"].items() if not k.startswith("lead/")}
+    manifest.write_text(json.dumps(facts))
+    report = report_for(resolve([out]), summary=False)
+    assert report.analysis.straggler is not None and report.analysis.cause is None

@@ -165,9 +165,9 @@ def straggler_cause(
 
     ``keyed``: the aligned instances with their ``key`` (own clocks); ``arrivals``: their
     ``arrival_ns`` on the reference clock; ``aligned``: one row per collective; ``lead``: every
-    rank's lead table."""
+    rank's lead table (none of the straggler's, as in a dataset written before it: None)."""
     stretches = _stretches(rank, keyed, arrivals, aligned)
-    if stretches.is_empty():
+    if stretches.is_empty() or lead.filter(pl.col("rank") == rank).is_empty():  # no lead: nothing read
         return None
     spans = _rank_spans(stretches, keyed)
     others = spans.group_by("key").agg((pl.len() - 1).alias("others")).filter(pl.col("others") >= 1)

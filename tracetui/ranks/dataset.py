@@ -33,6 +33,7 @@ from tracetui.errors import TraceError
 from tracetui.insight.kernels import kernels_table
 from tracetui.ranks import parts
 from tracetui.ranks.discover import DATASET_MANIFEST, RankSet
+from tracetui.ranks.lead import SCHEMA as LEAD_SCHEMA
 from tracetui.safetext import clean
 from tracetui.trace.args import NO_ARGS
 from tracetui.trace.layout import schema
@@ -202,6 +203,9 @@ def read_small_tables(root: Path, facts: dict[str, Any]) -> Checked:
         try:
             read = {}
             for table in SMALL_TABLES:
+                if table == "lead" and table not in facts["tables"]:  # a dataset of before: no cause
+                    read[table] = pl.DataFrame(schema={"rank": pl.Int64, **LEAD_SCHEMA})
+                    continue
                 part = part_path(table, rank)
                 frame = parts.read_table(root, part, listed.get(part), schemas)
                 read[table] = frame.select(pl.lit(rank, pl.Int64).alias("rank"), pl.all())

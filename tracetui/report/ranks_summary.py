@@ -53,7 +53,7 @@ def _why(run: dict[str, Any]) -> list[Text]:
     if cause is None:
         if run["straggler"] is None:
             return []
-        return [Text("Why: nothing to compare (no late collective after another's end)", style="dim")]
+        return [Text("Why: not known (no stretch before a late collective to compare)", style="dim")]
     why = Text("Why: ", style="bold")
     why.append(shown(cause["sentence"], None), style="bold" if cause["kind"] else "")
     return [why, Text("  " + shown(breakdown_line(cause["rank"], cause["totals"]), None), style="dim")]
