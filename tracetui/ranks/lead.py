@@ -113,10 +113,20 @@ def _host_gaps(host: pl.DataFrame) -> pl.DataFrame:
 
 
 def _clip_rows(items: pl.DataFrame, segments: pl.DataFrame) -> pl.DataFrame:
-    """Each item cut to every segment it overlaps (``seg_start``, ``seg_end`` added)."""
-    return items.join_where(
+    """Each item cut to every segment it overlaps (``seg_start``, ``seg_end`` added). The segments
+    tile the time from the first cut to the last: an item inside one finds it by its start (a sorted
+    search); only those that cross a cut go through the range join."""
+    first, last = segments["seg_start"][0], segments["seg_end"][-1]
+    items = items.filter((pl.col("end_ns") > first) & (pl.col("start_ns") < last))
+    found = items.sort("start_ns").join_asof(
+        segments, left_on="start_ns", right_on="seg_start", strategy="backward"
+    )
+    inside = found.filter(pl.col("seg_start").is_not_null() & (pl.col("end_ns") <= pl.col("seg_end")))
+    crossing = found.filter(pl.col("seg_start").is_null() | (pl.col("end_ns") > pl.col("seg_end")))
+    split = crossing.select(items.columns).join_where(
         segments, pl.col("start_ns") < pl.col("seg_end"), pl.col("end_ns") > pl.col("seg_start")
-    ).with_columns(
+    )
+    return pl.concat([inside, split.select(inside.columns)]).with_columns(
         pl.max_horizontal("start_ns", "seg_start").alias("start_ns"),
         pl.min_horizontal("end_ns", "seg_end").alias("end_ns"),
         (pl.col("start_ns") >= pl.col("seg_start")).alias("starts_here"),
