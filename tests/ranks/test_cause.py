@@ -228,3 +228,11 @@ def test_a_dataset_says_why_and_one_of_before_says_nothing(tmp_path: Path) -> No
     manifest.write_text(json.dumps(facts))
     report = report_for(resolve([out]), summary=False)
     assert report.analysis.straggler is not None and report.analysis.cause is None
+
+
+def test_the_explorer_says_why_under_the_verdict(gloo_report) -> None:  # type: ignore[no-untyped-def]
+    from tracetui.ranks.view import ranks_table
+
+    verdict, why = ranks_table(gloo_report).caption.split("\n")
+    assert verdict == gloo_report.analysis.verdict
+    assert why == f"why: {gloo_report.analysis.cause.sentence}"
