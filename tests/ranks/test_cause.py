@@ -236,3 +236,34 @@ def test_the_explorer_says_why_under_the_verdict(gloo_report) -> None:  # type: 
     verdict, why = ranks_table(gloo_report).caption.split("\n")
     assert verdict == gloo_report.analysis.verdict
     assert why == f"why: {gloo_report.analysis.cause.sentence}"
+
+
+def _union_within(intervals: list[tuple[float, float]], lo: float, hi: float) -> float:
+    """The length of the union of ``intervals`` clipped to [lo, hi) (plain Python, for a replay)."""
+    total, reach = 0.0, lo
+    for start, end in sorted((max(s, lo), min(e, hi)) for s, e in intervals if e > lo and s < hi):
+        if end > reach:
+            total += end - max(start, reach)
+            reach = end
+    return total
+
+
+def test_the_lead_table_tiles_the_time_and_adds_up() -> None:
+    """Rank 2 of the 4-rank set: the segments tile the time from the first cut to the last, and in
+    all of it GPU idle + the GPU's busy union and host gaps + the CPU calls' union are that time
+    (replayed from the raw JSON)."""
+    lead = set_tables(GLOO4)["lead"].filter(pl.col("rank") == 2)
+    spans = lead.filter(pl.col("kind") == "span").sort("start_ns")
+    assert (spans["start_ns"].shift(-1).drop_nulls() == spans["end_ns"].head(-1)).all()
+    assert (spans["ns"] == spans["end_ns"] - spans["start_ns"]).all()
+    lo, hi = spans["start_ns"][0] / US, spans["end_ns"][-1] / US
+    with gzip.open(rank_files(GLOO4)[2]) as file:
+        events = [e for e in json.load(file)["traceEvents"] if e.get("ph") == "X"]
+
+    def union(cats: tuple[str, ...]) -> float:
+        return _union_within([(e["ts"], e["ts"] + e["dur"]) for e in events if e.get("cat") in cats], lo, hi)
+
+    total = {kind: lead.filter(pl.col("kind") == kind)["ns"].sum() / US for kind in ("gpu_idle", "host_gap")}
+    window = pytest.approx(hi - lo, abs=1)
+    assert total["gpu_idle"] + union(("kernel", "gpu_memcpy", "gpu_memset")) == window
+    assert total["host_gap"] + union(("cpu_op", "cuda_runtime", "cuda_driver")) == window
