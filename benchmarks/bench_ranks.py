@@ -59,11 +59,12 @@ def tree_rss_kb(root: int) -> int:
     return total
 
 
-def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+def run(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float, float]:
     """Wall seconds, peak RSS (MB) of the process tree, and CPU seconds (user + system, the command
-    and the workers it waited for) of one command."""
+    and the workers it waited for) of one command (run in ``cwd``: in a checkout, ``python -m``
+    imports that checkout whatever ``PYTHONPATH`` says)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
     peak = 0
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)

@@ -1,9 +1,11 @@
-"""Synthetic fixtures for what no real trace here has (issue 14): an MTIA trace and cuDNN's CUTLASS
-convolution kernels. They are SYNTHETIC: small, hand-built Kineto-style traces whose categories,
-fields and kernel names follow what Kineto and cuDNN write (Kineto's activity names
-``mtia_runtime`` / ``mtia_ccp_events``; CUTLASS 2.x's ``ImplicitGemmConvolution`` with its
-``Conv2dFprop``/``Conv2dDgrad``/``Conv2dWgrad`` iterators and ``conv::Operator`` 0/1/2, in cuDNN's
-``cutlass__5x_cudnn`` namespace, and the generated-instance form ``cutlass_tensorop_…dgrad…``).
+"""Synthetic fixtures for what no real trace here has (issue 14, issue 37): an MTIA trace, cuDNN's
+CUTLASS convolution kernels and a ROCm trace (an MI300X: Tensile, MIOpen and composable-kernel
+kernels, ROCm's ``deviceProperties`` keys of kineto #927). They are SYNTHETIC: small, hand-built
+Kineto-style traces whose categories, fields and kernel names follow what Kineto and cuDNN write
+(Kineto's activity names ``mtia_runtime`` / ``mtia_ccp_events``; CUTLASS 2.x's
+``ImplicitGemmConvolution`` with its ``Conv2dFprop``/``Conv2dDgrad``/``Conv2dWgrad`` iterators and
+``conv::Operator`` 0/1/2, in cuDNN's ``cutlass__5x_cudnn`` namespace, and the generated-instance form
+``cutlass_tensorop_…dgrad…``; roctracer's ``Memcpy <hipMemcpyKind> (<src> -> <dst>)``).
 
 ``python -m tests.synthetic_fixtures`` writes them to ``tests/fixtures/synthetic_*.json.gz``;
 ``tests/trace/test_synthetic_fixtures.py`` checks that the committed files are this module's output.
@@ -19,6 +21,7 @@ from typing import Any
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MTIA = FIXTURES / "synthetic_mtia.json.gz"
 CUDNN_CONV = FIXTURES / "synthetic_cudnn_conv.json.gz"
+ROCM = FIXTURES / "synthetic_rocm.json.gz"
 
 Event = dict[str, Any]
 
@@ -432,6 +435,167 @@ def cudnn_conv_trace() -> dict[str, Any]:
     return _document(events, devices=[h200])
 
 
+# ---- ROCm (an MI300X) ----------------------------------------------------------------------------------
+
+ROCM_PID, ROCM_TID, ROCM_STREAM = 3000, 3000, 1
+_BF16 = "ck_tile::bf16_t"
+_FMHA = (
+    "ck_tile::FmhaFwdKernel<ck_tile::BlockFmhaPipelineQRKSVSAsync<ck_tile::BlockFmhaPipelineProblem<"
+    f"{_BF16}, {_BF16}, {_BF16}, float, float, {_BF16}> >, ck_tile::Default2DEpilogue<"
+    f"ck_tile::Default2DEpilogueProblem<float, {_BF16}, false, false, true> > >"
+)
+ROCM_KERNELS = {
+    # hipBLASLt's TensileLite GEMM with a bias epilogue (aten::addmm), as PyTorch 2.x on ROCm 6 runs it
+    "addmm": "Cijk_Ailk_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x256x64_MI16x16x1_CMS_SN_LDSB1_AFC1_AFEM1_"
+    "ASEM1_CLR1_CADS0_DTLA0_DTLB0_DTVA0_DTVB0_EPS0_FDSI0_GRPM1_GRVWA8_GRVWB8_GSU0_GSUAMB_GLS0_ISA942_IU1_K1_"
+    "LBSPPA2048_LBSPPB1024_LBSPPM0_LPA32_LPB16_LPM0_LRVW8_LWPMn1_MIAV1_MIWT8_8_MO40_NTn1_NTA0_NTB0_NTC0_NTD0_"
+    "NEPBS16_NLCA1_NLCB1_ONLL1_PGR2_PLR1_PKA1_SIA3_SS1_SPO0_SRVW0_SSO0_SVW8_SK3_TLDS1_ULSGRO0_USL1_UIOFGRO0_"
+    "USFGROn1_VSn1_VWA8_VWB8_WSGRA0_WSGRB0_WS64_WG32_8_1",
+    # rocBLAS's Tensile GEMM (aten::mm, fp16, A transposed)
+    "mm": "Cijk_Alik_Bljk_HHS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0_APM1_ABV0_ACED0_AF0EM1_AF1EM1_AMAS3_ASE_"
+    "ASGT_ASLT_ASAE01_ASCE01_ASEM1_AAC0_BL1_BS1_DTL0_DTVA0_DVO0_ETSP_EPS1_FL0_GRVW8_GSU1_GSUASB_GLS0_ISA942_"
+    "IU1_K1_KLA_LBSPP128_LPA0_LPB8_LDL1_LRVW16_LWPMn1_LDW0_FMA_MIAV1_MDA2_MO40_NTn1_NTA0_NTB0_NTC0_NTD0_"
+    "NEPBS0_NLCA1_NLCB1_ONLL1_OPLV0_PK0_PAP0_PGR1_PLR1_SIA3_SS1_SU32_SUM0_SUS256_SCIUI1_SPO0_SRVW0_SSO0_SVW4_"
+    "SNLL0_TT4_64_TLDS1_USFGROn1_VAW2_VSn1_VW4_WSGRA1_WSGRB1_WS64_WG32_4_1_WGM8",
+    "batch_norm": "MIOpenBatchNormFwdTrainSpatial",
+    "attention": f"void ck_tile::kentry<1, {_FMHA} >({_FMHA}::FmhaFwdGroupModeKargs)",
+    "triton": "triton_poi_fused_mul_silu_0.kd",  # ROCm's descriptor symbol of an Inductor kernel
+}
+"""Kernel names as ROCm writes them: Tensile's ``Cijk_…`` (rocBLAS's, and hipBLASLt's with
+``UserArgs``), MIOpen's, composable kernel's ``ck_tile::kentry<…>``, a ``.kd`` descriptor symbol."""
+MI300X = {
+    # kineto's ROCm deviceProperties (kineto #927: the CUDA set without regsPerMultiprocessor,
+    # sharedMemPerBlockOptin and sharedMemPerMultiprocessor, with maxSharedMemoryPerMultiProcessor);
+    # HIP reports gfx942 as compute capability 9.4 and its 304 compute units as multiprocessors
+    "id": 0,
+    "name": "AMD Instinct MI300X",
+    "totalGlobalMem": 206141652992,
+    "computeMajor": 9,
+    "computeMinor": 4,
+    "maxThreadsPerBlock": 1024,
+    "maxThreadsPerMultiprocessor": 2048,
+    "regsPerBlock": 65536,
+    "warpSize": 64,
+    "sharedMemPerBlock": 65536,
+    "numSms": 304,
+    "maxSharedMemoryPerMultiProcessor": 65536,
+}
+
+
+def rocm_trace() -> dict[str, Any]:
+    """One profiler step on an MI300X: ops launch their kernels through ``hip*`` runtime calls
+    (Kineto's ``cuda_runtime`` category on ROCm too), and a host-to-device ``hipMemcpyAsync`` whose
+    copy roctracer names by hipMemcpyKind's number and the two pointers."""
+    pid, tid, stream = ROCM_PID, ROCM_TID, ROCM_STREAM
+    events: list[Event] = [
+        _meta("process_name", pid, 0, name="python3"),
+        _meta("thread_name", pid, tid, name=f"thread {tid} (python3)"),
+        _meta("process_name", 0, 0, name="python3"),
+        _meta("process_labels", 0, 0, labels="GPU 0"),
+        _meta("thread_name", 0, stream, name=f"stream {stream}"),
+    ]
+    bf16 = "c10::BFloat16"
+    ops = [
+        (
+            "aten::addmm",
+            [[4096], [4096, 4096], [4096, 4096]],
+            [bf16] * 3,
+            "addmm",
+            "hipExtModuleLaunchKernel",
+            180.0,
+        ),
+        (
+            "aten::mm",
+            [[4096, 4096], [4096, 4096]],
+            ["c10::Half"] * 2,
+            "mm",
+            "hipExtModuleLaunchKernel",
+            190.0,
+        ),
+        ("aten::native_batch_norm", [[32, 256, 56, 56]], [bf16], "batch_norm", "hipLaunchKernel", 40.0),
+        (
+            "aten::_flash_attention_forward",
+            [[8, 2048, 16, 128]] * 3,
+            [bf16] * 3,
+            "attention",
+            "hipLaunchKernel",
+            650.0,
+        ),
+        ("triton_poi_fused_mul_silu_0", [], [], "triton", "hipModuleLaunchKernel", 12.0),
+    ]
+    step = _x("user_annotation", "ProfilerStep#1", pid, tid, 1000.0, 4200.0)
+    body: list[Event] = [step]
+    t, correlation, external = 1010.0, 700, 1
+    for name, dims, types, kernel, runtime, dur in ops:
+        cat = "user_annotation" if name.startswith("triton_") else "cpu_op"  # Inductor's launch: no op
+        ids = {"External id": external} if cat == "cpu_op" else {}
+        body.append(
+            _x(
+                cat,
+                name,
+                pid,
+                tid,
+                t,
+                60.0,
+                **{"External id": external, "Input Dims": dims, "Input type": types},
+            )
+        )
+        call = _x(
+            "cuda_runtime",
+            runtime,
+            pid,
+            tid,
+            t + 20.0,
+            8.0,
+            correlation=correlation,
+            **ids,
+        )
+        work = _x(
+            "kernel",
+            ROCM_KERNELS[kernel],
+            0,
+            stream,
+            t + 200.0,
+            dur,
+            device=0,
+            stream=stream,
+            correlation=correlation,
+            grid=[1216, 1, 1],
+            block=[256, 1, 1],
+            **ids,
+        )
+        body += [call, work, *_flow(correlation, call, work)]
+        t, correlation, external = t + 200.0 + dur + 50.0, correlation + 1, external + 1
+    # a 64 MiB host-to-device copy (hipMemcpyKind 1) at 52 GB/s
+    body.append(_x("cpu_op", "aten::copy_", pid, tid, t, 1400.0, **{"External id": external}))
+    call = _x(
+        "cuda_runtime",
+        "hipMemcpyAsync",
+        pid,
+        tid,
+        t + 10.0,
+        9.0,
+        correlation=correlation,
+        **{"External id": external},
+    )
+    copy = _x(
+        "gpu_memcpy",
+        "Memcpy 1 (0x7f2a40000000 -> 0x7f1c00200000)",
+        0,
+        stream,
+        t + 20.0,
+        1290.555,
+        device=0,
+        stream=stream,
+        correlation=correlation,
+        bytes=67108864,
+        **{"memory bandwidth (GB/s)": 52.0, "External id": external},
+    )
+    body += [call, copy, *_flow(correlation, call, copy)]
+    events += body
+    return _document(events, devices=[MI300X])
+
+
 def encode(document: dict[str, Any]) -> bytes:
     """The gzipped JSON bytes of a fixture (deterministic: no timestamp in the gzip header)."""
     return gzip.compress(json.dumps(document, indent=None).encode(), mtime=0)
@@ -440,6 +604,7 @@ def encode(document: dict[str, Any]) -> bytes:
 def write_all() -> None:
     MTIA.write_bytes(encode(mtia_trace()))
     CUDNN_CONV.write_bytes(encode(cudnn_conv_trace()))
+    ROCM.write_bytes(encode(rocm_trace()))
 
 
 if __name__ == "__main__":

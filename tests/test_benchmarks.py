@@ -39,3 +39,25 @@ def test_a_missing_trace_is_one_line_that_says_how_to_make_it(tmp_path: Path) ->
     done = subprocess.run([sys.executable, str(script), str(missing)], capture_output=True, text=True)
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and "benchmarks/headline_trace.py" in done.stderr
+
+
+def test_many_ranks_makes_a_run_tracetui_and_hta_read_by_rank(tmp_path: Path) -> None:
+    """``benchmarks/many_ranks.py``: the shared 4-rank set replicated to 6 ranks, each naming its rank
+    as PyTorch writes it (HTA finds it by ``"rank":\\s+N``), rank 5 the straggler."""
+    import json
+    import re
+
+    out = tmp_path / "run"
+    script = BENCHMARKS / "many_ranks.py"
+    done = subprocess.run(
+        [sys.executable, str(script), str(out), "--ranks", "6", "--straggler", "5"], text=True
+    )
+    assert done.returncode == 0
+    files = sorted(out.glob("*.json.gz"), key=lambda p: int(p.name[4:].split(".")[0]))
+    found = [int(re.search(rb'"rank":\s+(\d+)', gzip.decompress(p.read_bytes())).group(1)) for p in files]
+    assert found == list(range(6))
+    summary = subprocess.run(
+        [sys.executable, "-m", "tracetui", "summary", str(out), "--json"], capture_output=True, text=True
+    )
+    assert summary.returncode == 0, summary.stderr
+    assert json.loads(summary.stdout)["distributed"]["straggler"]["rank"] == 5

@@ -179,3 +179,56 @@ def test_counts_in_headings_have_thousands_separators(tmp_path: Path) -> None:
     text = describe(trace, model, step, load_insight(trace)).plain
     assert "Launched (1,200)" in text and f"… {n - MAX_LISTED:,} more" in text
     assert re.search(r"^  kernels\s+1,200$", text, re.M)
+
+
+GIB = 2**30
+
+
+@pytest.mark.parametrize(
+    ("value", "limit", "kind", "text"),
+    [
+        # issue 37 item 4: a 4,345,501,184 B peak against "4 GiB" read "4.0 GiB" beside FAIL
+        (4_345_501_184, 4 * GIB, "size", "4.05 GiB"),
+        (4 * GIB + 1, 4 * GIB, "size", "4,294,967,297 B"),  # one byte over: the exact bytes
+        (4 * GIB - 1, 4 * GIB, "size", "4,294,967,295 B"),  # one byte under
+        (4 * GIB, 4 * GIB, "size", "4.0 GiB"),  # equal: as it reads anywhere
+        (5 * GIB, 4 * GIB, "size", "5.0 GiB"),  # far from it: its own digits
+        (1_048_566, 2**20, "size", "1,023.99 KiB"),  # "1,024.0 KiB" would read as 1 MiB
+        (250.04, 250.0, "duration", "250.04 µs"),
+        (249.96, 250.0, "duration", "249.96 µs"),
+        (250.0, 250.0, "duration", "250.0 µs"),
+        (1000.2, 1000.0, "duration", "1.0002 ms"),
+        (0.0, 0.5, "duration", "0.0 µs"),
+        (5, 4, "count", "5"),
+        (4.001, 4, "count", "4.001"),
+        (95.4, 95, "percent", "95.4%"),
+        (95.6, 95, "percent", "96%"),
+        (94.5, 95, "percent", "94.5%"),  # half-up "95%" would read as the limit
+    ],
+)
+def test_a_figure_beside_its_limit_never_reads_as_the_limit(
+    value: float, limit: float, kind: fmt.Figure, text: str
+) -> None:
+    assert fmt.beside_limit(value, limit, kind) == text
+
+
+@settings(max_examples=200)
+@given(st.integers(0, 2**44), st.integers(0, 2**44))
+def test_a_size_beside_its_limit_reads_back_on_its_side(value: int, limit: int) -> None:
+    """The shown size, read back by the one size parser, is above or below the limit as the figure is."""
+    shown = fmt.parse_size(fmt.beside_limit(value, limit, "size").replace(",", ""))
+    if value != limit:  # at the limit it reads as written anywhere
+        assert (shown > limit) - (shown < limit) == (value > limit) - (value < limit)
+
+
+@settings(max_examples=200)
+@given(
+    st.floats(0, 1e8, allow_nan=False, allow_subnormal=False),
+    st.floats(0, 1e8, allow_nan=False, allow_subnormal=False),
+)
+def test_a_duration_beside_its_limit_reads_on_its_side(value: float, limit: float) -> None:
+    text = fmt.beside_limit(value, limit, "duration")
+    number, unit = text.replace(",", "").split(" ")
+    shown = float(number) * {"µs": 1.0, "ms": 1e3, "s": 1e6}[unit]
+    side = (value > limit) - (value < limit)
+    assert side == 0 or (shown - limit) * side > 0 or math.isclose(shown, limit, rel_tol=1e-12)

@@ -173,8 +173,12 @@ def _exit(code: int) -> None:
 
     A loaded trace is millions of small objects; freeing them one by one at exit costs a
     noticeable fraction of a second and serves no purpose. A cache entry being written is
-    finished first (``os._exit`` does not wait for threads).
+    finished first (``os._exit`` does not wait for threads), and worker processes a run's command
+    started but did not use (it failed before) are stopped.
     """
+    workers = sys.modules.get("tracetui.ranks.workers")
+    if workers is not None:
+        workers.before_exit()
     cache = sys.modules.get("tracetui.trace.cache")
     if cache is not None:
         cache.settle()

@@ -9,6 +9,10 @@ summary, the verdicts and the diff/check reports, so one value reads the same ev
   (``1,234,567``, ``1,234.57 s``); averages show two decimals (``2.33``);
 * percentages are whole (``45%``), changes signed with one decimal (``+11.7%``).
 
+A figure shown beside a limit (``check``'s results) goes through :func:`beside_limit`: the kind's
+text, with as many more decimals as it takes to fall on the same side of the limit as the figure
+(a peak of 4,345,501,184 B against ``"4 GiB"`` reads ``4.05 GiB``, never ``4.0 GiB``).
+
 :func:`parse_size` reads a size back (``"900 MiB"``), the one place sizes are parsed.
 
 Plain text, no markup; ``None`` becomes ``""`` (each surface decides how a missing value shows).
@@ -23,10 +27,16 @@ import math
 import re
 from collections.abc import Iterable
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     import polars as pl
+
+Figure = Literal["size", "duration", "count", "percent"]
+"""The kinds of figure :func:`beside_limit` writes."""
+BESIDE_EXTRA = 3
+"""At most this many decimals more than a figure's own to tell it from its limit; beyond them a size
+is written in exact bytes, other figures with as many decimals as it takes."""
 
 # Below these magnitudes (µs) a duration keeps this unit and number of decimals. The bounds are
 # where the rounded text would reach the next step (9.995 µs shows as 10.0 µs, not 10.00 µs).
@@ -47,17 +57,22 @@ def fixed(value: float, decimals: int) -> str:
     return sign + f"{whole:,}" + (f".{part:0{decimals}d}" if decimals else "")
 
 
+def _duration_unit(us: float) -> tuple[float, int, str]:
+    """``(scale, decimals, unit)`` a duration of ``us`` µs is written in."""
+    size = abs(us)
+    for bound, scale, decimals, unit in _DURATION_STEPS:
+        if size < bound:
+            return scale, decimals, unit
+    return _SECONDS
+
+
 def duration(us: float | None) -> str:
     """A duration given in µs, in the unit that keeps it short (see the module's docstring)."""
     if us is None:
         return ""
     if us == 0:
         return "0.0 µs"
-    size = abs(us)
-    for bound, scale, decimals, unit in _DURATION_STEPS:
-        if size < bound:
-            return f"{fixed(us / scale, decimals)} {unit}"
-    scale, decimals, unit = _SECONDS
+    scale, decimals, unit = _duration_unit(us)
     return f"{fixed(us / scale, decimals)} {unit}"
 
 
@@ -161,16 +176,59 @@ def byte_rate(gbs: float) -> str:
     return f"{number(gbs)} GB/s" if gbs < 1000 else f"{number(gbs / 1e3)} TB/s"
 
 
+def _size_unit(value: float) -> tuple[float, int, str]:
+    """``(scale, decimals, unit)`` a byte count is written in."""
+    for power, unit in enumerate(("B", "KiB", "MiB")):
+        if abs(value) < 1024 ** (power + 1):
+            return 1024.0**power, 0 if unit == "B" else 1, unit
+    return 1024.0**3, 1, "GiB"
+
+
 def size(value: float | None) -> str:
     """A byte count in B, KiB, MiB or GiB: ``512 B``, ``208.2 KiB``."""
     if value is None:
         return ""
-    amount = float(value)
-    for unit in ("B", "KiB", "MiB"):
-        if abs(amount) < 1024:
-            return f"{fixed(amount, 0 if unit == 'B' else 1)} {unit}"
-        amount /= 1024
-    return f"{fixed(amount, 1)} GiB"
+    scale, decimals, unit = _size_unit(float(value))
+    return f"{fixed(value / scale, decimals)} {unit}"
+
+
+def _rounded(value: float, decimals: int) -> float:
+    """``value`` as :func:`fixed` rounds it (half-up on the magnitude)."""
+    whole = math.floor(abs(value) * 10**decimals + 0.5) / 10**decimals
+    return math.copysign(whole, value)
+
+
+def _form(value: float, kind: Figure) -> tuple[float, int, str]:
+    """``(scale, decimals, suffix)`` a figure of ``kind`` is written in."""
+    if kind == "duration":
+        scale, decimals, unit = _duration_unit(value)
+        return scale, decimals, f" {unit}"
+    if kind == "size":
+        scale, decimals, unit = _size_unit(value)
+        return scale, decimals, f" {unit}"
+    if kind == "percent":
+        return 1.0, 0, "%"
+    return 1.0, 0 if float(value).is_integer() else 2, ""  # a count: an average has two decimals
+
+
+def beside_limit(value: float, limit: float, kind: Figure) -> str:
+    """``value`` written as ``kind`` writes it (:func:`size`, :func:`duration`, :func:`count`,
+    :func:`percent`), with as many more decimals as it takes to differ from ``limit`` written the
+    same way, on the side of it that ``value`` is (a figure that broke its limit never reads as
+    equal to it, nor one within it as beyond; at the limit, as written anywhere). Up to
+    :data:`BESIDE_EXTRA` decimals more; beyond, a size is written in exact bytes
+    (``4,294,967,297 B``), other figures with the decimals it takes."""
+    side = (value > limit) - (value < limit)
+    plain = {"size": size, "duration": duration, "count": count, "percent": percent}[kind]
+    scale, decimals, suffix = _form(value, kind)
+    for extra in range(16):
+        if extra > BESIDE_EXTRA and kind == "size" and float(value).is_integer():
+            return f"{int(value):,} B"
+        places = decimals + extra
+        shown, bound = _rounded(value / scale, places), _rounded(limit / scale, places)
+        if (shown > bound) - (shown < bound) == side:
+            return plain(value) if extra == 0 else f"{fixed(value / scale, places)}{suffix}"
+    return f"{fixed(value / scale, decimals + 15)}{suffix}"
 
 
 _SIZE_UNITS = {

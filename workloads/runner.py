@@ -2,8 +2,8 @@
 
 The step carries the blog's ``record_function`` labels (``mlp_fwd``; ``backward`` and
 ``optimizer`` when training), so the same code serves ``tracetui capture`` and the benchmark.
-Compilation, warm-up and CUDA-graph capture happen here, before any profiling, and each shows
-one progress line on stderr.
+Compilation, warm-up and CUDA-graph capture happen here, before any profiling; each warm-up step
+(the first compiles, under ``--compile``) and the capture shows one progress line on stderr.
 """
 
 from __future__ import annotations
@@ -61,6 +61,12 @@ def progress(what: str) -> Iterator[None]:
     print(f"{what}… done in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
 
 
+def warmup_label(what: str, index: int, compiling: bool) -> str:
+    """``warming up mlp on cpu: step 1/3``; compiling, the first step says it compiles."""
+    label = f"{what}: step {index + 1}/{WARMUP_STEPS}"
+    return label + (" (compiles the graph)" if compiling and index == 0 else "")
+
+
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -112,12 +118,12 @@ def prepare(config: RunConfig, device: torch.device | None = None, stage: Stage 
         what = f"warming up {config.workload.name} on {device.type}"
     step = body
     if variant.cuda_graph:
-        step, labels = _graphed(body, device, optimizer, what, label, variant.train, stage)
+        step, labels = _graphed(body, device, optimizer, what, label, variant.train, stage, variant.compile)
     else:
-        with stage(what):
-            for _ in range(WARMUP_STEPS):
+        for n in range(WARMUP_STEPS):
+            with stage(warmup_label(what, n, variant.compile)):
                 body()
-            _sync(device)
+                _sync(device)
     name = f"AdamW(lr={LEARNING_RATE})" if optimizer is not None else None
 
     def forward() -> torch.Tensor:
@@ -135,6 +141,7 @@ def _graphed(
     label: str,
     train: bool,
     stage: Stage = progress,
+    compiling: bool = False,
 ) -> tuple[Callable[[], None], tuple[str, ...]]:
     """Warm ``body`` up on a side stream, capture it once in a CUDA graph, return a replaying step.
 
@@ -143,12 +150,12 @@ def _graphed(
     """
     side = torch.cuda.Stream(device)
     side.wait_stream(torch.cuda.current_stream(device))
-    with stage(what), torch.cuda.stream(side):
-        for _ in range(WARMUP_STEPS):
+    for n in range(WARMUP_STEPS):
+        with stage(warmup_label(what, n, compiling)), torch.cuda.stream(side):
             body()
             if optimizer is not None:
                 optimizer.zero_grad(set_to_none=True)
-        _sync(device)
+            _sync(device)
     torch.cuda.current_stream(device).wait_stream(side)
     graph = torch.cuda.CUDAGraph()
     with stage("capturing a CUDA graph"):

@@ -90,7 +90,7 @@ async def test_a_row_with_no_op_says_so(tmp_path: Path) -> None:
         assert any(f"outside any op ({NO_OP})" in str(n.message) for n in app._notifications)
 
 
-async def test_m_goes_to_the_op_of_the_biggest_block_alive_at_the_peak() -> None:
+async def test_m_goes_to_the_op_that_reached_the_peak() -> None:
     peak = summary_peak(MEMORY)
     app = TraceApp(MEMORY)
     async with app.run_test(size=SIZE) as pilot:
@@ -98,12 +98,12 @@ async def test_m_goes_to_the_op_of_the_biggest_block_alive_at_the_peak() -> None
         await pilot.press("m")
         await settle(pilot)
         cursor = tree_of(app).cursor_node
-        assert cursor is not None and cursor.name == "aten::empty"
+        assert cursor is not None and cursor.name == peak["peak_op"] == "aten::mm"  # the summary's
         (message,) = [str(n.message) for n in app._notifications if "Memory peak" in str(n.message)]
         assert message.startswith(f"Memory peak on cuda:0: {fmt.size(peak['peak_allocated_bytes'])}")  # type: ignore[arg-type]
         assert PEAK in "".join(timeline_text(app))  # its step holds the peak
         details = details_text(app)
-        assert "Memory" in details and "+1.0 MiB aten::empty" in " ".join(details.split())
+        assert "Memory" in details and "+1.0 MiB aten::mm" in " ".join(details.split())
 
 
 async def test_details_list_an_ops_allocations_and_a_steps_levels() -> None:
@@ -160,3 +160,20 @@ async def test_one_peak_on_every_surface() -> None:
         await pilot.press("escape", "m")
         await settle(pilot)
         assert any(f"Memory peak on cuda:0: {fmt.size(peak)}" in str(n.message) for n in app._notifications)
+
+
+async def test_the_cpu_lane_beside_a_gpu_is_drawn_faint() -> None:
+    """Issue 37 item 5: the transformer sample's CPU lane (0–8 bytes) drew full blocks, the loudest
+    lane beside the GPU's gigabyte."""
+    from tracetui.sample_traces import default_trace
+
+    app = TraceApp(default_trace().parent / "transformer_block_train_memory.json.gz")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        lines = timeline_text(app)
+        (cpu,) = [line for line in lines if line.lstrip().startswith("alloc cpu")]
+        cells = cpu.split("alloc cpu", 1)[1].strip()
+        assert cells and set(cells) <= {"·", "▁"} and "▁" in cells
+        (gpu,) = [line for line in lines if line.lstrip().startswith("alloc cuda:0")]
+        assert set(gpu.split("alloc cuda:0", 1)[1].strip()) - {"·", "▁"}  # drawn to its scale
+        assert "cpu ≤ 8 B (faint)" in lines[0]

@@ -395,10 +395,7 @@ RUN_IN_PROCESSES = """
 import asyncio, sys
 from tests.app.conftest import settle
 from tracetui.app.run_app import RunApp
-from tracetui.ranks import engine
 from tracetui.ranks.discover import resolve
-
-engine.IN_PROCESS_BYTES = 0  # the fixture's ranks in worker processes, as big traces are
 
 
 async def main() -> None:
@@ -428,7 +425,7 @@ def test_ranks_load_in_worker_processes_under_the_app(tmp_path: Path) -> None:
         text=True,
         timeout=300,
         cwd=root,
-        env={**__import__("os").environ, "PYTHONPATH": str(root)},
+        env={**__import__("os").environ, "PYTHONPATH": str(root), "TRACETUI_WORKERS": "2"},
     )
     assert done.stdout.strip().splitlines()[-1] == "RanksScreen", done.stdout + done.stderr
 

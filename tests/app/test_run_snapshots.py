@@ -31,7 +31,7 @@ def test_ranks_table_80x24(snap_compare) -> None:
 
 
 def test_ranks_table_nccl_two_ranks_marked(snap_compare) -> None:
-    """NCCL, 2 ranks on 2 GPUs: no clear straggler; both ranks marked to compare."""
+    """NCCL, 2 ranks on 2 GPUs: rank 1 the straggler (last at 4 of 4); both ranks marked to compare."""
     assert snap_compare(run_app(NCCL2), terminal_size=WIDE, run_before=keys("space", "down", "space"))
 
 

@@ -130,3 +130,35 @@ def test_mlp_eager_blog_guesses() -> None:
     annotation_gpu, ops_gpu = results[2].value, results[4].value
     assert ops_gpu == pytest.approx(annotation_gpu)  # every GPU event of mlp_fwd comes from an aten op
     assert results[5].actual == "0 in each of 3 calls" and results[5].event_id == 1
+
+
+def test_a_failed_time_never_reads_as_its_limit() -> None:
+    """A total a hair over its bound reads with the digits that show it over (issue 37 item 4):
+    a kernel whose total rounds down at one decimal, against a bound between the two."""
+    import polars as pl
+
+    from tracetui import formatting as fmt
+
+    trace = fixture("mlp_eager")
+    totals = trace.gpu.group_by("name").agg(pl.col("dur").sum().alias("total"))
+    name, total = next(
+        (n, t)
+        for n, t in totals.sort("name").iter_rows()
+        if not any(c in n for c in "[]*?") and t - float(fmt.duration(t).split(" ")[0]) > 0.002
+    )
+    limit = total - 0.001  # between the total and its one-decimal text
+    result = one(trace, f'[[expect]]\nkernel = "{name}"\nmax_gpu_us = {limit}\n')
+    assert not result.passed
+    shown = float(result.actual.split(" ")[0].replace(",", ""))
+    assert shown > limit, (result.actual, total, limit)
+    assert fmt.duration(total) != result.actual.split(" in ")[0]  # the plain text read under it
+
+
+def test_a_failed_share_never_reads_as_within_its_limit() -> None:
+    """A share over its bound by a fraction of a percent reads with the decimal that shows it over:
+    the eager fixture's steps idle 33–55.27% of their GPU time."""
+    trace = fixture("mlp_eager")
+    over = one(trace, '[[expect]]\nstep = "*"\nmax_gpu_idle_pct = 55.2\n')
+    assert not over.passed and over.actual == "33%–55.3% over 3 steps"  # "55%" would read within it
+    within = one(trace, '[[expect]]\nstep = "*"\nmax_gpu_idle_pct = 55.3\n')
+    assert within.passed and within.actual == "33%–55.27% over 3 steps"  # at one decimal it would tie

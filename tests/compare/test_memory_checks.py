@@ -115,3 +115,31 @@ def test_missing_memory_fails_with_the_reason(tmp_path: Path, trace) -> None:  #
     allocator = load(mt.allocator_thread_trace(tmp_path / "allocator.json"))
     (no_op,) = check_trace(allocator, parse_expectations(text.replace("cuda:1", "cuda:0")))
     assert no_op.passed and no_op.actual == "peak 8.8 KiB allocated on cuda:0 (ProfilerStep#1)"
+
+
+def test_a_failed_peak_never_reads_as_its_limit(tmp_path: Path, trace) -> None:  # type: ignore[no-untyped-def]
+    """Issue 37 item 4: ``peak 4.0 GiB allocated on cuda:0 FAIL`` against ``"4 GiB"`` (the peak
+    was 4,345,501,184 B = 4.05 GiB): the figure has the digits it takes to differ from its limit."""
+    a = mt.Allocator(start=0, reserved=5 << 30)
+    big = mt.write(
+        tmp_path / "big.json",
+        [mt.step(1, 0, 100), mt.op("aten::mm", 1, 10), a.alloc(2, 0x1000, 4_345_501_184), a.free(50, 0x1000)],
+    )
+    over, under, far = check_trace(
+        load(big),
+        parse_expectations(
+            '[[expect]]\nmemory = "cuda:0"\npeak_allocated_max = "4 GiB"\n'
+            '[[expect]]\nmemory = "cuda:0"\npeak_allocated_max = "4.1 GiB"\n'
+            '[[expect]]\nstep = 1\npeak_allocated_max = "4 GiB"\n'
+        ),
+    )
+    assert not over.passed and over.actual == "peak 4.05 GiB allocated on cuda:0 (ProfilerStep#1, aten::mm)"
+    assert under.passed and under.actual == "peak 4.0 GiB allocated on cuda:0 (ProfilerStep#1, aten::mm)"
+    assert not far.passed and far.actual == "peak 4.05 GiB in the one step"
+    # one byte over: the exact bytes (the fixture's peak is 104,425,472 B = 99.6 MiB)
+    (byte,) = check_trace(
+        trace, parse_expectations(f'[[expect]]\nmemory = "*"\npeak_allocated_max = {PEAK - 1}\n')
+    )
+    assert (
+        not byte.passed and byte.actual == "peak 104,425,472 B allocated on cuda:0 (ProfilerStep#2, aten::mm)"
+    )

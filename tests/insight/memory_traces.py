@@ -116,14 +116,15 @@ def allocator_thread_trace(path: Path) -> Path:
     return write(path, events)
 
 
-def leaking_trace(path: Path, steps: int = 3, leak: bool = True) -> Path:
-    """``steps`` profiler steps, each allocating a scratch block and (``leak``) a block it keeps."""
+def leaking_trace(path: Path, steps: int = 3, leak: bool = True, kept: int = 32 << 20) -> Path:
+    """``steps`` profiler steps, each allocating a scratch block and (``leak``) a block of ``kept``
+    bytes it keeps."""
     a = Allocator(start=1 << 20)
     events: list[dict[str, Any]] = []
     for n in range(steps):
         t = 100.0 * n
         events += [step(n + 1, t, 90), op("aten::mm", t + 1, 20), a.alloc(t + 2, 0x10000 + n, 4096)]
         if leak:
-            events += [op("aten::cat", t + 30, 5), a.alloc(t + 31, 0x20000 + n, 512)]
+            events += [op("aten::cat", t + 30, 5), a.alloc(t + 31, 0x20000000 + n * kept, kept)]
         events += [op("aten::relu", t + 50, 5), a.free(t + 51, 0x10000 + n)]
     return write(path, events)

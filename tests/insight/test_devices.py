@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tracetui.insight.devices import DEVICE_TABLE, peaks_for
+from tracetui.insight.devices import DEVICE_TABLE, device_arch, device_vendor, peaks_for
 
 
 @pytest.mark.parametrize(
@@ -109,3 +109,36 @@ def test_every_row_is_sourced_and_dense() -> None:
             assert spec.compute["bf16"] <= 16 * spec.compute["fp32"]
     h100 = next(s for s in DEVICE_TABLE if s.device == "NVIDIA H100 SXM")
     assert h100.compute["bf16"] == pytest.approx(1978.9 / 2, abs=0.1)  # half the with-sparsity figure
+
+
+ROCM_KEYS = {"maxSharedMemoryPerMultiProcessor": 65536}  # only ROCm's deviceProperties have it
+
+
+@pytest.mark.parametrize(
+    ("props", "vendor", "arch"),
+    [
+        ({"name": "NVIDIA H200", "computeMajor": 9, "computeMinor": 0}, "nvidia", "sm90"),
+        ({"name": "NVIDIA A100-SXM4-80GB", "computeMajor": 8, "computeMinor": 0}, "nvidia", "sm80"),
+        # issue 37: HIP reports 9.0 for an MI250X (gfx90a), which read "sm90"
+        ({"name": "AMD Instinct MI250X", "computeMajor": 9, "computeMinor": 0, **ROCM_KEYS}, "amd", "gfx90a"),
+        ({"name": "AMD Instinct MI300X", "computeMajor": 9, "computeMinor": 4}, "amd", "gfx942"),
+        ({"name": "AMD Instinct MI325X", "computeMajor": 9, "computeMinor": 4}, "amd", "gfx942"),
+        ({"name": "AMD Instinct MI355X", "computeMajor": 9, "computeMinor": 5}, "amd", "gfx950"),
+        ({"name": "AMD Instinct MI100", "computeMajor": 9, "computeMinor": 0}, "amd", "gfx908"),
+        (
+            {"name": "", "computeMajor": 9, "computeMinor": 0, **ROCM_KEYS},
+            "amd",
+            "AMD 9.0",
+        ),  # no name: no guess
+        (
+            {"name": "AMD Radeon RX 7900 XTX", "computeMajor": 11, "gcnArchName": "gfx1100:sramecc-:xnack-"},
+            "amd",
+            "gfx1100",
+        ),
+        ({"name": "some accelerator"}, None, None),
+    ],
+)
+def test_vendor_and_architecture_from_device_properties(
+    props: dict[str, object], vendor: str, arch: str
+) -> None:
+    assert (device_vendor(props), device_arch(props)) == (vendor, arch)

@@ -3,13 +3,19 @@ synthetic sets derived from them (tests.ranks.synthetic) in a temporary folder."
 
 from __future__ import annotations
 
+import functools
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from tests.ranks import synthetic
+from tracetui.ranks.analysis import Analysis, analyse
+from tracetui.ranks.discover import resolve
+from tracetui.ranks.engine import load_ranks
+from tracetui.ranks.tables import TABLES
 
 RANK_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ranks"
 GLOO4 = RANK_FIXTURES / "gloo_4rank_mlp"  # 4 ranks, one GPU, gloo; rank 2 a deliberate straggler
@@ -64,3 +70,29 @@ def nccl_report():  # type: ignore[no-untyped-def]
     from tracetui.ranks.run import report_for
 
     return report_for(resolve([NCCL2]))
+
+
+SAMPLE_RUNS = Path(__file__).resolve().parents[2] / "sample_traces" / "runs"
+TIMES = {
+    "steps": ("start_ns", "end_ns", "window_start_ns", "window_end_ns"),
+    "collectives": ("start_ns", "end_ns"),
+}
+
+
+@functools.cache
+def set_tables(directory: Path) -> dict[str, pl.DataFrame]:
+    """The per-rank tables of a rank set, every rank's rows together (loaded once per session)."""
+    results = load_ranks(resolve([directory]).ranks, summary_rank=None)
+    return {
+        name: pl.concat([getattr(r.tables, name) for r in results], how="vertical_relaxed") for name in TABLES
+    }
+
+
+def analyse_tables(tables: dict[str, pl.DataFrame], shifts: dict[int, int] | None = None) -> Analysis:
+    """The analysis of ``tables`` with each rank's clock moved by ``shifts[rank]`` ns: every time of
+    its steps and collectives, as a shifted trace gives them (``synthetic.shift_clock``)."""
+    moved = {}
+    for name, frame in tables.items():
+        delta = pl.col("rank").replace_strict(shifts or {}, default=0, return_dtype=pl.Int64)
+        moved[name] = frame.with_columns(pl.col(c) + delta for c in TIMES.get(name, ())).lazy()
+    return analyse(*(moved[name] for name in TABLES))

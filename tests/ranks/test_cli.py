@@ -31,6 +31,7 @@ SINGLE_SECTIONS = [
     "orphans",
     "anomalies",
     "memory",
+    "advice",
 ]
 
 
@@ -60,11 +61,34 @@ def test_summary_of_a_directory_of_ranks() -> None:
     assert (
         "Stragglers: rank 2 arrives last at 6 of 6 all-reduces; the other ranks wait 11.73 ms per step" in out
     )
+    assert out.index("Stragglers: ") < out.index("Ranks, each on")  # the verdict first
+    assert "  2 ◀  " in out and "◀: the straggler" in out
     assert "Collectives (of 6, by the time the others waited)" in out
     assert "GPU work across ranks (of 25 names" in out
     assert "Slowest rank per step: #2 rank 0" in out
     assert "rank 0: rank0.1796106605572181096.pt.trace.json.gz" in out  # then rank 0's own report
     assert "Top ops" in out and "Orphans:" in out
+
+
+@pytest.mark.parametrize("columns", [80, 120, 200])
+def test_gpu_work_across_ranks_shows_decoded_names_and_every_column(columns: int) -> None:
+    """The names every other table writes (``memcpy HtoD (Pinned → Device)``, not ``Memcpy …``), and
+    median / max on screen at any width."""
+    result = CliRunner(env={"COLUMNS": str(columns)}).invoke(cli, ["summary", str(GLOO4)])
+    lines = result.output.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("GPU work across ranks"))
+    header, rows = lines[at + 2], lines[at + 4 : at + 14]
+    assert header.split() == ["kernel", "ranks", "calls", "min", "median", "max", "max", "on"]
+    assert max(len(line) for line in lines[at : at + 14]) <= columns
+    names = [row[: header.index("ranks")].strip() for row in rows]
+    assert names[0].startswith("memcpy HtoD (Pinned → ") and names[2].startswith("nvjet gemm+bias bf16")
+    if columns >= 120:
+        assert names[:3] == [
+            "memcpy HtoD (Pinned → Device)",
+            "memcpy DtoH (Device → Pinned)",
+            "nvjet gemm+bias bf16 256x128 coopA TNT",
+        ]
+    assert not any(name.startswith(("Memcpy", "void ")) for name in names)
 
 
 def test_summary_rank_option_picks_the_single_trace_sections() -> None:
@@ -99,6 +123,15 @@ def test_summary_json_schema() -> None:
         k: data[k] for k in SINGLE_SECTIONS
     }
     run = data["distributed"]
+    assert list(run["straggler"]) == [
+        "rank", "last_count", "collectives", "wait_us_per_step", "share_of_waiting", "share_of_step",
+    ]  # fmt: skip
+    assert run["straggler"]["rank"] == 2 and run["largest_lag"] == run["straggler"]
+    assert [list(c) for c in run["clock_offsets"]] == [
+        ["rank", "offset_us", "spread_us", "collectives", "applied"]
+    ] * 4
+    assert run["clock_reference"] == [0, 1, 2, 3] and not run["clocks_corrected"]
+    assert run["kernels"][0]["short"] == "memcpy HtoD (Pinned → Device)"
     assert {
         "label",
         "world_size",
@@ -204,3 +237,26 @@ def test_file_names_are_data(tmp_path: Path) -> None:
     csv = invoke("export", str(tmp_path), "--table", "ranks").output
     row = next(line for line in csv.splitlines() if "HYPERLINK" in line)
     assert ",'=HYPERLINK(1)" in row and "\x1b" not in row
+
+
+def test_a_big_run_shows_the_verdict_then_its_worst_ranks_then_every_rank(tmp_path: Path) -> None:
+    """More than 20 ranks: the verdict first, the straggler marked, the worst 20 before the full table."""
+    from tests.ranks import synthetic
+
+    run = tmp_path / "run"
+    for rank in range(24):
+        doc = synthetic.set_rank(synthetic.read(rank_files(NCCL2)[rank % 2]), rank, world_size=24)
+        if rank == 13:
+            doc = synthetic.delay_collectives(doc, 20_000_000)
+        synthetic.write(doc, run / f"rank{rank}.json.gz")
+    out = invoke("summary", str(run), "--workers", "2").output
+    verdict = out.index("Stragglers: rank 13 arrives last")
+    worst = out.index("The worst 20 of 24 ranks")
+    every = out.index("\nRanks, ")
+    assert verdict < worst < every
+    worst_rows = out[worst:every].splitlines()
+    first_row = next(line for line in worst_rows if line.strip()[:1].isdigit())
+    assert first_row.split()[:2] == ["13", "◀"]
+    assert "◀: the straggler" in out
+    data = json.loads(invoke("summary", str(run), "--json").output)
+    assert data["distributed"]["straggler"]["rank"] == 13

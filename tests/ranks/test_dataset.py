@@ -42,7 +42,7 @@ def test_layout_and_schema(tmp_path: Path) -> None:
         assert sorted(p.name for p in (out / table).iterdir()) == [f"rank={r}" for r in range(4)]
         assert [p.name for p in (out / table / "rank=0").iterdir()] == ["part-0.parquet"]
     assert json.loads((out / DATASET_MANIFEST).read_text()) == facts
-    assert facts["schema"] == "tracetui.dataset/1" and facts["world_size"] == 4
+    assert facts["schema"] == "tracetui.dataset/2" and facts["world_size"] == 4
     # what a user would do: one lazy scan over every rank, the rank from the folder names
     kernels = pl.scan_parquet(out / "kernels" / "**" / "*.parquet", hive_partitioning=True).collect()
     assert sorted(kernels["rank"].unique()) == [0, 1, 2, 3]
@@ -103,7 +103,7 @@ def test_rank_paths_of_a_dataset(tmp_path: Path) -> None:
 
 def test_not_a_dataset(tmp_path: Path) -> None:
     (tmp_path / DATASET_MANIFEST).write_text('{"schema": "other"}')
-    with pytest.raises(TraceError, match=r"not a tracetui\.dataset/1 dataset"):
+    with pytest.raises(TraceError, match=r"not a tracetui\.dataset/2 dataset"):
         report_for(tmp_path)
 
 
@@ -173,5 +173,68 @@ def test_a_ranks_tree_comes_from_its_trace_else_from_the_dataset(tmp_path: Path)
 
     shutil.rmtree(out / "tracks" / "rank=2")
     files[2].unlink()
-    with pytest.raises(TraceError, match=r"has no tracks for it \(convert the run again"):
+    with pytest.raises(TraceError, match=r"in the dataset tracks/rank=2/part-0.parquet is missing"):
         rank_trace(out, 2)
+
+
+RUNNER = "from tracetui.cli import main\nmain()\n"  # as the installed `tracetui` script starts
+
+
+@pytest.mark.ray
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["checkout", "shadow"])
+def test_ray_started_from_inside_a_checkout_runs_this_tracetui(tmp_path: Path, where: str) -> None:
+    """Ray puts the folder it was started from first on its workers' path: from the checkout's own
+    folder, or from a folder holding another `tracetui/` (here one that cannot be imported), the
+    workers still run the driver's tracetui, and write the dataset the local engine writes."""
+    pytest.importorskip("ray")
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    cwd = root
+    if where == "shadow":
+        cwd = tmp_path / "elsewhere"
+        (cwd / "tracetui").mkdir(parents=True)
+        (cwd / "tracetui" / "__init__.py").write_text("raise ImportError('another tracetui')\n")
+    runner = tmp_path / "bin" / "tracetui_cli.py"
+    runner.parent.mkdir()
+    runner.write_text(RUNNER)
+    out, local = tmp_path / "ray", tmp_path / "local"
+    env = {**os.environ, "PYTHONPATH": str(root), "TRACETUI_NO_CACHE": "1"}
+    command = [sys.executable, str(runner), "convert", str(GLOO4), "-o", str(out), "--engine", "ray"]
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    _convert(local)
+    assert ranks_data(report_for(out, rank=2)) == ranks_data(report_for(local, rank=2))
+
+
+def test_a_moved_dataset_still_finds_its_traces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """convert run with relative paths; the dataset moved elsewhere (the traces stay), then moved with
+    its traces: a rank opened from it, from another folder, is its trace file, with raw args and
+    FLOPs."""
+    import tracetui
+    from tracetui.insight.kernels import kernels_table
+    from tracetui.ranks.run import rank_trace
+
+    work = tmp_path / "work"
+    shutil.copytree(GLOO4, work / "traces")
+    rank2 = sorted((work / "traces").iterdir())[2]
+    flops = kernels_table(tracetui.load(rank2))["flops"].drop_nulls().to_list()
+    assert flops  # the trace has FLOPs to lose
+    monkeypatch.chdir(work)
+    convert(as_rank_set(["traces"]), Path("ds"))
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+
+    def opened(dataset_path: Path, trace_file: Path) -> None:
+        trace = rank_trace(dataset_path, 2)
+        assert trace.reader != "dataset" and trace.path.resolve() == trace_file.resolve()
+        assert trace.event_args(int(trace.events.filter(pl.col("cat") == "cpu_op")["id"][0]))
+        assert kernels_table(trace)["flops"].drop_nulls().to_list() == flops
+
+    moved = Path(shutil.move(work / "ds", tmp_path / "elsewhere" / "ds"))
+    opened(moved, rank2)  # the traces stayed: their absolute paths
+    shutil.move(moved, work / "ds")
+    together = Path(shutil.move(work, tmp_path / "together"))
+    opened(together / "ds", together / "traces" / rank2.name)  # moved with them: the path from the dataset

@@ -11,7 +11,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from tests.ranks.conftest import GLOO4
-from tracetui.ranks import engine
+from tracetui.ranks import engine, workers
 from tracetui.ranks.discover import discover, resolve
 from tracetui.ranks.run import report_for
 from tracetui.ranks.tables import TABLES
@@ -43,7 +43,7 @@ def _assert_same(a: list[engine.RankResult], b: list[engine.RankResult]) -> None
 
 def test_processes_give_the_same_tables_as_one_process() -> None:
     entries = _entries()
-    here = engine.load_ranks(entries, summary_rank=1)
+    here = engine.load_ranks(entries, summary_rank=1, workers=1)
     seen: list[tuple[int, int]] = []
     two = engine.load_ranks(entries, summary_rank=1, workers=2, progress=lambda d, t: seen.append((d, t)))
     _assert_same(here, two)
@@ -76,7 +76,7 @@ def test_a_damaged_entry_is_dropped_and_rebuilt(cache_dir: Path) -> None:
     cold = engine.load_ranks(entries)
     entry = cache.entry_for(entries[0].path)
     assert entry is not None
-    (part,) = files.parts(entry, files.kind_stem(engine.tables_kind(entries[0])), "parts")
+    (part,) = files.parts(entry, files.kind_stem(workers.tables_kind(entries[0])), "parts")
     data = bytearray(part.read_bytes())
     data[len(data) // 2] ^= 0x40
     part.write_bytes(bytes(data))
@@ -135,8 +135,8 @@ def test_tables_kind_depends_on_what_discovery_said() -> None:
     entry = _entries()[0]
     from dataclasses import replace
 
-    assert engine.tables_kind(entry) != engine.tables_kind(replace(entry, rank=7))
-    assert engine.tables_kind(entry) != engine.tables_kind(replace(entry, source="order"))
+    assert workers.tables_kind(entry) != workers.tables_kind(replace(entry, rank=7))
+    assert workers.tables_kind(entry) != workers.tables_kind(replace(entry, source="order"))
 
 
 def test_rank_tables_round_trip_through_ipc() -> None:
@@ -147,3 +147,38 @@ def test_rank_tables_round_trip_through_ipc() -> None:
     import io
 
     assert_frame_equal(pl.read_ipc(io.BytesIO(parts["steps.arrow"])), result.tables.steps)
+
+
+def test_small_ranks_are_batched_and_every_process_gets_several_batches() -> None:
+    jobs = [engine.Job(entry) for entry in _entries()] * 40  # 160 ranks of ~40 KB
+    tasks = engine.batches(jobs, count=2)
+    assert [job for task in tasks for job in task] == jobs  # each once, in order
+    assert max(len(t) for t in tasks) == engine.BATCH_JOBS and len(tasks) >= 2 * engine.SHARES
+    assert [len(t) for t in engine.batches(jobs[:6], count=2)] == [1] * 6  # few ranks: one a task
+
+
+def test_parallel_by_default_whatever_the_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TRACETUI_WORKERS", raising=False)
+    entries = _entries()  # 4 ranks of 40 KB
+    assert workers.count_for(entries, None) == min(4, workers.wanted())
+    monkeypatch.setenv("TRACETUI_WORKERS", "3")
+    assert workers.count_for(entries, None) == 3 and workers.count_for(entries, 1) == 1
+    assert workers.count_for(entries[:1], None) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["summary", "export"])
+def test_workers_1_and_n_give_identical_output(command: str) -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "TRACETUI_NO_CACHE": "1"}
+    args = ["--json", "--rank", "2"] if command == "summary" else ["--table", "arrivals", "--format", "json"]
+    outputs = []
+    for count in ("1", "3"):
+        cmd = [sys.executable, "-m", "tracetui", command, str(GLOO4), *args, "--workers", count]
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] and len(outputs[0]) > 1000

@@ -62,7 +62,35 @@ def test_summary_text_names_the_peak_and_its_ops() -> None:
     assert "Alive at the peak of cuda:0" in out and "(allocated before the trace)" in out
     assert "steady: every step ends at 97.6 MiB (2 steps)" in out
     assert "alive at the peak by step: ProfilerStep#2 2.0 MiB (4 blocks)" in out
-    assert "Memory by op (of 16, by bytes allocated)" in out
+    assert "Memory by allocating op (of 11, by bytes allocated)" in out
+    assert "freed: of those bytes, what the trace freed (in any op)" in " ".join(out.split())
+
+
+def test_frees_are_counted_with_the_allocating_op() -> None:
+    """Issue 37 item 5: ``aten::mul … freed 0 B, net 640.0 MiB … at end 0 B`` read as a leak: the
+    frees were counted with the op they happened in (autograd's, the next op's), not the op that
+    allocated the blocks."""
+    from tracetui.sample_traces import default_trace
+
+    path = default_trace().parent / "transformer_block_train_memory.json.gz"
+    device = json.loads(invoke("summary", path, "--json"))["memory"]["devices"][0]
+    ops = {o["op"]: o for o in device["ops"]}
+    mul = ops["aten::mul"]
+    assert (mul["allocated_bytes"], mul["freed_bytes"], mul["net_bytes"], mul["at_end_bytes"]) == (
+        640 << 20,
+        640 << 20,
+        0,
+        0,
+    )
+    for op in device["ops"]:  # what an op allocated is freed or still alive at the end
+        assert (
+            op["allocated_bytes"] == op["freed_bytes"] + op["at_end_bytes"]
+            and op["net_bytes"] == op["at_end_bytes"]
+        )
+        assert op["allocs"] >= op["frees"]
+    frees = sum(o["frees"] for o in device["ops"]) + device["frees_before_trace"]
+    assert frees == device["frees"]  # every free counted once: with its allocation, or before the trace
+    assert "aten::mul 640.0 MiB 10 640.0 MiB 128.0 MiB 0 B" in " ".join(invoke("summary", path).split())
 
 
 def test_no_enclosing_op_reads_as_such_everywhere(tmp_path: Path) -> None:
@@ -79,7 +107,7 @@ def test_a_leak_is_called_a_suspect(tmp_path: Path) -> None:
     path = mt.leaking_trace(tmp_path / "leak.json")
     device = json.loads(invoke("summary", path, "--json"))["memory"]["devices"][0]
     assert device["leak_suspect"] is True and device["verdict"].startswith("leak suspect")
-    assert [s["change_bytes"] for s in device["steps"]] == [512, 512, 512]
+    assert [s["change_bytes"] for s in device["steps"]] == [32 << 20] * 3
     assert "leak suspect" in invoke("summary", path)
 
 

@@ -29,7 +29,12 @@ def raw(path: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    ("path", "build"), [(synth.MTIA, synth.mtia_trace), (synth.CUDNN_CONV, synth.cudnn_conv_trace)]
+    ("path", "build"),
+    [
+        (synth.MTIA, synth.mtia_trace),
+        (synth.CUDNN_CONV, synth.cudnn_conv_trace),
+        (synth.ROCM, synth.rocm_trace),
+    ],
 )
 def test_committed_fixtures_are_the_generators_output(path: Path, build: Any) -> None:
     assert gzip.decompress(path.read_bytes()) == gzip.decompress(synth.encode(build()))
@@ -138,3 +143,52 @@ def test_the_launching_ops_types_win_over_the_kernel_name(tmp_path: Path) -> Non
     assert row["cost_dtype"] == "bf16"
     text = describe(trace, TreeModel(trace), row["id"], load_insight(trace)).plain
     assert "  dtype              bf16 (launching op's types; the name says fp16)\n" in text
+
+
+# ---- ROCm ----------------------------------------------------------------------------------------------
+
+
+def test_a_rocm_device_is_labelled_by_its_gfx_architecture() -> None:
+    """Issue 37 item 6: an AMD trace was labelled ``sm94`` (``sm90`` for an MI250X: HIP reports
+    compute capability 9.4 / 9.0) and its multiprocessors SMs."""
+    import json as json_module
+
+    from click.testing import CliRunner
+
+    from tracetui.cli import cli
+
+    runner = CliRunner()
+    text = runner.invoke(cli, ["summary", str(synth.ROCM)], catch_exceptions=False).output
+    assert "GPU 0: AMD Instinct MI300X (gfx942, 304 CUs)" in text and "sm94" not in text
+    data = json_module.loads(runner.invoke(cli, ["summary", str(synth.ROCM), "--json"]).output)
+    (device,) = data["trace"]["devices"]
+    assert (device["vendor"], device["arch"], device["computeMajor"]) == ("amd", "gfx942", 9)
+    h200 = json_module.loads(runner.invoke(cli, ["summary", str(synth.CUDNN_CONV), "--json"]).output)
+    assert [(d["vendor"], d["arch"]) for d in h200["trace"]["devices"]] == [("nvidia", "sm90")]
+
+
+def test_rocm_kernels_decode_to_their_libraries() -> None:
+    """Tensile's ``Cijk_…`` GEMMs were called ``triton`` (a bare identifier); each kernel of the
+    fixture, by its raw name, decodes to its library."""
+    names = {e["name"] for e in raw(synth.ROCM) if e.get("cat") == "kernel"}
+    expected = {
+        synth.ROCM_KERNELS["addmm"]: ("hipblaslt", "gemm", "hipblaslt gemm+bias bf16 256x256 NN"),
+        synth.ROCM_KERNELS["mm"]: ("tensile", "gemm", "tensile gemm fp16 128x128 TN"),
+        synth.ROCM_KERNELS["batch_norm"]: ("miopen", "norm", "miopen BatchNormFwdTrainSpatial"),
+        synth.ROCM_KERNELS["attention"]: ("composable-kernel", "attention", "ck_tile FmhaFwdKernel"),
+        synth.ROCM_KERNELS["triton"]: ("inductor", "pointwise", "inductor poi mul+silu #0"),
+    }
+    assert names == set(expected)
+    for name, (family, kind, short) in expected.items():
+        k = decode_kernel_name(name)
+        assert (k.family, k.kind, k.short) == (family, kind, short), name
+    gemms = [decode_kernel_name(synth.ROCM_KERNELS[n]) for n in ("addmm", "mm")]
+    assert [(k.arch, k.dtype, k.tile, k.stages, k.mma) for k in gemms] == [
+        ("gfx942", "bf16", "256x256", "64", "mfma 16x16x1"),
+        ("gfx942", "fp16", "128x128", "32", "mfma 32x32x8x1"),
+    ]
+    assert gemms[0].fused_ops == ("bias",)
+    rows = kernel_insight(tracetui.load(synth.ROCM))
+    assert "triton" not in set(rows["family"].to_list())
+    copy = rows.filter(pl.col("family") == "memcpy").row(0, named=True)
+    assert copy["short"] == "memcpy HtoD (hip)" and copy["copy"] == "host"

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from tests.hypothesis_budget import examples
 from tests.insight import memory_traces as mt
+from tracetui import formatting as fmt
 from tracetui.insight.memory import NO_OP, memory_of
 from tracetui.trace import load
 from tracetui.views.memory import MemoryLane, memory_lanes, memory_table, node_memory, peak_target
@@ -131,18 +132,57 @@ def test_an_op_lists_what_it_and_its_callees_allocated(tmp_path: Path) -> None:
     assert node_memory(memory, trace, ones).rows[0].note == "alive at the end"  # type: ignore[union-attr]
 
 
-def test_m_goes_to_the_biggest_block_alive_at_the_peak(tmp_path: Path) -> None:
+def test_m_goes_to_the_op_that_reached_the_peak(tmp_path: Path) -> None:
     trace = load(FIXTURES / "mlp_train_tbhandler_stack_memory.pt.trace.json.gz")
     memory = memory_of(trace)
     target = peak_target(memory)
     device = memory.devices[0]
     assert target is not None and target.peak == device.peak["allocated"]
-    biggest = device.alive.sort(["bytes", "order"], descending=[True, False]).row(0, named=True)
-    assert target.op_id == biggest["op_id"] and trace.event(target.op_id)["name"] == "aten::empty"
-    assert target.message.endswith("the biggest block alive then, 1.0 MiB, was allocated by aten::empty")
+    assert target.op_id == device.peak["op_id"] and trace.event(target.op_id)["name"] == "aten::mm"
+    assert target.message == (
+        "Memory peak on cuda:0: 99.6 MiB in ProfilerStep#2, reached in aten::mm; the biggest block alive "
+        "then (1.0 MiB, one of 2 of that size) was allocated by aten::mm"
+    )
     outside = peak_target(memory_of(load(mt.allocator_thread_trace(tmp_path / "allocator.json"))))
-    assert outside is not None and outside.op_id is None and "outside any op" in outside.message
+    assert outside is not None and "reached outside any op" in outside.message
+    assert outside.op_id == memory_of(load(tmp_path / "allocator.json")).devices[0].peak["step_id"]
     assert peak_target(memory_of(load(FIXTURES / "mlp_eager.json.gz"))) is None
+
+
+def test_one_tie_rule_one_answer(tmp_path: Path) -> None:
+    """Issue 37 item 5: three 500 MiB blocks alive at the peak (llama's log_softmax, nll_loss
+    backward, log_softmax backward): ``m`` went to the first, the summary and ``check`` named the
+    last, whose allocation reached the peak. Equal sizes: the later allocation first, everywhere."""
+    from tracetui.compare.check import check_trace
+    from tracetui.compare.expectations import parse_expectations
+    from tracetui.insight.memory_data import memory_data
+
+    a, size = mt.Allocator(), 500 << 20
+    events = [mt.step(1, 0, 100)]
+    for n, name in enumerate(
+        ("aten::_log_softmax", "aten::nll_loss_backward", "aten::_log_softmax_backward_data")
+    ):
+        events += [mt.op(name, 10 + 10 * n, 5), a.alloc(11 + 10 * n, 0x1000 * (n + 1), size)]
+    events += [mt.op("aten::relu", 50, 5), a.free(51, 0x1000), a.free(52, 0x2000), a.free(53, 0x3000)]
+    trace = load(mt.write(tmp_path / "tie.json", events))
+    memory = memory_of(trace)
+    last = "aten::_log_softmax_backward_data"
+    device = memory.devices[0]
+    assert device.peak["op"] == last and device.biggest is not None and device.biggest["op"] == last
+    assert device.alive_by("op")["op"].to_list()[0] == last
+    assert memory.largest(1)["op"].to_list() == [last]
+    target = peak_target(memory)
+    assert target is not None and trace.event(target.op_id)["name"] == last  # type: ignore[arg-type]
+    assert target.message.endswith(f"(500.0 MiB, one of 3 of that size) was allocated by {last}")
+    data = memory_data(memory, trace.t0_ns)["devices"][0]
+    assert data["peak_op"] == last and data["alive_at_peak"][0]["op"] == last
+    (result,) = check_trace(
+        trace, parse_expectations('[[expect]]\nmemory = "cuda:0"\npeak_allocated_max = "1 GiB"\n')
+    )
+    assert (
+        result.actual.endswith(f"({'ProfilerStep#1'}, {last})")
+        and trace.event(result.event_id)["name"] == last
+    )
 
 
 @pytest.mark.parametrize("name", ["mlp_train_tbhandler_stack_memory.pt.trace", "mlp_eager"])
@@ -174,3 +214,40 @@ def test_lanes_put_gpus_first_and_stay_few(tmp_path: Path) -> None:
     labels = [lane.label for lane in memory_lanes(memory)]
     assert labels == ["alloc cuda:0", "resv cuda:0", "alloc cpu", "resv cpu"]
     assert memory.events.filter(pl.col("device") == "cpu")["op"].to_list() == ["aten::mm"]
+
+
+@pytest.mark.parametrize(
+    ("gpu", "cpu", "quiet"),
+    [
+        (1 << 30, 8, True),  # the sample's CPU lane: 0–8 bytes drew full blocks, the loudest lane
+        (1 << 30, (1 << 20) - 512, True),  # under QUIET_BYTES
+        (64 << 20, 1 << 20, False),  # at QUIET_BYTES and 1/64 of the GPU's: drawn as it is
+        (200 << 20, 2 << 20, False),  # 1% of the GPU's: QUIET_SHARE
+        (200 << 20, (2 << 20) - 512, True),  # just under 1%
+        (4096, 8, True),  # under QUIET_BYTES beside a higher lane, however small that is
+        (4096, 4096, False),  # no lane higher: a trace of small allocations shows them
+    ],
+)
+def test_a_lane_tiny_against_the_others_is_drawn_quietly(
+    tmp_path: Path, gpu: int, cpu: int, quiet: bool
+) -> None:
+    from tracetui.views.memory import QUIET_BYTES, QUIET_SHARE
+
+    cuda, host = mt.Allocator(reserved=gpu), mt.Allocator(device=mt.CPU, reserved=0)
+    events = [mt.step(1, 0, 100), mt.op("aten::mm", 1, 50)]
+    events += [
+        cuda.alloc(2, 0x1000, gpu),
+        host.alloc(3, 0x2000, cpu),
+        host.free(4, 0x2000),
+        cuda.free(5, 0x1000),
+    ]
+    lanes = {
+        lane.label: lane for lane in memory_lanes(memory_of(load(mt.write(tmp_path / "t.json", events))))
+    }
+    cpu_lane, gpu_lane = lanes["alloc cpu"], lanes["alloc cuda:0"]
+    assert cpu_lane.quiet is quiet is (cpu < gpu and (cpu < QUIET_BYTES or cpu < QUIET_SHARE * gpu))
+    assert not gpu_lane.quiet and gpu_lane.peak_ns is not None
+    if quiet:
+        assert cpu_lane.peak_ns is None and cpu_lane.legend == f"cpu ≤ {fmt.size(cpu)} (faint)"
+    else:
+        assert cpu_lane.legend == f"cpu 0 B–{fmt.size(cpu)}"

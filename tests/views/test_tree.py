@@ -132,6 +132,21 @@ def test_find_is_in_tree_order_and_case_insensitive(mlp: TreeModel) -> None:
     assert steps == sorted(steps, key=mlp.step_ids.index)
 
 
+def test_find_matches_the_names_the_tree_shows(mlp: TreeModel) -> None:
+    """Issue 37 item 6: ``/nvjet gemm`` found nothing on the eager sample: GPU work is shown by its
+    decoded short form (``nvjet gemm bf16 256x128 coopA TNT``), and found by it as by its raw name."""
+    found = mlp.find("NVJET GEMM")
+    assert found and all(mlp.node(key).kind == "kernel" for key in found)
+    assert all("nvjet gemm" in mlp.node(key).name for key in found)
+    raw = mlp.find("nvjet_sm90_tst")  # the raw names, as before
+    assert set(raw) == set(found)
+    every = [key for key in mlp.find("") if mlp.node(key).kind == "kernel"]
+    assert found == [key for key in every if "nvjet gemm" in mlp.node(key).name.lower()]
+    label = mlp.node(found[0]).name
+    assert mlp.find(label, exact=True) == [key for key in found if mlp.node(key).name == label]
+    assert mlp.find("nvjet gemm", exact=True) == []
+
+
 def test_cuda_graph_launch_holds_all_its_work() -> None:
     model = TreeModel(tracetui.load(fixture("cuda_graph_replay")))
     launch = model.find("cudaGraphLaunch", exact=True)[0]

@@ -17,7 +17,12 @@ def test_capture_writes_trace_and_says_cpu(cpu_captures: dict[str, Run]) -> None
     run = cpu_captures["mlp"]
     assert run.returncode == 0, run.stderr
     assert "running on the CPU" in run.stderr
-    assert re.search(r"warming up mlp on cpu… done in [\d.]+ s", run.stderr)
+    assert (
+        "on the CPU the default dtype is fp32, not bf16 (a CPU without AVX-512 BF16 or AMX runs bf16 "
+        "matmuls ~20x slower); --dtype bf16 to run in bf16\n"
+    ) in run.stderr
+    for n in (1, 2, 3):  # each warm-up step its own line (was one silent stage)
+        assert re.search(rf"warming up mlp on cpu: step {n}/3… done in [\d.]+ s", run.stderr)
     assert run.stdout.startswith("wrote mlp_eager.json.gz (")
     _only_trace(run, "mlp_eager.json.gz")
 
@@ -35,7 +40,7 @@ def test_trace_has_labels_steps_and_metadata(cpu_captures: dict[str, Run]) -> No
     assert ops.count("aten::linear") == 9 and ops.count("aten::gelu") == 3 and ops.count("aten::mul") == 3
     assert not [e for e in trace["traceEvents"] if e.get("cat") == "kernel"]
     meta = trace["tracetui"]
-    assert meta["workload"] == "mlp" and meta["device"] == "cpu" and meta["dtype"] == "bf16"
+    assert meta["workload"] == "mlp" and meta["device"] == "cpu" and meta["dtype"] == "fp32"
     assert meta["shapes"] == {"batch": 4, "seq": 2, "dim": 8, "hidden": 16}
     assert meta["variant"]["tags"] == ["eager"] and meta["variant"]["optimizer"] is None
     assert meta["schedule"] == {"wait": 1, "warmup": 1, "active": 3}

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tracetui.workloads.registry import WORKLOADS, ConfigError, Variant, make_config
+from tracetui.workloads.registry import CPU_DTYPE, WORKLOADS, ConfigError, Variant, default_dtype, make_config
 
 from .helpers import cli_env
 
@@ -34,6 +34,21 @@ def test_overrides_keep_other_defaults() -> None:
     config = make_config("mlp", shapes={"hidden": 17, "dim": None}, dtype="fp32")
     assert config.shapes == {"batch": 64, "seq": 128, "dim": 768, "hidden": 17}
     assert config.dtype == "fp32"
+
+
+def test_a_cpu_defaults_to_fp32_and_names_it_as_its_default() -> None:
+    """Issue 37 item 7: ``capture mlp`` ran bf16 on a CPU (4 min 16 s; fp32: 12.6 s)."""
+    assert CPU_DTYPE == "fp32" and default_dtype(WORKLOADS["mlp"], "cpu") == "fp32"
+    assert default_dtype(WORKLOADS["mlp"], "cuda") == "bf16"
+    cpu = make_config("mlp", device="cpu")
+    assert (cpu.dtype, cpu.device, cpu.file_stem()) == ("fp32", "cpu", "mlp_eager")  # the device's default
+    given = make_config("mlp", dtype="bf16", device="cpu")
+    assert (given.dtype, given.file_stem()) == ("bf16", "mlp_eager_bf16")  # named: not the default there
+    assert make_config("mlp", dtype="fp32").file_stem() == "mlp_eager_fp32"  # on a GPU it is not
+    with pytest.raises(ConfigError, match="triton-fused computes in bf16 or fp16, not fp32"):
+        make_config("mlp", variant=Variant(kernel="triton-fused"), dtype="fp32", device="cuda")
+    fused = make_config("mlp", variant=Variant(kernel="triton-fused"))  # the GPU default: bf16
+    assert fused.dtype == "bf16"
 
 
 @pytest.mark.parametrize(

@@ -56,12 +56,12 @@ def open_diff(path_a: Path, path_b: Path, max_inflate: float | None = None) -> i
     return app.return_code or 0
 
 
-def open_run(target: RankSet | Path, max_inflate: float | None = None) -> int:
+def open_run(target: RankSet | Path, max_inflate: float | None = None, workers: int | None = None) -> int:
     """Run the explorer of a distributed run (a rank set, or a dataset): the Ranks screen first."""
     from tracetui.app.run_app import RunApp
 
     name = target.name if isinstance(target, Path) else run_name(target)
-    app = RunApp(target, name, freeze_gc=True, max_inflate=max_inflate)
+    app = RunApp(target, name, freeze_gc=True, max_inflate=max_inflate, workers=workers)
     app.run()
     return app.return_code or 0
 

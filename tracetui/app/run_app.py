@@ -76,19 +76,27 @@ class RunApp(TracetuiApp):
     COMMANDS = TracetuiApp.COMMANDS | {RankCommands}
 
     def __init__(
-        self, target: Target, name: str, *, freeze_gc: bool = False, max_inflate: float | None = None
+        self,
+        target: Target,
+        name: str,
+        *,
+        freeze_gc: bool = False,
+        max_inflate: float | None = None,
+        workers: int | None = None,
     ) -> None:
         """``target``: the run (a rank set or a dataset); ``name``: how the screens call it.
         ``freeze_gc``: full garbage collections only while the user is idle (nothing is frozen:
-        the ranks' traces come and go). ``max_inflate``: as for :func:`tracetui.load`."""
+        the ranks' traces come and go). ``max_inflate``: as for :func:`tracetui.load`; ``workers``: the
+        processes that load the ranks."""
         super().__init__()
         self.target = target
         self.freeze_gc = freeze_gc
         self.max_inflate = max_inflate
+        self.loaders = workers
         if not isinstance(target, Path):  # before Textual captures stderr (see prepare_workers)
             from tracetui.ranks.engine import prepare_workers
 
-            prepare_workers(target.ranks)
+            prepare_workers(target.ranks, workers)
         self.run_name = name
         self.report: RunReport | None = None
         self.choices: list[RankChoice] = []
@@ -113,7 +121,13 @@ class RunApp(TracetuiApp):
             from tracetui.ranks.run import report_for
             from tracetui.ranks.view import run_tables
 
-            report = report_for(self.target, progress=progress, summary=False, max_inflate=self.max_inflate)
+            report = report_for(
+                self.target,
+                progress=progress,
+                summary=False,
+                max_inflate=self.max_inflate,
+                workers=self.loaders,
+            )
             tables = run_tables(report)
             from tracetui.app.screens import ranks  # noqa: F401 - imported here, off the UI thread
 

@@ -13,7 +13,7 @@ from torch.profiler import ProfilerActivity, profile, schedule
 from tracetui.capture.metadata import METADATA_KEY, build_metadata
 from tracetui.capture.progress import Stages
 from tracetui.workloads.registry import RunConfig
-from tracetui.workloads.runner import prepare
+from tracetui.workloads.runner import WARMUP_STEPS, prepare
 
 WAIT, WARMUP = 1, 1
 
@@ -35,7 +35,7 @@ def run_capture(
     to a temporary file beside ``output`` and renamed into place, gzipped when the name ends in
     ``.gz``. Returns the metadata stored under the trace's ``"tracetui"`` key.
     """
-    phases = 2 + int(config.variant.cuda_graph)  # warm-up (or compile), [CUDA graph], export
+    phases = WARMUP_STEPS + 1 + int(config.variant.cuda_graph)  # warm-up steps, [CUDA graph], export
     with Stages(phases + WAIT + WARMUP + steps) as stages:
         return _profiled(config, output, stages, steps, with_stack, memory, device, argv)
 

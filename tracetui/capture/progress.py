@@ -1,6 +1,7 @@
-"""The stages of a capture on stderr (warm-up or compile, the CUDA graph, each profiled step, the
-export): a progress bar under the finished stages on a terminal, one plain line per stage when
-stderr is piped (``what… done in 0.4 s``, the workloads' own format)."""
+"""The stages of a capture on stderr (each warm-up step, the first compiling under ``--compile``,
+the CUDA graph, each profiled step, the export): a progress bar under the finished stages on a
+terminal, one plain line per stage when stderr is piped (``what… done in 0.4 s``, the workloads'
+own format)."""
 
 from __future__ import annotations
 

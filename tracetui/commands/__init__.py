@@ -10,6 +10,13 @@ from __future__ import annotations
 
 import click
 
+WORKERS = click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With several ranks: the processes that load them [default: TRACETUI_WORKERS, else the cores].",
+)
+
 
 def max_inflate() -> float | None:
     """``tracetui --max-inflate RATIO`` (the group's option), handed to every load as a value; None

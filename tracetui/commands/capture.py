@@ -10,7 +10,7 @@ import importlib
 import math
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -35,6 +35,9 @@ from tracetui.workloads.registry import (
     flag_name,
     make_config,
 )
+
+if TYPE_CHECKING:
+    import torch
 
 
 class CaptureCommand(click.Command):
@@ -108,7 +111,7 @@ def _shape_options(func: click.decorators.FC) -> click.decorators.FC:
     "--dtype",
     type=click.Choice(list(DTYPES)),
     default=None,
-    help="Parameter and input dtype [default: bf16].",
+    help="Parameter and input dtype [default: bf16 on a GPU, fp32 on a CPU].",
 )
 @_shape_options
 @click.option(
@@ -184,12 +187,11 @@ def capture_command(
     GPU the workload runs on the CPU and the trace has CPU ops only.
     """
     variant = Variant(compile=compile_, mode=mode, cuda_graph=cuda_graph, train=train, kernel=kernel)
-    try:
-        config = make_config(workload, variant=variant, shapes=shapes, dtype=dtype)
-    except ConfigError as exc:
-        raise click.UsageError(str(exc)) from None
+    config = _config(workload, variant, shapes, dtype)
     if config.workload.distributed:
-        _capture_ranks(config, output, ranks or 2, backend, straggler, straggler_ms, steps, open_, expect)
+        _capture_ranks(
+            config, dtype, output, ranks or 2, backend, straggler, straggler_ms, steps, open_, expect
+        )
         return
     values = (ranks, backend, straggler, straggler_ms)
     given = [flag for flag, value in zip(DISTRIBUTED_FLAGS, values, strict=True) if value is not None]
@@ -197,10 +199,10 @@ def capture_command(
         raise click.UsageError(f"{given[0]} applies to {' and '.join(DISTRIBUTED)} only")
     if output is not None and output.is_dir():
         raise click.UsageError(f"{output} is a directory; -o names the trace file")
-    path = output if output is not None else Path(f"{config.file_stem()}.json.gz")
     if expect is not None:
         _validate_expectations(expect)
-    device = device_for(config)
+    config, device = _on_device(config, dtype)
+    path = output if output is not None else Path(f"{config.file_stem()}.json.gz")
 
     from tracetui.capture.profile import run_capture
 
@@ -209,6 +211,33 @@ def capture_command(
     code = _after(path, open_, expect)
     if code:
         raise click.exceptions.Exit(code)
+
+
+def _config(
+    workload: str, variant: Variant, shapes: dict[str, int | None], dtype: str | None, device: str = "cuda"
+) -> RunConfig:
+    """The validated configuration, or the UsageError that says what is wrong with the flags."""
+    try:
+        return make_config(workload, variant=variant, shapes=shapes, dtype=dtype, device=device)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def _on_device(config: RunConfig, dtype: str | None) -> tuple[RunConfig, torch.device]:
+    """The device to run on and the configuration with that device's defaults (``dtype``: as the
+    user gave it): on a CPU the dtype is fp32 unless given, said in one line."""
+    device = device_for(config)
+    if device.type == config.device:
+        return config, device
+    chosen = _config(config.workload.name, config.variant, dict(config.shapes), dtype, device.type)
+    if dtype is None and chosen.dtype != config.dtype:
+        click.echo(
+            f"on the {device.type.upper()} the default dtype is {chosen.dtype}, not {config.dtype} (a CPU "
+            f"without AVX-512 BF16 or AMX runs {config.dtype} matmuls ~20x slower); --dtype {config.dtype} "
+            f"to run in {config.dtype}",
+            err=True,
+        )
+    return chosen, device
 
 
 def _finite(flag: str, value: float | None) -> float | None:
@@ -220,6 +249,7 @@ def _finite(flag: str, value: float | None) -> float | None:
 
 def _capture_ranks(
     config: RunConfig,
+    dtype: str | None,
     output: Path | None,
     ranks: int,
     backend: str | None,
@@ -240,7 +270,7 @@ def _capture_ranks(
         raise click.UsageError(f"--open applies to one trace; run `tracetui open DIR` after {name}")
     if expect is not None:
         _validate_expectations(expect)
-    device = device_for(config)
+    config, device = _on_device(config, dtype)
     gpus = gpu_count(device)
     from tracetui.capture.distributed import choose_backend, run_ranks_capture
 

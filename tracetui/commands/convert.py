@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from tracetui.commands import max_inflate
+from tracetui.commands import WORKERS, max_inflate
 from tracetui.ranks.run import as_rank_set, convert
 from tracetui.safetext import shown
 
@@ -38,9 +38,7 @@ TRACE = click.Path(path_type=Path)
     help="With --engine ray: the cluster to use (auto, HOST:6379 or ray://HOST:10001) [default: a "
     "local Ray with every core].",
 )
-@click.option(
-    "--workers", type=click.IntRange(min=1), default=None, help="Local processes [default: the cores]."
-)
+@WORKERS
 @click.option("--force", is_flag=True, help="Replace an existing dataset at OUTPUT.")
 def convert_command(
     traces: tuple[Path, ...], output: Path, engine: str, address: str | None, workers: int | None, force: bool

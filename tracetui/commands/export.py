@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from tracetui.commands import max_inflate
+from tracetui.commands import WORKERS, max_inflate
 from tracetui.commands.summary import RANK_HELP, TRACE, target_of
 from tracetui.report.names import FORMATS, RUN_TABLES, TABLES
 from tracetui.trace import prefetch
@@ -33,8 +33,9 @@ from tracetui.trace import prefetch
     help="Output file (default, or -: stdout; parquet needs a file).",
 )
 @click.option("--rank", type=click.IntRange(min=0), default=None, help=RANK_HELP)
+@WORKERS
 def export_command(
-    traces: tuple[Path, ...], table: str, fmt: str, output: Path | None, rank: int | None
+    traces: tuple[Path, ...], table: str, fmt: str, output: Path | None, rank: int | None, workers: int | None
 ) -> None:
     """Write one of TRACE's tables as csv, parquet or json.
 
@@ -64,5 +65,5 @@ def export_command(
     from tracetui.report.export import write_table
     from tracetui.report.run_export import run_table
 
-    frame, source = run_table(run, table, rank, ratio)
+    frame, source = run_table(run, table, rank, ratio, workers)
     write_table(frame, fmt, output, source)

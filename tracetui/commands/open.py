@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from tracetui.app.launch import open_run, open_trace
-from tracetui.commands import max_inflate
+from tracetui.commands import WORKERS, max_inflate
 from tracetui.ranks.discover import resolve, single_trace
 
 
@@ -19,7 +19,8 @@ from tracetui.ranks.discover import resolve, single_trace
     help="Expectations file (TOML, as for `tracetui check`): a pass/fail panel; Enter on a failing "
     "check goes to the node that broke it.",
 )
-def open_command(traces: tuple[Path, ...], expect: Path | None) -> int:
+@WORKERS
+def open_command(traces: tuple[Path, ...], expect: Path | None, workers: int | None) -> int:
     """Explore TRACE (a Chrome trace, .json or .json.gz, or a trace directory) in the terminal.
 
     Without TRACE, opens the bundled sample trace. For the ranks of a distributed run (a directory
@@ -34,4 +35,4 @@ def open_command(traces: tuple[Path, ...], expect: Path | None) -> int:
         return open_trace(trace, expect, max_inflate())
     if expect is not None:
         raise click.UsageError("--expect checks one trace: give one rank's trace with it")
-    return open_run(target, max_inflate())
+    return open_run(target, max_inflate(), workers)

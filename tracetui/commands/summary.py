@@ -14,8 +14,9 @@ from pathlib import Path
 
 import click
 
-from tracetui.commands import max_inflate
-from tracetui.ranks.discover import Target, resolve, single_trace
+from tracetui.commands import WORKERS, max_inflate
+from tracetui.ranks import workers as processes
+from tracetui.ranks.discover import RankSet, Target, resolve, single_trace
 from tracetui.trace import prefetch
 
 TRACE = click.Path(path_type=Path)
@@ -31,7 +32,8 @@ RANK_HELP = "With several ranks: the rank whose single-trace report (or table) t
     help="Print the summary as JSON (schema tracetui.summary/1; tracetui.ranks/1 for several ranks).",
 )
 @click.option("--rank", type=click.IntRange(min=0), default=None, help=RANK_HELP)
-def summary_command(traces: tuple[Path, ...], as_json: bool, rank: int | None) -> None:
+@WORKERS
+def summary_command(traces: tuple[Path, ...], as_json: bool, rank: int | None, workers: int | None) -> None:
     """Print a one-screen report of TRACE (a file or a trace directory).
 
     Trace facts and devices, counts by category, steps, annotations with kernels per call,
@@ -42,16 +44,19 @@ def summary_command(traces: tuple[Path, ...], as_json: bool, rank: int | None) -
     memory / idle, overlap), collectives aligned across ranks, the straggler verdict, GPU work
     across ranks, then the single-trace report of --rank.
     """
-    summarize_traces(traces, rank, as_json)
+    summarize_traces(traces, rank, as_json, workers)
 
 
-def summarize_traces(traces: Sequence[Path], rank: int | None = None, as_json: bool = False) -> None:
-    """The summary of what ``traces`` name: one trace's, or a run's (with ``rank``'s own)."""
+def summarize_traces(
+    traces: Sequence[Path], rank: int | None = None, as_json: bool = False, workers: int | None = None
+) -> None:
+    """The summary of what ``traces`` name: one trace's, or a run's (with ``rank``'s own, its ranks
+    loaded by ``workers`` processes)."""
     single, run = target_of(traces, rank)
     if single is not None:
         summarize(single, as_json)
         return
-    summarize_run(run, rank, as_json)
+    summarize_run(run, rank, as_json, workers)
 
 
 def summarize(trace: Path, as_json: bool = False) -> None:
@@ -75,16 +80,20 @@ def summarize(trace: Path, as_json: bool = False) -> None:
     Console(markup=False, highlight=False).print(summary_renderable(data))
 
 
-def summarize_run(run: Target, rank: int | None = None, as_json: bool = False) -> None:
+def summarize_run(
+    run: Target, rank: int | None = None, as_json: bool = False, workers: int | None = None
+) -> None:
     """Load the ranks of ``run`` (a rank set or a dataset), compute the run's summary, print it (the
     report, or ``--json``)."""
+    if isinstance(run, RankSet):  # the workers start importing while this process does
+        processes.start(run.ranks, workers)
     from rich.console import Console
 
     from tracetui.ranks.summary_data import ranks_data
     from tracetui.report.loading import run_report_with_progress
     from tracetui.report.ranks_summary import ranks_renderable
 
-    data = ranks_data(run_report_with_progress(run, rank, max_inflate()))
+    data = ranks_data(run_report_with_progress(run, rank, max_inflate(), workers))
     if as_json:
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return

@@ -4,8 +4,9 @@ Units (see :mod:`tracetui.compare.scopes`): an annotation's checks are counted i
 calls, a step's in each selected step; an op or kernel is counted in each call of its ``per``
 annotation, in each step (``per = "step"``) or in the whole trace. Counts must hold in *every*
 unit; times are the mean per unit; ``launches_kernels = true`` means every matching op call
-launched GPU work, ``false`` that none did. Memory sizes are the peaks of
-:func:`tracetui.insight.memory.memory_of` (the numbers the summary shows): a device's peak, or in
+launched GPU work, ``false`` that none did. Every figure beside its limit is written by
+:func:`tracetui.formatting.beside_limit` (never equal to the limit unless it is). Memory sizes are
+the peaks of :func:`tracetui.insight.memory.memory_of` (the numbers the summary shows): a device's peak, or in
 each step the highest level a device reached in it; they must hold on every device chosen.
 """
 
@@ -175,12 +176,13 @@ def _memory_check(memory: Memory, expectation: Expectation, check: Check) -> Res
     if check.quantity == "peak_reserved":
         device = max(devices, key=lambda d: d.peak_reserved)
         value = device.peak_reserved
-        actual = f"peak {fmt.size(value)} reserved on {device.device}"
+        actual = f"peak {fmt.beside_limit(value, check.value, 'size')} reserved on {device.device}"
     else:
         device = max(devices, key=lambda d: d.peak["allocated"])
         value = device.peak["allocated"]
         where = ", ".join(str(v) for v in (device.peak["step"], device.peak["op"]) if v is not None)
-        actual = f"peak {fmt.size(value)} allocated on {device.device}" + (f" ({where})" if where else "")
+        shown = fmt.beside_limit(value, check.value, "size")
+        actual = f"peak {shown} allocated on {device.device}" + (f" ({where})" if where else "")
     event = device.peak["op_id"] if device.peak["op_id"] is not None else device.peak["step_id"]
     return Result(expectation, check, check.holds(value), actual, value, event)
 
@@ -202,7 +204,7 @@ def _step_peak_check(memory: Memory, units: _Units, expectation: Expectation, ch
     failing = values.filter(~_holds(check))
     worst = int(values["value"].max() or 0)  # type: ignore[arg-type]
     n = values.height
-    actual = f"peak {fmt.size(worst)}" + (
+    actual = f"peak {fmt.beside_limit(worst, check.value, 'size')}" + (
         f" (the highest of {fmt.count(n)} steps)" if n > 1 else " in the one step"
     )
     event = failing["event_id"][0] if failing.height else values["event_id"][0]
@@ -261,7 +263,8 @@ def _span_check(trace: Trace, units: _Units, expectation: Expectation, check: Ch
     if check.quantity == "calls":
         n = len(frame)
         event = frame["event_id"][0] if n else None
-        return Result(expectation, check, check.holds(n), f"{fmt.count(n)} {units.noun}s", n, event)
+        shown = fmt.beside_limit(n, check.value, "count")
+        return Result(expectation, check, check.holds(n), f"{shown} {units.noun}s", n, event)
     if units.missing:
         return _missing(expectation, check, units.missing)
     if check.quantity in WHY_QUANTITIES:
@@ -286,8 +289,9 @@ def _count_result(
         worst = high
     else:
         worst = failing["value"][0] if len(failing) else low
-    write = fmt.percent if percent else fmt.count
-    n, shown_low, shown_high = len(values), write(low), write(high)
+    n = len(values)
+    kind: fmt.Figure = "percent" if percent else "count"
+    shown_low, shown_high = (fmt.beside_limit(v, check.value, kind) for v in (low, high))
     if units.kind == scopes.TRACE:
         actual = f"{shown_low} in the trace"
     elif low == high:
@@ -316,12 +320,13 @@ def _mean_result(values: pl.DataFrame, units: _Units, expectation: Expectation, 
     """Times are the mean per unit."""
     mean = float(values.select(pl.col("value").mean().fill_null(0.0)).item())
     n = len(values)
+    shown = fmt.beside_limit(mean, check.value, "duration")
     if units.kind == scopes.TRACE:
-        actual = f"{fmt.duration(mean)} in the trace"
+        actual = f"{shown} in the trace"
     elif n > 1:
-        actual = f"{fmt.duration(mean)} per {units.noun} (mean of {fmt.count(n)})"
+        actual = f"{shown} per {units.noun} (mean of {fmt.count(n)})"
     else:
-        actual = f"{fmt.duration(mean)} in the one {units.noun}"
+        actual = f"{shown} in the one {units.noun}"
     event = values["event_id"][0]
     return Result(expectation, check, check.holds(mean), actual, mean, event)
 

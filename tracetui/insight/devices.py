@@ -14,6 +14,20 @@ reaches ~80 % of the datasheet rate, so a measured roof is the honest 100 %), an
 :class:`Peak` carries its basis so callers can say which they used. ``prefer="datasheet"`` gives
 the datasheet figures only. An unknown device gives ``None``: show achieved rates without a %.
 
+Copies have roofs of their own (:attr:`DevicePeaks.copy_roofs`): a device-to-device copy reads and
+writes each byte, so it copies at half the memory roof (the measured H200 copy moved 4.26 TB/s of
+traffic: 2.13 TB/s copied); a copy between host and device crosses the device's **host link** and a
+peer copy its **peer link**, per direction (a copy goes one way). Kineto's ``deviceProperties`` say
+nothing of links (the CUDA set: ``id, name, totalGlobalMem, computeMajor, …, numSms``; ROCm's adds
+``maxSharedMemoryPerMultiProcessor``), so the link is the part's, from its name (:data:`LINKS`):
+PCIe Gen5 x16 on Hopper PCIe, SXM and NVL boards, NVLink-C2C on Grace Hopper, PCIe Gen4 on Ampere
+and Ada, Gen3 on Volta and Turing. A link's roof is its theoretical rate per direction, not a
+typical one: a pinned copy reaches ~85 % of a PCIe link (55.2 GB/s each way on this project's H100
+SXM, Gen5 x16: ``benchmarks/measure_copies.py``, above the ~50 GB/s often quoted as achievable), and
+a roof a real copy beats is no roof. Peer links are NVLink on SXM and NVL parts and PCIe
+peer-to-peer otherwise; the trace does not say how its GPUs connect, so a peer roof says it is
+assumed.
+
 Matching is by whole words in the normalised name (lower case, ``-``/``_`` as spaces), most
 specific entry first, so ``NVIDIA H100 80GB HBM3``, ``NVIDIA H100 PCIe`` and ``NVIDIA H100 NVL``
 each find their own row, and ``GH200`` never matches ``H200``.
@@ -27,7 +41,21 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-__all__ = ["DEVICE_TABLE", "DTYPE_ALIASES", "DevicePeaks", "DeviceSpec", "Peak", "peaks_for"]
+from tracetui.formatting import byte_rate
+
+__all__ = [
+    "DEVICE_TABLE",
+    "DTYPE_ALIASES",
+    "LINKS",
+    "CopyRoofs",
+    "DevicePeaks",
+    "DeviceSpec",
+    "Link",
+    "Peak",
+    "device_arch",
+    "device_vendor",
+    "peaks_for",
+]
 
 Basis = Literal["measured", "datasheet", "reported"]
 
@@ -43,6 +71,78 @@ class Peak:
     """Short text for verdicts, e.g. ``"measured bf16 GEMM"`` or ``"H100 SXM datasheet"``."""
     source: str
     """Where the number comes from, in a sentence."""
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """An interconnect a copy crosses, with its theoretical rate per direction."""
+
+    name: str
+    """``PCIe Gen5 x16``, ``NVLink-C2C``, ``NVLink 4``, …"""
+    gbs: float
+    """GB/s per direction (vendors print both directions together: twice this)."""
+    source: str
+
+
+LINKS: Mapping[str, Link] = MappingProxyType(
+    {
+        "pcie3": Link(
+            "PCIe Gen3 x16",
+            16.0,
+            "PCIe 3.0 x16: 8 GT/s × 16 lanes = 16 GB/s per direction (15.8 after 128b/130b coding; "
+            "datasheets print 32 GB/s, both directions); pinned copies reach ~12 GB/s",
+        ),
+        "pcie4": Link(
+            "PCIe Gen4 x16",
+            32.0,
+            "PCIe 4.0 x16: 32 GB/s per direction (NVIDIA's datasheets print 64 GB/s, both directions); "
+            "pinned copies reach ~25 GB/s",
+        ),
+        "pcie5": Link(
+            "PCIe Gen5 x16",
+            64.0,
+            "PCIe 5.0 x16: 64 GB/s per direction (NVIDIA's Hopper datasheets print 128 GB/s, both "
+            "directions); 256 MiB pinned copies moved 55.2 GB/s each way on this project's H100 SXM, "
+            "pageable ones 19.3 (HtoD) and 14.2 (DtoH) (benchmarks/measure_copies.py, Dec 2026)",
+        ),
+        "c2c": Link(
+            "NVLink-C2C",
+            450.0,
+            "NVIDIA GH200 Grace Hopper Superchip datasheet: NVLink-C2C, 900 GB/s between Grace and "
+            "Hopper, both directions",
+        ),
+        "nvlink4": Link(
+            "NVLink 4",
+            450.0,
+            "NVIDIA H100/H200 SXM datasheets: 900 GB/s of NVLink per GPU, both directions",
+        ),
+        "nvlink-bridge-900": Link(
+            "NVLink bridge",
+            450.0,
+            "NVIDIA H200 NVL datasheet: 900 GB/s of NVLink bridge per GPU, both directions",
+        ),
+        "nvlink-bridge-600": Link(
+            "NVLink bridge",
+            300.0,
+            "NVIDIA H100 NVL datasheet: 600 GB/s of NVLink bridge, both directions",
+        ),
+        "nvlink3": Link("NVLink 3", 300.0, "NVIDIA A100 SXM datasheet: 600 GB/s of NVLink, both directions"),
+        "nvlink2": Link("NVLink 2", 150.0, "NVIDIA V100 SXM2 datasheet: 300 GB/s of NVLink, both directions"),
+    }
+)
+"""The links of :data:`DEVICE_TABLE`'s parts, by key."""
+
+
+@dataclass(frozen=True, slots=True)
+class CopyRoofs:
+    """The roofs of one device's copies (GB/s copied, not counting a copy's reads and writes twice)."""
+
+    device: Peak
+    """Device to device: half the memory roof (each byte is read and written)."""
+    host: Peak
+    """Host to device and back: the host link, per direction."""
+    peer: Peak
+    """GPU to GPU: the peer link, per direction (assumed: the trace does not say the topology)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +167,11 @@ class DeviceSpec:
     --triton`` reads an L2-resident buffer over and over in one kernel (back-to-back copies of a
     few MiB measure each kernel's launch and tail instead: 1.2–3.9 TB/s on the H200, below its
     DRAM)."""
+    host_link: str = "pcie4"
+    """Key of :data:`LINKS`: how the device reaches host memory."""
+    peer_link: str | None = None
+    """Key of :data:`LINKS`: how the device reaches another GPU (None: PCIe peer-to-peer, its host
+    link)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +188,8 @@ class DevicePeaks:
     """L2 cache size in bytes (None: not in the table)."""
     l2: Peak | None = None
     """The L2 bandwidth roof for data that fits in L2 (None: not measured for this device)."""
+    copy_roofs: CopyRoofs | None = None
+    """The roofs of its copies by kind (device, host link, peer link)."""
 
     def compute_peak(self, dtype: str | None) -> Peak | None:
         """The compute roof for ``dtype`` (``bf16``, ``fp16``, ``tf32``, ``fp32``, ``fp8``, …)."""
@@ -145,6 +252,8 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         4800.0,
         f"NVIDIA H200 Tensor Core GPU datasheet, H200 NVL column ({_DENSE})",
         l2_mib=50,
+        host_link="pcie5",
+        peer_link="nvlink-bridge-900",
     ),
     DeviceSpec(
         "NVIDIA H200 SXM",
@@ -158,6 +267,8 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         measured_source=_H200_MEASURED_SOURCE,
         l2_mib=60,  # cudaDeviceProp.l2CacheSize on this project's H200 (torch 2.11): 62,914,560 B
         measured_l2_gbs=8175.0,
+        host_link="pcie5",
+        peer_link="nvlink4",
     ),
     DeviceSpec(
         "NVIDIA GH200 (144 GB HBM3e)",
@@ -165,6 +276,8 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         _H100_SXM,
         4900.0,
         f"NVIDIA GH200 Grace Hopper Superchip datasheet, HBM3e version ({_DENSE})",
+        host_link="c2c",
+        peer_link="nvlink4",
     ),
     DeviceSpec(
         "NVIDIA GH200 (96 GB HBM3)",
@@ -172,6 +285,8 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         _H100_SXM,
         4000.0,
         f"NVIDIA GH200 Grace Hopper Superchip datasheet, 96 GB HBM3 version ({_DENSE})",
+        host_link="c2c",
+        peer_link="nvlink4",
     ),
     DeviceSpec(
         "NVIDIA H100 NVL",
@@ -180,6 +295,8 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         3900.0,
         f"NVIDIA H100 Tensor Core GPU datasheet, H100 NVL column ({_DENSE})",
         l2_mib=50,
+        host_link="pcie5",
+        peer_link="nvlink-bridge-600",
     ),
     DeviceSpec(
         "NVIDIA H100 PCIe",
@@ -196,6 +313,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         2000.0,
         f"NVIDIA H100 Tensor Core GPU datasheet, H100 PCIe column ({_DENSE})",
         l2_mib=50,
+        host_link="pcie5",
     ),
     DeviceSpec(
         "NVIDIA H100 SXM",
@@ -204,6 +322,8 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         3350.0,
         f"NVIDIA H100 Tensor Core GPU datasheet, H100 SXM column ({_DENSE})",
         l2_mib=50,
+        host_link="pcie5",
+        peer_link="nvlink4",
     ),
     DeviceSpec(
         "NVIDIA A100 80GB PCIe",
@@ -228,6 +348,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         2039.0,
         f"NVIDIA A100 Tensor Core GPU datasheet, A100 80GB SXM column ({_DENSE})",
         l2_mib=40,
+        peer_link="nvlink3",
     ),
     DeviceSpec(
         "NVIDIA A100 40GB SXM",
@@ -236,6 +357,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         1555.0,
         f"NVIDIA A100 Tensor Core GPU datasheet, A100 40GB SXM column ({_DENSE})",
         l2_mib=40,
+        peer_link="nvlink3",
     ),
     DeviceSpec(
         "NVIDIA L40S",
@@ -304,6 +426,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         900.0,
         "NVIDIA Tesla V100 datasheet, PCIe column (no bf16 or tf32 on Volta)",
         l2_mib=6,
+        host_link="pcie3",
     ),
     DeviceSpec(
         "NVIDIA V100 SXM2",
@@ -312,6 +435,8 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         900.0,
         "NVIDIA Tesla V100 datasheet, SXM2 column (no bf16 or tf32 on Volta)",
         l2_mib=6,
+        host_link="pcie3",
+        peer_link="nvlink2",
     ),
     DeviceSpec(
         "NVIDIA T4",
@@ -320,6 +445,7 @@ DEVICE_TABLE: tuple[DeviceSpec, ...] = (
         320.0,
         "NVIDIA T4 Tensor Core GPU datasheet (no bf16 or tf32 on Turing)",
         l2_mib=4,
+        host_link="pcie3",
     ),
 )
 """Most specific first; :func:`peaks_for` takes the first whose pattern matches."""
@@ -397,4 +523,73 @@ def peaks_for(
         memory=memory,
         l2_bytes=None if spec.l2_mib is None else int(spec.l2_mib * 2**20),
         l2=l2,
+        copy_roofs=_copy_roofs(spec, short, memory),
     )
+
+
+def _copy_roofs(spec: DeviceSpec, short: str, memory: Peak) -> CopyRoofs:
+    """A device's copy roofs (see the module's docstring)."""
+    device = Peak(
+        memory.value / 2,
+        "GB/s",
+        memory.basis,
+        f"{memory.label}: a copy reads and writes each byte, {byte_rate(memory.value)} of traffic",
+        memory.source,
+    )
+    host = LINKS[spec.host_link]
+    peer = LINKS[spec.peer_link] if spec.peer_link is not None else None
+    peer_label = (
+        f"{peer.name} of {short}" if peer is not None else f"{host.name} peer-to-peer of {short}"
+    ) + ", per direction; assumed: the trace does not say how its GPUs connect"
+    return CopyRoofs(
+        device=device,
+        host=Peak(
+            host.gbs, "GB/s", "datasheet", f"{host.name} host link of {short}, per direction", host.source
+        ),
+        peer=Peak((peer or host).gbs, "GB/s", "datasheet", peer_label, (peer or host).source),
+    )
+
+
+# ---- what a deviceProperties entry says of its vendor and architecture ----------------------------------
+
+_AMD_ARCHS = (
+    (r"\bmi35[05]x?\b", "gfx950"),  # MI350X, MI355X
+    (r"\bmi3[0-4][0-9][a-z]*\b", "gfx942"),  # MI300X, MI300A, MI308X, MI325X
+    (r"\bmi2[15]0x?\b", "gfx90a"),  # MI210, MI250, MI250X
+    (r"\bmi100\b", "gfx908"),
+    (r"\bmi(?:50|60)\b", "gfx906"),
+)
+"""AMD Instinct parts by name (first match wins): HIP reports ``major.minor`` 9.4 for gfx942 and
+9.0 for gfx90a and gfx908 alike, so the name tells them apart."""
+_ROCM_KEYS = ("maxSharedMemoryPerMultiProcessor", "gcnArchName")
+"""Keys only ROCm builds of Kineto write in ``deviceProperties`` (kineto #927; ``gcnArchName`` where
+a build adds it)."""
+
+
+def device_vendor(props: Mapping[str, object]) -> Literal["nvidia", "amd"] | None:
+    """``amd`` for a ROCm device (its name, or a key only ROCm's ``deviceProperties`` have),
+    ``nvidia`` for a CUDA one, None when nothing says."""
+    name = str(props.get("name") or "").lower()
+    if any(key in props for key in _ROCM_KEYS) or re.search(r"\b(?:amd|radeon|instinct)\b", name):
+        return "amd"
+    if "nvidia" in name or any(key in props for key in ("regsPerMultiprocessor", "sharedMemPerBlockOptin")):
+        return "nvidia"
+    return "nvidia" if props.get("computeMajor") is not None else None
+
+
+def device_arch(props: Mapping[str, object]) -> str | None:
+    """The architecture a ``deviceProperties`` entry names: ``sm90`` on NVIDIA (compute capability
+    major and minor), ``gfx942`` on AMD (``gcnArchName`` where given, else the Instinct part's
+    name, else ``AMD 9.4``: HIP's major.minor does not tell gfx90a from gfx908); None when neither
+    is said."""
+    major, minor = props.get("computeMajor"), props.get("computeMinor", 0)
+    if device_vendor(props) == "amd":
+        gcn = props.get("gcnArchName")
+        if isinstance(gcn, str) and gcn.strip():
+            return gcn.split(":")[0].strip()
+        name = _normalise(str(props.get("name") or ""))
+        found = next((arch for pattern, arch in _AMD_ARCHS if re.search(pattern, name)), None)
+        if found is not None:
+            return found
+        return None if major is None else f"AMD {major}.{minor}"
+    return None if major is None else f"sm{major}{minor}"

@@ -16,7 +16,7 @@ from tracetui.insight.distributions import gpu_distributions
 from tracetui.insight.flops import op_cost_columns
 from tracetui.insight.gpu_work import gpu_work
 from tracetui.insight.kernel_names import kernel_name_columns
-from tracetui.insight.roofline import MATRIX_KINDS, roofline_columns
+from tracetui.insight.roofline import MATRIX_KINDS, copy_kind, roofline_columns
 from tracetui.trace.align import lookup
 from tracetui.trace.memo import kept
 from tracetui.trace.model import COST_SHAPES
@@ -152,7 +152,14 @@ def _decoded_names(trace: Trace, work: pl.DataFrame) -> pl.DataFrame:
     is decoded among all of them, since a short name is told apart from the trace's other names."""
 
     def decoded() -> pl.DataFrame:
-        return kernel_name_columns(work["name"]).select("name", *KERNEL_FIELDS, "notes")
+        names = kernel_name_columns(work["name"])
+        copies = [  # a memcpy's kind of copy, read once per distinct name
+            copy_kind(op, variant) if family == "memcpy" else None
+            for family, op, variant in names.select("family", "op", "variant").iter_rows()
+        ]
+        return names.select("name", *KERNEL_FIELDS, "notes").with_columns(
+            pl.Series("copy", copies, dtype=pl.String)
+        )
 
     return kept(trace, "decoded_names", decoded)
 
@@ -269,7 +276,7 @@ def kernel_rooflines(trace: Trace) -> pl.DataFrame:
             pl.col("cost_row").first(),  # the first kernel's op: its kind picks the roof
             pl.col("blocks").median(),
         )
-        .join(names.lazy().select("name", "kind", "short"), on="name", how="left")
+        .join(names.lazy().select("name", "kind", "short", "copy"), on="name", how="left")
         .join(dtypes.lazy(), on="typed_row", how="left")
         .join(costs.lazy().select("cost_row", "cost_kind"), on="cost_row", how="left")
     )
@@ -285,6 +292,7 @@ def kernel_rooflines(trace: Trace) -> pl.DataFrame:
         "kind",
         _roof_kind(pl.col("cost_kind"), pl.col("kind")),
         "short",
+        "copy",
         "blocks",
         call_us.alias("call_us"),
     ).collect()

@@ -39,6 +39,8 @@ def _device(memory: Memory, device: DeviceMemory, t0_ns: int) -> dict[str, Any]:
         "end_allocated_bytes": device.end_allocated,
         "end_reserved_bytes": device.end_reserved,
         "before_trace_at_peak_bytes": device.before_trace_at_peak,
+        "frees_before_trace": device.frees_before_trace,
+        "freed_before_trace_bytes": device.freed_before_trace,
         "alive_at_peak": _records(device.alive_by("op")),
         "alive_at_peak_by_annotation": _records(device.alive_by("annotation")),
         "alive_at_peak_by_step": _records(device.alive_by("step")),

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui.insight.compile_names import compile_overheads
+from tracetui.insight.devices import device_arch, device_vendor
 from tracetui.insight.distributions import distribution_record, step_distribution
 from tracetui.insight.gpu_work import gpu_work_union_us, span_us
 from tracetui.insight.kernels import decoded_kernels, kernel_rooflines
@@ -49,6 +50,15 @@ def summary_data(trace: Trace) -> dict[str, Any]:
     return data
 
 
+def _device(props: dict[str, Any]) -> dict[str, Any]:
+    """A ``deviceProperties`` entry's keys of :data:`DEVICE_KEYS`, with its ``vendor`` and ``arch``
+    (``sm90``, ``gfx942``: :func:`~tracetui.insight.devices.device_arch`)."""
+    return {k: props.get(k) for k in DEVICE_KEYS if k in props} | {
+        "vendor": device_vendor(props),
+        "arch": device_arch(props),
+    }
+
+
 def _naming(trace: Trace) -> dict[str, Any]:
     """What the summary says of how the trace was named (not of what its file holds)."""
     return {"path": str(trace.path), "name": trace.path.name, "other_files": [str(p) for p in trace.siblings]}
@@ -77,7 +87,7 @@ def _computed(trace: Trace) -> dict[str, Any]:
             "name": naming["name"],
             "events": trace.event_count,
             "format": trace.format,
-            "devices": [{k: d.get(k) for k in DEVICE_KEYS if k in d} for d in trace.devices],
+            "devices": [_device(d) for d in trace.devices],
             "gzipped": trace.gzipped,
             "truncated": trace.truncated,
             "repairs": trace.repairs,

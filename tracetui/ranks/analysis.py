@@ -14,12 +14,12 @@ the ``gloo:*`` span's start on its CPU. For each collective: arrival skew = last
 ``last_rank`` = who arrived last, ``wait_us`` = the time the others spent waiting for it (the sum
 over ranks of last arrival − own arrival).
 
-**Clocks.** Ranks on different hosts have different clocks. A synchronising collective cannot end on
-one rank before another rank has started it; when most collectives of a rank do (beyond
-:data:`CLOCK_TOLERANCE_NS`), its clock is off, by the median difference of its collective end times
-to the others' (measured against the largest group of ranks whose offsets lie within
-:data:`CLOCK_GAP_NS` of each other), and its arrivals are corrected by that offset (the summary
-says so).
+**Clocks.** Ranks on different hosts have different clocks. Collectives end together on every
+rank, so each rank's offset is estimated from the ends of its collectives and applied where it
+exceeds its spread (:mod:`tracetui.ranks.clocks`); arrivals are then on the reference ranks' clock.
+
+**Straggler.** The rank whose late arrivals cost the others most, named only past the thresholds of
+:mod:`tracetui.ranks.thresholds` (:mod:`tracetui.ranks.straggler`).
 """
 
 from __future__ import annotations
@@ -28,14 +28,12 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from tracetui import formatting as fmt
-from tracetui.ranks.collectives import pretty
+from tracetui.insight.kernel_names import kernel_name_columns
+from tracetui.ranks import clocks as clock
+from tracetui.ranks import straggler as lag
 from tracetui.trace.stats import most_common
 
 US = 1000.0
-CLOCK_TOLERANCE_NS = 50_000  # 50 µs: a collective "ends before another rank started it" beyond this
-CLOCK_GAP_NS = 1_000_000  # clocks whose offsets are within 1 ms of each other agree
-STRAGGLER_SHARE = 0.5  # a straggler caused more than this share of all the time ranks spent waiting
 SIGNATURE = ("name", "in_nelems", "out_nelems", "dtype")
 
 
@@ -51,8 +49,11 @@ class Analysis:
     stragglers: pl.DataFrame  # ranks that arrived last, most often first
     kernels: pl.DataFrame  # per kernel name: calls and time across ranks (spread)
     rank_kernels: pl.DataFrame  # per rank and kernel name: calls and time
-    clock_offsets: pl.DataFrame  # rank, offset_us (applied when clocks_corrected)
+    clock_offsets: pl.DataFrame  # rank, offset_us, spread_us, collectives, applied (tracetui.ranks.clocks)
     clocks_corrected: bool = False
+    clock_reference: list[int] = field(default_factory=list)  # the ranks whose clock the others are put on
+    straggler: lag.Straggler | None = None  # the rank named, past every threshold
+    largest_lag: lag.Straggler | None = None  # the rank that cost the others most (straggler or not)
     verdict: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -66,14 +67,17 @@ def analyse(
     step_table = slowest_by_step(rank_steps.lazy())
     instances = collectives.filter(pl.col("aligned")).collect()
     keyed = _keyed(instances)
-    offsets, corrected = clock_offsets(keyed)
-    arrivals = _arrivals(keyed, offsets if corrected else None)
+    clocks = clock.align(keyed)
+    arrivals = _arrivals(keyed, clock.applied_ns(clocks.offsets))
     aligned = aligned_collectives(arrivals)
     arrivals = arrivals.join(aligned.select("key", "seq", "last_ns"), on="key", how="left").with_columns(
         wait_us=(pl.col("last_ns") - pl.col("arrival_ns")) / US
     )
-    stragglers = straggler_table(aligned, n_steps=_steps_with_collectives(aligned))
-    notes = _notes(rank_rows, aligned, offsets, corrected)
+    n_steps = _steps_with_collectives(aligned)
+    stragglers = straggler_table(aligned, n_steps=n_steps)
+    largest = lag.largest_lag(aligned, arrivals, lag.median_step_us(rank_steps), n_steps)
+    named = largest if largest is not None and not largest.misses else None
+    notes = _notes(rank_rows, aligned, clocks)
     table = rank_rows.join(
         step_table.group_by(pl.col("slowest_rank").alias("rank")).agg(pl.len().alias("slowest_steps")),
         on="rank",
@@ -91,9 +95,12 @@ def analyse(
         stragglers=stragglers,
         kernels=kernel_spread(kernels, rank_rows["rank"]),
         rank_kernels=kernels.sort("rank", "total_us", "name", descending=[False, True, False]).collect(),
-        clock_offsets=offsets,
-        clocks_corrected=corrected,
-        verdict=verdict(aligned, stragglers, rank_rows.height),
+        clock_offsets=clocks.offsets,
+        clocks_corrected=clocks.corrected,
+        clock_reference=clocks.reference,
+        straggler=named,
+        largest_lag=largest,
+        verdict=lag.verdict(aligned, largest),
         notes=notes,
     )
 
@@ -125,50 +132,10 @@ def _keyed(instances: pl.DataFrame) -> pl.DataFrame:
     return instances.with_columns(key=key)
 
 
-def clock_offsets(keyed: pl.DataFrame) -> tuple[pl.DataFrame, bool]:
-    """Per rank, its clock's offset (µs) from the others' (0 for the ranks that agree), and whether
-    the clocks disagree at all (see the module doc)."""
-    shared = keyed.filter(pl.col("rank").n_unique().over("key") >= 2)
-    if shared.is_empty():
-        return pl.DataFrame(schema={"rank": pl.Int64, "offset_us": pl.Float64}), False
-    checked = shared.with_columns(
-        impossible=pl.col("end_ns") < pl.col("start_ns").max().over("key") - CLOCK_TOLERANCE_NS,
-        from_median=pl.col("end_ns") - pl.col("end_ns").median().over("key"),
-    )
-    per_rank = (
-        checked.group_by("rank")
-        .agg(
-            (pl.col("impossible").mean() > 0.5).alias("impossible"),
-            pl.col("from_median").median().alias("offset_ns"),
-        )
-        .sort("rank")
-    )
-    disagree = bool(per_rank["impossible"].any())
-    if not disagree:
-        return per_rank.select("rank", pl.lit(0.0).alias("offset_us")), False
-    # clocks that agree form a cluster of offsets (no gap wider than CLOCK_GAP_NS); the biggest
-    # cluster (the one with the lowest rank, on a tie) is the reference
-    clusters = per_rank.sort("offset_ns").with_columns(
-        cluster=(pl.col("offset_ns").diff().fill_null(0) > CLOCK_GAP_NS).cum_sum()
-    )
-    sizes = clusters.group_by("cluster").agg(pl.len(), pl.col("rank").min().alias("first"))
-    reference = sizes.sort(["len", "first"], descending=[True, False])["cluster"][0]
-    base = clusters.filter(pl.col("cluster") == reference)["offset_ns"].median()
-    offsets = clusters.sort("rank").select(
-        "rank",
-        pl.when(pl.col("cluster") != reference)
-        .then((pl.col("offset_ns") - base) / US)
-        .otherwise(0.0)
-        .alias("offset_us"),
-    )
-    return offsets, disagree
-
-
-def _arrivals(keyed: pl.DataFrame, offsets: pl.DataFrame | None) -> pl.DataFrame:
-    arrival = pl.col("start_ns")
-    if offsets is not None:
-        keyed = keyed.join(offsets, on="rank", how="left")
-        arrival = arrival - (pl.col("offset_us").fill_null(0.0) * US).round().cast(pl.Int64)
+def _arrivals(keyed: pl.DataFrame, offsets: pl.DataFrame) -> pl.DataFrame:
+    """Each instance's arrival on the reference clock: its start less its rank's applied offset."""
+    keyed = keyed.join(offsets, on="rank", how="left")
+    arrival = pl.col("start_ns") - pl.col("offset_ns").fill_null(0)
     return keyed.select(
         "key",
         "rank",
@@ -270,52 +237,16 @@ def straggler_table(aligned: pl.DataFrame, n_steps: int) -> pl.DataFrame:
     )
 
 
-def straggler_of(stragglers: pl.DataFrame) -> int | None:
-    """The straggler: the rank whose late arrivals caused more than :data:`STRAGGLER_SHARE` of all
-    the time ranks spent waiting (``None``: the waiting is spread, or there was none). Weighed by
-    time, not by count: an FSDP rank late once per step by milliseconds holds the others up more
-    than a rank last by microseconds at every prefetched all-gather."""
-    if stragglers.is_empty():
-        return None
-    top = stragglers.row(0, named=True)
-    return int(top["rank"]) if top["wait_share"] > STRAGGLER_SHARE else None
-
-
-def verdict(aligned: pl.DataFrame, stragglers: pl.DataFrame, n_ranks: int) -> str:
-    """One line: the straggler and what it costs the others, or why there is none."""
-    shared = aligned.filter(pl.col("ranks") >= 2)
-    if shared.is_empty():
-        return "no collective was found on two or more ranks: nothing to align"
-    top = stragglers.row(0, named=True)
-    total = shared.height
-    names = shared["name"].unique().to_list()
-    what = f"{pretty(names[0])}s" if len(names) == 1 else "collectives"
-    if straggler_of(stragglers) is None:
-        spread = ", ".join(str(r) for r in stragglers["rank"].to_list())
-        return (
-            f"no clear straggler: the waiting at the {total} {what} is spread over rank {spread} "
-            f"(rank {top['rank']} caused the most, {top['wait_share']:.0%}, "
-            f"arriving last at {top['last_count']} of {total})"
-        )
-    others = max(1, n_ranks - 1)
-    per_step = top["others_wait_us_per_step"] / others
-    return (
-        f"rank {top['rank']} arrives last at {top['last_count']} of {total} {what}; "
-        f"the other ranks wait {fmt.duration(per_step)} per step for it "
-        f"({fmt.duration(top['others_wait_us'])} of rank time in all, "
-        f"{top['wait_share']:.0%} of all the waiting)"
-    )
-
-
 def kernel_spread(kernels: pl.LazyFrame, ranks: pl.Series) -> pl.DataFrame:
-    """Per kernel name: calls and time on each rank (a rank without it counts 0), the min / median
-    / max over ranks and which rank had the least and the most time."""
+    """Per kernel name: its decoded short name (:mod:`tracetui.insight.kernel_names`, as every table
+    writes it), calls and time on each rank (a rank without it counts 0), the min / median / max over
+    ranks and which rank had the least and the most time."""
     every = pl.LazyFrame({"rank": ranks.unique().sort()})
     names = kernels.select("name", "category").unique(subset="name", keep="first")
     grid = names.join(every, how="cross").join(
         kernels.select("rank", "name", "calls", "total_us"), on=["name", "rank"], how="left"
     )
-    return (
+    spread = (
         grid.with_columns(pl.col("calls").fill_null(0), pl.col("total_us").fill_null(0.0))
         .sort("total_us", "rank")
         .group_by("name")
@@ -334,18 +265,17 @@ def kernel_spread(kernels: pl.LazyFrame, ranks: pl.Series) -> pl.DataFrame:
         .sort(["time_median_us", "name"], descending=[True, False])
         .collect()
     )
+    short = kernel_name_columns(spread["name"]).select("name", "short")
+    return spread.join(short, on="name", how="left", maintain_order="left").select(
+        "name", "short", pl.exclude("name", "short")
+    )
 
 
-def _notes(ranks: pl.DataFrame, aligned: pl.DataFrame, offsets: pl.DataFrame, corrected: bool) -> list[str]:
+def _notes(ranks: pl.DataFrame, aligned: pl.DataFrame, clocks: clock.Clocks) -> list[str]:
     """Plain sentences about what the alignment could not do cleanly."""
     notes: list[str] = []
-    if corrected:
-        shifted = offsets.filter(pl.col("offset_us") != 0.0)
-        listed = ", ".join(f"rank {r} {fmt.signed_duration(o)}" for r, o in shifted.iter_rows())
-        notes.append(
-            "clocks disagree (collectives end on some ranks before others start them); "
-            f"arrivals corrected by the offsets from collective end times: {listed}"
-        )
+    if (said := clocks.note()) is not None:
+        notes.append(said)
     unaligned = int(ranks["unaligned_collectives"].sum() or 0)
     if unaligned:
         notes.append(

@@ -78,7 +78,7 @@ PRETTY = {
 }
 SCHEMA: dict[Any, Any] = {
     "id": pl.UInt32,
-    "kind": pl.String,  # "kernel" (GPU timeline) or "host" (CPU timeline)
+    "kind": pl.String,  # "kernel" (GPU timeline), "host" (gloo's spans) or "op" (c10d ops, the fallback)
     "group": pl.String,
     "name": pl.String,  # canonical: allreduce, allgather, reducescatter, …
     "step": pl.Int64,
@@ -125,13 +125,14 @@ def rank_collectives(trace: Trace, groups: tuple[ProcessGroup, ...] = ()) -> pl.
     steps = trace.steps.select(pl.col("id").alias("step_id"), "step")
     kernels = comm_kernels(events).filter(pl.col("start_ns").is_not_null())
     host = events.filter((pl.col("cat") == "user_annotation") & matches("name", HOST_COLLECTIVE))
+    kind = "host"
     if kernels.is_empty() and host.is_empty():
-        host = outermost_c10d(events)
+        host, kind = outermost_c10d(events), "op"
     fallback = default_group(groups)
     rows = pl.concat(
         [
             _kernel_rows(trace, kernels, fallback),
-            _host_rows(trace, host.filter(pl.col("start_ns").is_not_null()), fallback),
+            _host_rows(trace, host.filter(pl.col("start_ns").is_not_null()), fallback, kind),
         ]
     )
     rows = rows.join(steps, on="step_id", how="left").drop("step_id").sort("start_ns", "id")
@@ -204,12 +205,12 @@ def _kernel_rows(trace: Trace, kernels: pl.DataFrame, fallback: str) -> pl.DataF
     )
 
 
-def _host_rows(trace: Trace, host: pl.DataFrame, fallback: str) -> pl.DataFrame:
-    """gloo (or c10d) spans, with the message size of their recorded input shape."""
+def _host_rows(trace: Trace, host: pl.DataFrame, fallback: str, kind: str) -> pl.DataFrame:
+    """gloo spans (``kind`` host) or c10d ops (op), with the message size of their recorded input shape."""
     shapes = trace.shapes(host["id"].to_list()) if len(host) else None
     sizes = [
-        _first_tensor(dims, kind)
-        for dims, kind in (
+        _first_tensor(dims, types)
+        for dims, types in (
             zip(shapes["input_dims"].to_list(), shapes["input_type"].to_list(), strict=True)
             if shapes is not None
             else ()
@@ -219,7 +220,7 @@ def _host_rows(trace: Trace, host: pl.DataFrame, fallback: str) -> pl.DataFrame:
     return (
         host.select(
             "id",
-            pl.lit("host").alias("kind"),
+            pl.lit(kind).alias("kind"),
             pl.lit(fallback).alias("group"),
             canonical(pl.col("name")).alias("name"),
             "step_id",

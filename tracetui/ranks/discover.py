@@ -31,6 +31,7 @@ FROM_INFO, FROM_NAME, FROM_ORDER = "distributedInfo", "file name", "order"
 _RANK_WORD = re.compile(r"rank[_\-. ]?(\d+)", re.IGNORECASE)
 _TRAILING_NUMBER = re.compile(r"(\d+)$")
 _GLOB_CHARS = re.compile(r"[*?\[]")
+MAX_RANKS = 1 << 20  # a rank number or world size from this on is refused (no run is that large)
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class RankSet:
         present = {r.rank for r in self.ranks}
         named = [r.rank for r in self.ranks if r.source != FROM_ORDER]
         top = self.world_size if self.world_size is not None else (max(named) + 1 if named else 0)
-        return tuple(r for r in range(top) if r not in present)
+        return tuple(r for r in range(min(top, MAX_RANKS)) if r not in present)
 
     @property
     def rank_source(self) -> str:
@@ -105,7 +106,7 @@ class RankSet:
         if self.backend:
             lines[0] += f", backend {self.backend}"
         if self.missing:
-            lines.append(f"missing: rank {', '.join(map(str, self.missing))} (no trace)")
+            lines.append(f"missing: rank {rank_list(self.missing)} (no trace)")
         for dup in self.duplicates:
             lines.append(f"another run of rank {dup.rank} not used (the newest is): {clean(dup.path.name)}")
         for path, why in self.skipped:
@@ -289,12 +290,16 @@ def _ranks_from_names(paths: Sequence[Path]) -> dict[Path, int]:
 
 
 def _entry(path: Path, header: Header, info: dict[str, Any], rank: int, source: str) -> RankFile:
+    world = info.get("world_size")
+    for what, number in (("rank", rank), ("world size", world)):
+        if isinstance(number, int) and number >= MAX_RANKS:
+            limit = f"a run of at most {MAX_RANKS:,} ranks"
+            raise TraceError(path, f"{what} {number} is beyond what tracetui reads ({limit})")
     try:
         stat = path.stat()
         mtime, size = stat.st_mtime_ns, stat.st_size
     except OSError:
         mtime, size = 0, 0
-    world = info.get("world_size")
     backend = info.get("backend")
     return RankFile(
         rank=rank,

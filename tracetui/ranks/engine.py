@@ -12,15 +12,15 @@ reads them without loading any trace.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import logging
 import os
+import pickle
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass, field, replace
-from multiprocessing import get_context, resource_tracker
+from multiprocessing import resource_tracker
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +29,17 @@ import polars as pl
 from tracetui import settings
 from tracetui.errors import TraceError
 from tracetui.insight.summary_data import summary_data
-from tracetui.ranks.dataset import write_rank
+from tracetui.ranks import ray_task
+from tracetui.ranks import workers as processes
+from tracetui.ranks.dataset import Written, write_rank
 from tracetui.ranks.discover import RankFile
 from tracetui.ranks.tables import TABLES, RankTables, rank_tables
+from tracetui.ranks.workers import tables_kind
 from tracetui.trace import cache, load
 
-IN_PROCESS_BYTES = 4 << 20  # below this much trace data in all, processes cost more than they save
+BATCH_BYTES = 8 << 20  # ranks in one worker's task: up to this much trace file …
+BATCH_JOBS = 16  # … and this many ranks
+SHARES = 4  # batches per process at least, while there are ranks enough
 Progress = Callable[[int, int], None]  # (done, total)
 
 
@@ -47,6 +52,7 @@ class RankResult:
     summary: dict[str, Any] | None = None
     error: str | None = None
     cached: bool = False
+    written: Written | None = None  # what it wrote into a dataset
 
 
 @dataclass(frozen=True)
@@ -58,16 +64,6 @@ class Job:
     dataset: Path | None = None
     env: dict[str, str] = field(default_factory=dict)  # TRACETUI_* settings for a remote worker
     max_inflate: float | None = None  # as for tracetui.load
-
-
-def workers_wanted() -> int:
-    """Worker processes: ``TRACETUI_WORKERS``, else the cores this process may use."""
-    if (given := settings.WORKERS.get()) is not None:
-        return given
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
 
 
 def load_ranks(
@@ -90,9 +86,12 @@ def load_ranks(
             missing.append(job)
     say = progress or (lambda done, total: None)
     say(len(results), len(jobs))
-    for result in run_jobs(missing, "local", workers=workers):
-        results[result.rank] = result
-        say(len(results), len(jobs))
+    try:
+        for result in run_jobs(missing, "local", workers=workers):
+            results[result.rank] = result
+            say(len(results), len(jobs))
+    finally:
+        processes.release()  # a pool the command started early, when no rank needed it
     return [results[job.entry.rank] for job in jobs]
 
 
@@ -105,51 +104,77 @@ def run_jobs(
     if engine == "ray":
         yield from _ray_jobs(jobs, address)
         return
-    count = _process_count([job.entry for job in jobs], workers)
+    count = processes.count_for([job.entry for job in jobs], workers)
     if count <= 1:
         yield from (run_job(job) for job in jobs)
         return
     yield from _with_processes(jobs, count)
 
 
-def _process_count(entries: Sequence[RankFile], workers: int | None) -> int:
-    """How many processes load ``entries`` (1: this one alone, for one rank or little data)."""
-    count = min(len(entries), workers or workers_wanted())
-    small = sum(entry.size for entry in entries) < IN_PROCESS_BYTES and workers is None
-    return 1 if small else count
+def batches(jobs: Sequence[Job], count: int) -> list[list[Job]]:
+    """``jobs`` in consecutive batches, one task each: small ranks travel together (one round trip
+    for up to :data:`BATCH_BYTES` of trace and :data:`BATCH_JOBS` ranks), yet at least
+    :data:`SHARES` batches per process while there are ranks enough, so no process waits long for
+    the last one."""
+    most = max(1, min(BATCH_JOBS, len(jobs) // (count * SHARES)))
+    out: list[list[Job]] = []
+    size = 0
+    for job in jobs:
+        if not out or len(out[-1]) >= most or size + job.entry.size > BATCH_BYTES:
+            out.append([])
+            size = 0
+        out[-1].append(job)
+        size += job.entry.size
+    return out
+
+
+def run_batch(jobs: Sequence[Job]) -> list[RankResult]:
+    """A worker's task: :func:`run_job` for each of ``jobs``."""
+    return [run_job(job) for job in jobs]
 
 
 def prepare_workers(entries: Sequence[RankFile], workers: int | None = None) -> None:
     """Start, while this process still has its standard error, what loading ``entries`` in worker
     processes will need: multiprocessing's resource tracker is started with ``sys.stderr``'s file
     descriptor, which an app that captures output (Textual) replaces by a stream without one
-    (``fileno() == -1``: "bad value(s) in fds_to_keep"). Call it before such an app starts."""
-    if _process_count(entries, workers) > 1:
+    (``fileno() == -1``: "bad value(s) in fds_to_keep"). Call it before such an app starts. The
+    workers themselves are started too, when some rank is not cached (:func:`processes.start`)."""
+    if processes.count_for(entries, workers) > 1:
         resource_tracker.ensure_running()
+        processes.start(entries, workers)
 
 
 def _with_processes(jobs: Sequence[Job], count: int) -> Iterator[RankResult]:
-    """``count`` workers: this process and ``count - 1`` spawned ones. The pool takes the jobs from
-    the front; this process takes from the back each job the pool has not started yet, so no core
-    waits and one interpreter fewer is started."""
-    with ProcessPoolExecutor(max_workers=count - 1, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(run_job, job) for job in jobs]
+    """``count`` workers: this process and ``count - 1`` spawned ones (:mod:`tracetui.ranks.workers`:
+    started early by the command, or now), the jobs in :func:`batches`. The pool takes the batches
+    from the front; this process takes from the back each batch the pool has not started yet, so
+    no core waits and one interpreter fewer is started. Leaving early (an error, Ctrl-C, a consumer
+    that stops) kills the workers rather than waiting for the ranks they are loading."""
+    tasks = batches(jobs, count)
+    pool = processes.pool(count)
+    try:
+        futures = [pool.submit(run_batch, task) for task in tasks]
         reported: set[int] = set()
 
         def finished() -> Iterator[RankResult]:
             for i, future in enumerate(futures):
                 if i not in reported and future.done() and not future.cancelled():
                     reported.add(i)
-                    yield future.result()
+                    yield from future.result()
 
-        for i in reversed(range(len(jobs))):
+        for i in reversed(range(len(tasks))):
             if futures[i].cancel():  # not started by the pool: run it here
                 reported.add(i)
-                yield run_job(jobs[i])
+                yield from run_batch(tasks[i])
             yield from finished()
         rest = [f for i, f in enumerate(futures) if i not in reported and not f.cancelled()]
         for future in as_completed(rest):
-            yield future.result()
+            yield from future.result()
+    except BaseException:
+        processes.stop(pool)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def run_job(job: Job) -> RankResult:
@@ -165,12 +190,13 @@ def run_job(job: Job) -> RankResult:
         summary = None
         if job.summary or job.dataset is not None:
             summary = summary_data(trace)
+        written = None
         if job.dataset is not None:
-            write_rank(job.dataset, trace, tables, summary or {})
+            written = write_rank(job.dataset, trace, tables, summary or {})
         cache.store_derived(entry.path, tables_kind(entry), ident, tables_parts(tables))
         if summary is not None:
             cache.store_derived(entry.path, "summary", ident, {"summary.json": json.dumps(summary).encode()})
-        return RankResult(entry.rank, tables, summary if job.summary else None)
+        return RankResult(entry.rank, tables, summary if job.summary else None, written=written)
     except TraceError as exc:
         return RankResult(entry.rank, error=str(exc))
     except MemoryError:
@@ -195,10 +221,10 @@ def cached_result(job: Job) -> RankResult | None:
     return RankResult(job.entry.rank, tables, summary, cached=True)
 
 
-def tables_kind(entry: RankFile) -> str:
-    """The cache kind of a rank's tables: they also hold what discovery said of the file."""
-    groups = hashlib.sha256(repr(entry.groups).encode()).hexdigest()[:12]
-    return f"rank-tables\0{entry.rank}\0{entry.source}\0{entry.world_size}\0{entry.backend}\0{groups}"
+def cached_summary(entry: RankFile) -> dict[str, Any] | None:
+    """The single-trace summary of ``entry`` from the trace cache, if there."""
+    stored = cache.derived(entry.path, "summary")
+    return None if stored is None else json.loads(stored["summary.json"])
 
 
 def tables_parts(tables: RankTables) -> dict[str, bytes]:
@@ -211,21 +237,25 @@ def tables_parts(tables: RankTables) -> dict[str, bytes]:
 
 
 def _ray_jobs(jobs: Sequence[Job], address: str | None) -> Iterator[RankResult]:
-    """The jobs as Ray tasks (one CPU each), on the cluster at ``address`` or a local one."""
+    """The jobs as Ray tasks (one CPU each), on the cluster at ``address`` or a local one; each
+    runs this tracetui (:mod:`tracetui.ranks.ray_task`), whatever folder Ray was started from."""
     try:
         import ray
+        from ray import cloudpickle
     except ImportError:
         raise TraceError(None, "--engine ray needs Ray: pip install 'tracetui[ray]'") from None
     started = not ray.is_initialized()
     if started:
         ray.init(address=address, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
     try:
+        cloudpickle.register_pickle_by_value(ray_task)  # type: ignore[no-untyped-call]
         env = settings.given() | {k: v for k, v in os.environ.items() if k.startswith("POLARS_")}
-        task = ray.remote(num_cpus=1, max_retries=1)(run_job)
-        pending = [task.remote(replace(job, env=env)) for job in jobs]
+        root = str(Path(__file__).resolve().parents[2])  # the folder holding this tracetui package
+        task = ray.remote(num_cpus=1, max_retries=1)(ray_task.run)
+        pending = [task.remote(root, pickle.dumps(replace(job, env=env))) for job in jobs]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
-            yield from ray.get(done)
+            yield from (pickle.loads(result) for result in ray.get(done))
     finally:
         if started:  # a local Ray we started stops with us (the CLI leaves through os._exit)
             ray.shutdown()

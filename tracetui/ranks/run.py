@@ -7,7 +7,6 @@ about the run are the dataset manifest's dict in both cases (one shape, one plac
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ import polars as pl
 
 from tracetui.errors import TraceError
 from tracetui.insight.gpu_work import span_us
-from tracetui.ranks import dataset
+from tracetui.ranks import dataset, publish
 from tracetui.ranks.analysis import Analysis, analyse
 from tracetui.ranks.discover import RankSet, Target, is_dataset, resolve, single_entry
 from tracetui.ranks.engine import Job, Progress, load_ranks, run_jobs
@@ -43,12 +42,15 @@ def report_for(
     rank: int | None = None,
     progress: Progress | None = None,
     summary: bool = True,
+    workers: int | None = None,
     max_inflate: float | None = None,
 ) -> RunReport:
     """Analyse a rank set or a dataset; ``rank`` picks the single-trace summary (default: the first;
-    none with ``summary=False``); ``max_inflate``: as for :func:`tracetui.load`, for each rank."""
+    none with ``summary=False``); ``workers``: the processes that load the ranks (default: the
+    cores, :func:`~tracetui.ranks.workers.wanted`); ``max_inflate``: as for :func:`tracetui.load`,
+    for each rank."""
     if isinstance(target, RankSet):
-        return report_for_ranks(target, rank, progress, summary, max_inflate)
+        return report_for_ranks(target, rank, progress, summary, workers, max_inflate)
     return report_for_dataset(target, rank, summary)
 
 
@@ -57,6 +59,7 @@ def report_for_ranks(
     rank: int | None,
     progress: Progress | None,
     summary: bool = True,
+    workers: int | None = None,
     max_inflate: float | None = None,
 ) -> RunReport:
     """Load every rank (in parallel, or from the derived cache) and analyse them."""
@@ -64,7 +67,7 @@ def report_for_ranks(
     rank_set.file(chosen)  # a clear error for a rank that is not there
     summary_rank = chosen if summary else None
     results = load_ranks(
-        rank_set.ranks, summary_rank=summary_rank, progress=progress, max_inflate=max_inflate
+        rank_set.ranks, summary_rank=summary_rank, progress=progress, workers=workers, max_inflate=max_inflate
     )
     failed = {r.rank: r.error for r in results if r.error is not None}
     loaded = [r for r in results if r.tables is not None]
@@ -85,15 +88,32 @@ def report_for_ranks(
 
 
 def report_for_dataset(root: Path, rank: int | None, summary: bool = True) -> RunReport:
-    """Analyse a dataset through lazy scans of its small tables."""
+    """Analyse a dataset from its small tables, each part checked against the manifest: a rank with a
+    part missing or damaged is left out and named, files the manifest does not list are ignored and
+    named."""
     facts = dataset.read_manifest(root)
-    ranks = [r["rank"] for r in facts["ranks"]]
-    if not ranks:
-        raise TraceError(root, "dataset holds no rank")
+    checked = dataset.read_small_tables(root, facts)
+    ranks = [r["rank"] for r in facts["ranks"] if r["rank"] not in checked.damaged]
     chosen = rank if rank is not None else ranks[0]
+    if chosen in checked.damaged:
+        raise TraceError(root, f"rank {chosen}: {checked.damaged[chosen]}")
     if chosen not in ranks:
         raise TraceError(root, f"no rank {chosen} in the dataset; ranks: {', '.join(map(str, ranks))}")
-    lazy = [dataset.scan(root, table) for table in dataset.SMALL_TABLES]
+    notes = list(facts["notes"])
+    if checked.strays:
+        shown = ", ".join(checked.strays[:5]) + (", …" if len(checked.strays) > 5 else "")
+        count = len(checked.strays)
+        notes.append(f"{count} file(s) in the dataset that its manifest does not list, ignored: {shown}")
+    facts = {
+        **facts,
+        "ranks": [r for r in facts["ranks"] if r["rank"] not in checked.damaged],
+        "failed": sorted(
+            [*facts["failed"], *({"rank": r, "error": e} for r, e in checked.damaged.items())],
+            key=lambda f: f["rank"],
+        ),
+        "notes": notes,
+    }
+    lazy = [checked.tables[table].lazy() for table in dataset.SMALL_TABLES]
     single = dataset.read_summary(root, chosen) if summary else {}
     return RunReport(facts, analyse(*lazy), chosen, single)
 
@@ -108,25 +128,27 @@ def convert(
     workers: int | None = None,
     max_inflate: float | None = None,
 ) -> dict[str, Any]:
-    """Write ``rank_set`` as a dataset at ``output`` (each rank by a worker); its manifest."""
+    """Write ``rank_set`` as a dataset at ``output`` (each rank by a worker), whole or not at all, one
+    writer at a time (:mod:`tracetui.ranks.publish`); its manifest."""
     dataset.check_output(output, rank_set, force)
-    staging = dataset.staging_for(output)
     say: Callable[[int, int], None] = progress or (lambda done, total: None)
-    jobs = [Job(entry, dataset=staging.resolve(), max_inflate=max_inflate) for entry in rank_set.ranks]
-    failed: dict[int, str] = {}
-    try:
+    with publish.writing(output) as staging:
+        dataset.check_output(output, rank_set, force)  # again: no other convert writes it now
+        jobs = [Job(entry, dataset=staging.resolve(), max_inflate=max_inflate) for entry in rank_set.ranks]
+        failed: dict[int, str] = {}
+        written = []
         say(0, len(jobs))
         for done, result in enumerate(run_jobs(jobs, engine, workers=workers, address=address), 1):
             if result.error is not None:
                 failed[result.rank] = result.error
+            elif result.written is not None:
+                written.append(result.written)
             say(done, len(jobs))
         if len(failed) == len(jobs):
             raise TraceError(None, "no rank could be loaded: " + "; ".join(failed.values()))
-        facts = dataset.manifest(rank_set, failed)
-        dataset.finish(staging, output, facts, force)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        facts = dataset.manifest(rank_set, failed, written, output)
+        dataset.write_manifest(staging, facts)
+        publish.into_place(staging, output)
     return facts
 
 
@@ -138,7 +160,7 @@ def rank_paths(target: Target, ranks: Sequence[int]) -> list[Path]:
         raise TraceError(
             target, "--ranks needs the traces of several ranks (a directory, files or a dataset)"
         )
-    files = {r["rank"]: Path(r["file"]) for r in dataset.read_manifest(target)["ranks"]}
+    files = {r["rank"]: dataset.trace_path(target, r) for r in dataset.read_manifest(target)["ranks"]}
     paths = []
     for rank in ranks:
         if rank not in files:
@@ -162,7 +184,7 @@ def rank_trace(
 
     if isinstance(target, RankSet):
         return load(target.file(rank).path, progress=progress, max_inflate=max_inflate)
-    files = {r["rank"]: Path(r["file"]) for r in dataset.read_manifest(target)["ranks"]}
+    files = {r["rank"]: dataset.trace_path(target, r) for r in dataset.read_manifest(target)["ranks"]}
     if rank not in files:
         raise TraceError(target, f"no rank {rank} in the dataset; ranks: {', '.join(map(str, files))}")
     if files[rank].is_file():

@@ -72,6 +72,7 @@ RANK_SCHEMA: dict[Any, Any] = {
     "host_comm_us": pl.Float64,
     "collectives": pl.Int64,
     "unaligned_collectives": pl.Int64,
+    "damaged": pl.String,  # what is wrong with the rank's file (truncated, repaired), else null
 }
 
 
@@ -113,6 +114,7 @@ def rank_tables(trace: Trace, entry: RankFile) -> RankTables:
         "overlap_pct": 100.0 * totals["overlap_us"][0] / comm_ns if comm_ns else None,
         "collectives": len(collectives),
         "unaligned_collectives": int((~collectives["aligned"]).sum()),
+        "damaged": damage(trace),
     }
     rank = pl.DataFrame([row]).select(list(RANK_SCHEMA)).cast(RANK_SCHEMA)
     with_rank = pl.lit(entry.rank, pl.Int64).alias("rank")
@@ -122,6 +124,12 @@ def rank_tables(trace: Trace, entry: RankFile) -> RankTables:
         collectives=collectives.select(with_rank, pl.all()),
         kernels=kernels.select(with_rank, pl.all()),
     )
+
+
+def damage(trace: Trace) -> str | None:
+    """What is wrong with the trace's file, as the single-trace summary warns: truncated, repaired."""
+    found = (["the file is truncated"] if trace.truncated else []) + [f"repaired: {r}" for r in trace.repairs]
+    return clean("; ".join(found)) if found else None
 
 
 def device_label(trace: Trace) -> str:

@@ -25,16 +25,13 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui import formatting as fmt
-from tracetui.insight.kernel_names import kernel_name_columns
-from tracetui.ranks.analysis import straggler_of
+from tracetui.ranks.clocks import applied_ns
 from tracetui.ranks.collectives import pretty
 from tracetui.safetext import clean
 from tracetui.views import table_spec as table_views
 
 if TYPE_CHECKING:
     from tracetui.ranks.run import RunReport
-
-US = 1000
 
 
 @dataclass(frozen=True)
@@ -132,8 +129,7 @@ def ranks_table(report: RunReport) -> TableView:
         pl.when(window > 0).then(100.0 * pl.col(f"{part}_us") / window).alias(f"{part}_pct") for part in PARTS
     ]
     frame = analysis.ranks.with_columns(share).select([c.key for c in RANK_COLUMNS])
-    straggler = straggler_of(analysis.stragglers)
-    highlight = () if straggler is None else (straggler,)
+    highlight = () if analysis.straggler is None else (analysis.straggler.rank,)
     return TableView(frame, RANK_COLUMNS, highlight, analysis.verdict, RANK_LEGEND)
 
 
@@ -181,14 +177,8 @@ def kernels_table(report: RunReport) -> TableView:
     """GPU work across ranks: per name the spread over ranks, then its time on each rank (up to
     :data:`MAX_RANK_COLUMNS` ranks), then the full name; a row leads to the rank that spent the
     most time in it."""
-
     analysis = report.analysis
     spread = analysis.kernels
-    if spread.height:
-        short = kernel_name_columns(spread["name"]).select("name", "short")
-        spread = spread.join(short, on="name", how="left", maintain_order="left")
-    else:
-        spread = spread.with_columns(pl.lit(None, pl.String).alias("short"))
     ranks = analysis.ranks["rank"].to_list()
     shown = ranks[:MAX_RANK_COLUMNS]
     per_rank = [Column(f"rank_{r}_us", f"rank {r}", "us") for r in shown]
@@ -316,9 +306,8 @@ def step_lanes(report: RunReport, step: int) -> list[StepLane]:
         analysis.collectives.select("group", "seq", "last_rank"), on=["group", "seq"], how="left"
     )
     if analysis.clocks_corrected:
-        offsets = analysis.clock_offsets.select("rank", (pl.col("offset_us") * US).round().cast(pl.Int64))
-        arrivals = arrivals.join(offsets, on="rank", how="left").with_columns(
-            pl.col("arrival_ns") + pl.col("offset_us").fill_null(0)
+        arrivals = arrivals.join(applied_ns(analysis.clock_offsets), on="rank", how="left").with_columns(
+            pl.col("arrival_ns") + pl.col("offset_ns").fill_null(0)
         )
     by_rank = arrivals.sort("arrival_ns").partition_by("rank", as_dict=True)
     lanes = []

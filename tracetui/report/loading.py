@@ -63,17 +63,20 @@ def _timed(path: str | Path, max_inflate: float | None) -> Trace:
 
 
 def run_report_with_progress(
-    target: Path | RankSet, rank: int | None = None, max_inflate: float | None = None
+    target: Path | RankSet,
+    rank: int | None = None,
+    max_inflate: float | None = None,
+    workers: int | None = None,
 ) -> RunReport:
     """:func:`tracetui.ranks.run.report_for` with a line counting the ranks loaded, when stderr is a
     terminal."""
 
     if not sys.stderr.isatty():
-        return report_for(target, rank, max_inflate=max_inflate)
+        return report_for(target, rank, max_inflate=max_inflate, workers=workers)
     console = Console(stderr=True, markup=False, highlight=False)
     with console.status(Text("loading ranks"), spinner="dots") as status:
 
         def say(done: int, total: int) -> None:
             status.update(Text(f"loading ranks: {done} of {total}"))
 
-        return report_for(target, rank, progress=say, max_inflate=max_inflate)
+        return report_for(target, rank, progress=say, max_inflate=max_inflate, workers=workers)

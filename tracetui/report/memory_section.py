@@ -65,8 +65,8 @@ def _device(device: dict[str, Any]) -> list[RenderableType]:
             ("by annotation", "alive_at_peak_by_annotation", "annotation"),
         ):
             parts.append(_grouped(label, device[key], name))
-    if device["ops"]:
-        parts.append(_ops(device["ops"]))
+    if device["ops"] or device["frees_before_trace"]:
+        parts.append(_ops(device["ops"], device["frees_before_trace"], device["freed_before_trace_bytes"]))
     steps = _steps(device["steps"])
     if steps is not None:
         parts.append(steps)
@@ -125,26 +125,34 @@ def _grouped(label: str, groups: list[dict[str, Any]], key: str) -> Text:
     return line
 
 
-def _ops(ops: list[dict[str, Any]]) -> RenderableType:
-    """Per op name: allocated, freed, net, alive at the peak and at the end (by bytes allocated)."""
+OP_COLUMNS = ("allocated_bytes", "allocs", "freed_bytes", "at_peak_bytes", "at_end_bytes")
+
+
+def _ops(ops: list[dict[str, Any]], frees_before: int, freed_before: int) -> RenderableType:
+    """Per allocating op (by bytes allocated): what it allocated, how much of that was freed
+    (wherever the free happened), alive at the peak and at the end (never freed); then the frees
+    of blocks allocated before the trace."""
     ranked = sorted(ops, key=lambda o: (-o["allocated_bytes"], o["op"] is None, o["op"] or ""))
-    rows: list[list[Cell]] = [
-        [
-            _op(o["op"]),
-            fmt.size(o["allocated_bytes"]),
-            fmt.count(o["allocs"]),
-            fmt.size(o["freed_bytes"]),
-            fmt.size(o["net_bytes"]),
-            fmt.size(o["at_peak_bytes"]),
-            fmt.size(o["at_end_bytes"]),
-        ]
-        for o in ranked[:TOP]
-    ]
-    header = [
-        ("op", "name"),
-        *nums("allocated", "blocks", "freed", "net", "at peak", "at end"),
-    ]
-    return table(f"Memory by op (of {len(ops)}, by bytes allocated)", header, rows)
+
+    def cells(values: dict[str, int]) -> list[Cell]:
+        return [fmt.count(values[k]) if k == "allocs" else fmt.size(values[k]) for k in OP_COLUMNS]
+
+    rows: list[list[Cell]] = [[_op(o["op"]), *cells(o)] for o in ranked[:TOP]]
+    if len(ranked) > TOP:
+        rest = {k: sum(o[k] for o in ranked[TOP:]) for k in OP_COLUMNS}
+        rows.append([Text(f"… {len(ranked) - TOP} more ops", style="dim"), *cells(rest)])
+    if frees_before:
+        rows.append(
+            [Text("(allocated before the trace)", style="dim"), "", "", fmt.size(freed_before), "", ""]
+        )
+    header = [("allocating op", "name"), *nums("allocated", "blocks", "freed", "at peak", "at end")]
+    grid = table(f"Memory by allocating op (of {len(ops)}, by bytes allocated)", header, rows)
+    caption = Text(
+        "  freed: of those bytes, what the trace freed (in any op); at peak: alive at the peak; "
+        "at end: never freed in the trace",
+        style="dim",
+    )
+    return Group(grid, caption)
 
 
 def _steps(steps: list[dict[str, Any]]) -> RenderableType | None:

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from tracetui import formatting as fmt
 from tracetui.ranks.collectives import pretty
+from tracetui.ranks.discover import rank_list
 from tracetui.report.summary import summary_renderable
 from tracetui.report.table import MISSING, Cell, nums, table
 from tracetui.safetext import shown
@@ -26,15 +27,19 @@ if TYPE_CHECKING:
 
 TOP = 10
 MAX_STEPS = 8
+STRAGGLER_MARK = "◀"  # beside the straggler's rank in the Ranks table
+WORST = 20  # a run of more ranks shows its worst this many first, then every rank
 
 
 def ranks_renderable(data: dict[str, Any]) -> RenderableType:
     """The whole report of a run as one rich renderable."""
     run = data["distributed"]
-    parts: list[RenderableType] = [_header(data), _ranks(data)]
     verdict = Text("Stragglers: ", style="bold")
-    verdict.append(run["verdict"])
-    parts.append(verdict)
+    verdict.append(run["verdict"], style="bold red" if run["straggler"] else "")
+    parts: list[RenderableType] = [_header(data), verdict]
+    if len(data["ranks"]) > WORST:
+        parts.append(_ranks(data, worst(data)))
+    parts.append(_ranks(data))
     parts += [t for t in (_collectives(data), _kernels(run), _steps(run)) if t is not None]
     parts.append(Rule(Text(f"rank {run['rank']}: {_file_of(run, run['rank'])}"), align="left"))
     parts.append(summary_renderable(data))
@@ -64,7 +69,7 @@ def _header(data: dict[str, Any]) -> Text:
         text.append(shown(run["backend"]), style="dim")
     warn = "yellow"
     if run["missing"]:
-        text.append(f"\nmissing: rank {', '.join(map(str, run['missing']))} (no trace)", style=warn)
+        text.append(f"\nmissing: rank {rank_list(run['missing'])} (no trace)", style=warn)
     for dup in run["duplicates"]:
         text.append(f"\nanother run of rank {dup['rank']} not used (the newest is): ", style="dim")
         text.append(_name(dup["file"]), style="dim")
@@ -80,16 +85,29 @@ def _header(data: dict[str, Any]) -> Text:
     return text
 
 
-def _ranks(data: dict[str, Any]) -> RenderableType:
+def worst(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The :data:`WORST` ranks that held the others up most (the time the others waited for them),
+    then the slowest (median step time)."""
+    waited = {s["rank"]: s["others_wait_us"] or 0.0 for s in data["stragglers"]}
+    order = sorted(
+        data["ranks"], key=lambda r: (-waited.get(r["rank"], 0.0), -(r["step_us_median"] or 0.0), r["rank"])
+    )
+    return order[:WORST]
+
+
+def _ranks(data: dict[str, Any], only: list[dict[str, Any]] | None = None) -> RenderableType:
+    """The Ranks table (``only``: the worst ranks' rows, in that order); the straggler marked."""
     last = {s["rank"]: s["last_count"] for s in data["stragglers"]}
-    ranks = data["ranks"]
+    straggler = (data["distributed"]["straggler"] or {}).get("rank")
+    ranks = data["ranks"] if only is None else only
     devices = {(r["device"] or "").split(" (")[0] for r in ranks}
     steps = {r["steps"] for r in ranks}
     rows: list[list[Cell]] = []
     for r in ranks:
         parts = [r[k] for k in ("compute_us", "comm_us", "memory_us", "idle_us")]
         window = sum(p or 0.0 for p in parts)
-        row: list[Cell] = [str(r["rank"])]
+        marked = Text(f"{r['rank']} {STRAGGLER_MARK}", style="bold red")
+        row: list[Cell] = [marked if r["rank"] == straggler else str(r["rank"])]
         row += [Text((r["device"] or "").split(" (")[0])] if len(devices) > 1 else []
         row += [fmt.count(r["steps"])] if len(steps) > 1 else []
         row += [us(r["step_us_median"]), us(r["gpu_busy_us"]), *(_share(p, window) for p in parts)]
@@ -99,7 +117,7 @@ def _ranks(data: dict[str, Any]) -> RenderableType:
     header += [("device", "text")] if len(devices) > 1 else []
     header += [("steps", "num")] if len(steps) > 1 else []
     header += nums("step", "busy", "comp", "comm", "mem", "idle", "overlap", "host", "last")
-    title = "Ranks"
+    title = "Ranks" if only is None else f"The worst {len(ranks)} of {len(data['ranks'])} ranks"
     if len(devices) == 1 and ranks:
         title += f", each on {ranks[0]['device']}"
     if len(steps) == 1 and ranks:
@@ -107,9 +125,14 @@ def _ranks(data: dict[str, Any]) -> RenderableType:
     legend = Text(
         "step: median step time; busy: GPU busy (whole trace); comp/comm/mem/idle: compute, "
         "communication, memcpy/memset and idle share of the steps' GPU time; overlap: collective time "
-        "spent computing too; host: CPU time in collectives; last: collectives it arrived at last",
+        "spent computing too; host: CPU time in collectives; last: collectives it arrived at last"
+        + (f"; {STRAGGLER_MARK}: the straggler" if straggler is not None else ""),
         style="dim",
     )
+    if only is not None:
+        legend = Text(
+            "(by the time the others waited for them, then by step time; every rank below)", style="dim"
+        )
     return Group(table(title, header, rows), legend)
 
 
@@ -159,7 +182,7 @@ def _kernels(run: dict[str, Any]) -> RenderableType | None:
             calls = f"{fmt.count(k['calls_min'])}–{fmt.count(k['calls_max'])}"
         rows.append(
             [
-                Text(k["name"]),
+                Text(k["short"] or k["name"]),
                 fmt.count(k["ranks"]),
                 calls,
                 us(k["time_min_us"]),

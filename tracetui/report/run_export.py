@@ -23,16 +23,20 @@ if TYPE_CHECKING:
 
 
 def run_table(
-    target: Target, table: str, rank: int | None, max_inflate: float | None = None
+    target: Target,
+    table: str,
+    rank: int | None,
+    max_inflate: float | None = None,
+    workers: int | None = None,
 ) -> tuple[pl.DataFrame | Iterator[pl.DataFrame], Path]:
     """A table of a distributed run (a rank set or a dataset) and the path it came from: a
     cross-rank table, or a single-trace table of ``rank`` (default: the first; of a rank set, in
     parts as :func:`~tracetui.report.export.export_parts` gives them). ``max_inflate``: as for
-    :func:`tracetui.load`."""
+    :func:`tracetui.load`; ``workers``: the processes that load the ranks."""
 
     where = target.directory or Path(target.label) if isinstance(target, RankSet) else target
     if table in RUN_TABLES:
-        analysis = report_for(target, rank, summary=False, max_inflate=max_inflate).analysis
+        analysis = report_for(target, rank, summary=False, max_inflate=max_inflate, workers=workers).analysis
         frames = {
             "ranks": analysis.ranks,
             "collectives": analysis.collectives,
@@ -50,5 +54,5 @@ def run_table(
         raise TraceError(target, f"a dataset holds {', '.join(dataset.BIG_TABLES)} per rank, not {table}")
     ranks = [r["rank"] for r in dataset.read_manifest(target)["ranks"]]
     chosen = rank if rank is not None else (ranks[0] if ranks else 0)
-    frame = dataset.scan(target, table).filter(pl.col("rank") == chosen).drop("rank").collect()
+    frame = dataset.scan(target, table, [chosen]).drop("rank").collect()
     return frame, target

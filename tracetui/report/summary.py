@@ -71,10 +71,11 @@ def _header(data: dict[str, Any]) -> RenderableType:
 def _device(device: dict[str, Any]) -> Text:
     text = Text(f"GPU {device.get('id')}: ")
     text.append(shown(str(device.get("name") or "unknown device")))
-    if device.get("computeMajor") is not None:
-        text.append(f" (sm{device['computeMajor']}{device.get('computeMinor', 0)}", style="dim")
-        if device.get("numSms"):
-            text.append(f", {device['numSms']} SMs", style="dim")
+    if device.get("arch"):
+        text.append(f" ({device['arch']}", style="dim")
+        if device.get("numSms"):  # an AMD GPU's multiprocessors are its compute units
+            units = "CUs" if device.get("vendor") == "amd" else "SMs"
+            text.append(f", {device['numSms']} {units}", style="dim")
         text.append(")", style="dim")
     return text
 
@@ -314,7 +315,7 @@ def _rooflines(data: dict[str, Any]) -> Table | None:
         rate = fmt.number(r["tflops"]) if r["tflops"] is not None else MISSING
         bw = fmt.number(r["gbs"]) if r["gbs"] is not None else MISSING
         roof = (
-            f"{r['bound'].split('-')[0]} {fmt.percent(r['roof_fraction'] * 100)}"
+            f"{r['bound'].removesuffix('-bound')} {fmt.percent(r['roof_fraction'] * 100)}"
             if r["bound"] and r["roof_fraction"] is not None
             else MISSING
         )

@@ -510,8 +510,17 @@ def _store_derived(path: Path, kind: str, ident: str | None, parts: dict[str, by
     except OSError:  # a read-only or full disk, another user's entry
         return False
     files.touch(entry)
-    files.sweep(store, max_bytes(), keep=entry)
+    written = _unswept.get(store, 0) + sum(len(part) for part in parts.values())
+    cap = max_bytes()
+    if store not in _unswept or written > min(SWEEP_EVERY, cap // 64):  # a pass lists every entry
+        written = 0
+        files.sweep(store, cap, keep=entry)
+    _unswept[store] = written
     return True
+
+
+SWEEP_EVERY = 16 << 20  # results kept since the last sweep before the next one (or 1/64 of the cap)
+_unswept: dict[Path, int] = {}  # per store, since this process last swept it (none yet: it sweeps)
 
 
 def store(trace: Trace, json_bytes: int, ident: str | None, digest: files.Digest | None) -> None:

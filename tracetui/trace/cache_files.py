@@ -55,7 +55,8 @@ from typing import Any, BinaryIO
 
 from isal import isal_zlib
 
-FORMAT = 6  # the layout of an entry (this module's and the cache's); the code version covers the rest
+FORMAT = 8  # the layout of an entry (this module's and the cache's); the code version covers the rest
+# 8: the summary kept with an entry reads copies by their roofs, memory by allocating op, devices' arch
 STORE = "tracetui-cache"
 TAG = "CACHEDIR.TAG"
 TAG_SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"

@@ -5,7 +5,7 @@ allocations and frees of one node for the details pane. Pure; everything reads o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -19,6 +19,12 @@ if TYPE_CHECKING:
 
 MAX_MEMORY_LANES = 4
 MAX_LISTED = 20
+QUIET_BYTES = 1 << 20
+"""A lane whose highest level is under this (1 MiB), beside a higher one, is drawn quietly: a few
+bytes (the CPU allocator's scalars) drawn full height would be the loudest lane."""
+QUIET_SHARE = 0.01
+"""So is a lane whose highest level is under this share of the highest lane's. The highest lane is
+never quiet (a trace of small allocations alone still shows them)."""
 
 
 @dataclass(frozen=True)
@@ -41,10 +47,16 @@ class MemoryLane:
     """The level a full cell stands for: the device's highest, reserved included."""
     peak_ns: int | None = None
     """Where the device's peak is marked (the allocated lane only)."""
+    quiet: bool = False
+    """Tiny against the other lanes, or under :data:`QUIET_BYTES`: drawn as a faint line where
+    anything is held, with no peak mark (:func:`memory_lanes`)."""
 
     @property
     def legend(self) -> str:
-        """``cuda:0 97.6 MiB–102.0 MiB``: what an empty and a full cell stand for."""
+        """``cuda:0 97.6 MiB–102.0 MiB``: what an empty and a full cell stand for; a quiet lane:
+        ``cpu ≤ 8 B (faint)``."""
+        if self.quiet:
+            return f"{self.device} ≤ {fmt.size(self.scale)} (faint)"
         return f"{self.device} {fmt.size(self.floor)}–{fmt.size(self.scale)}"
 
     def level_at(self, t: int) -> int:
@@ -90,7 +102,9 @@ class MemoryLane:
 
 def memory_lanes(memory: Memory) -> list[MemoryLane]:
     """Per device (GPUs first): its allocated lane, with the peak marked, and its reserved lane
-    when the allocator reserves (the CPU's does not)."""
+    when the allocator reserves (the CPU's does not). Each lane is scaled to its device; a device
+    lower than the highest whose highest level is under :data:`QUIET_BYTES` or :data:`QUIET_SHARE`
+    of the highest device's is quiet (a CPU allocator's 8 bytes beside a GPU's gigabytes)."""
     result: list[MemoryLane] = []
     timed = memory.events.lazy().filter(pl.col("allocated").is_not_null() & pl.col("ts_ns").is_not_null())
     for device in memory.devices:
@@ -124,6 +138,13 @@ def memory_lanes(memory: Memory) -> list[MemoryLane]:
                 f"resv {device.device}", device.device, times, reserved, int(reserved[0]), floor, scale
             )
             result.append(lane)
+    loudest = max((lane.scale for lane in result), default=0)
+    result = [
+        replace(lane, quiet=True, peak_ns=None)
+        if lane.scale < loudest and (lane.scale < QUIET_BYTES or lane.scale < QUIET_SHARE * loudest)
+        else lane
+        for lane in result
+    ]
     return result[:MAX_MEMORY_LANES]
 
 
@@ -262,7 +283,8 @@ def _fate(row: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class PeakTarget:
-    """Where ``m`` goes: the op that allocated the biggest block alive at a device's peak."""
+    """Where ``m`` goes: the op during which a device's allocated total reached its peak (the op
+    ``summary`` and ``check`` name as the peak's), else the peak's step."""
 
     device: str
     peak: int
@@ -271,29 +293,24 @@ class PeakTarget:
 
 
 def peak_target(memory: Memory) -> PeakTarget | None:
-    """The first device's (GPUs first) peak and the op of its biggest live block, in words."""
+    """The first device's (GPUs first) peak, the op that reached it and the biggest block alive
+    then (ties: the later allocation, as every surface breaks them), in words."""
     if not memory.devices:
         return None
     device = memory.devices[0]
     peak = device.peak
     where = f" in {peak['step']}" if peak["step"] else ""
     head = f"Memory peak on {device.device}: {fmt.size(peak['allocated'])}{where}"
+    reached = (
+        f", reached in {peak['op']}" if peak["op"] is not None else f", reached outside any op ({NO_OP})"
+    )
+    target = peak["op_id"] if peak["op_id"] is not None else peak["step_id"]
     biggest = device.biggest
     if biggest is None:
-        return PeakTarget(
-            device.device,
-            peak["allocated"],
-            None,
-            f"{head}; every block alive then came from before the trace",
-        )
-    block = f"the biggest block alive then, {fmt.size(biggest['bytes'])}"
-    if biggest["op_id"] is None:
-        return PeakTarget(
-            device.device, peak["allocated"], None, f"{head}; {block}, was allocated outside any op ({NO_OP})"
-        )
-    return PeakTarget(
-        device.device,
-        peak["allocated"],
-        biggest["op_id"],
-        f"{head}; {block}, was allocated by {biggest['op']}",
-    )
+        block = "every block alive then came from before the trace"
+    else:
+        ties = int((device.alive["bytes"] == biggest["bytes"]).sum())
+        size = fmt.size(biggest["bytes"]) + (f", one of {ties} of that size" if ties > 1 else "")
+        by = biggest["op"] if biggest["op"] is not None else f"outside any op ({NO_OP})"
+        block = f"the biggest block alive then ({size}) was allocated by {by}"
+    return PeakTarget(device.device, peak["allocated"], target, f"{head}{reached}; {block}")

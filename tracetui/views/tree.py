@@ -601,13 +601,17 @@ class TreeModel:
     def short_name(self, name: str) -> str:
         """A GPU work name's short form, told apart from the trace's other names that decode alike
         (``layer_norm bwd [GammaBetaBackwardCUDAKernelTemplate]``): the tables' and summary's."""
+        return self._gpu_shorts().get(name) or short_kernel_name(name)
+
+    def _gpu_shorts(self) -> dict[str, str]:
+        """Every GPU work name of the trace and the short form the tree shows for it."""
         if self._shorts is None:
             events = self.trace.columns_of("events", "cat", "name")  # the name may come dictionary-encoded
             names = events["name"].filter(events["cat"].is_in(list(GPU_KIND))).unique(maintain_order=True)
             self._shorts = (
                 dict(kernel_name_columns(names).select("name", "short").iter_rows()) if len(names) else {}
             )
-        return self._shorts.get(name) or short_kernel_name(name)
+        return self._shorts
 
     def forward_of(self, key: NodeKey) -> int | None:
         """The forward op that created a backward op (``fwd_id``). On the autograd engine's
@@ -735,12 +739,22 @@ class TreeModel:
     # ---- find ------------------------------------------------------------------------------------
     def find(self, query: str, *, exact: bool = False, cats: tuple[str, ...] | None = None) -> list[int]:
         """Event ids whose name contains ``query`` (case-insensitive; ``exact``: equals it), shown
-        under the current options, in tree order (step by step, then outside steps, then orphans)."""
+        under the current options, in tree order (step by step, then outside steps, then orphans).
+        GPU work is found by the name the tree shows (its decoded short form, ``nvjet gemm bf16 …``)
+        as well as by its raw name."""
         events = self.trace.events
+        lowered = query.lower()
+        shown = [
+            raw
+            for raw, short in self._gpu_shorts().items()
+            if (short == query if exact else lowered in short.lower())
+        ]
         if exact:
             hit = pl.col("name") == query
         else:
-            hit = pl.col("name").cast(pl.String).str.to_lowercase().str.contains(query.lower(), literal=True)
+            hit = pl.col("name").cast(pl.String).str.to_lowercase().str.contains(lowered, literal=True)
+        if shown:
+            hit = hit | pl.col("name").cast(pl.String).is_in(shown)
         found = events.filter(hit)
         if cats is not None:
             found = found.filter(pl.col("cat").is_in(list(cats)))

@@ -543,7 +543,7 @@ class ExplorerScreen(Screen[None]):
 
     # ---- memory ----------------------------------------------------------------------------------------
     def action_memory_peak(self) -> None:
-        """Go to the op that allocated the biggest block alive at the memory peak."""
+        """Go to the op that reached the memory peak (the peak's op, as summary and check name it)."""
         if self.memory is None:
             self.notify("Reading the memory events …", timeout=2)
             return
@@ -555,7 +555,7 @@ class ExplorerScreen(Screen[None]):
             return
         self.notify(target.message, timeout=6, markup=False)
         if target.op_id is not None and not self.dispatch_tree.reveal_event(target.op_id):
-            self.notify("That op is hidden by the current filters.", severity="warning", timeout=3)
+            self.notify("The peak's op is hidden by the current filters.", severity="warning", timeout=3)
 
     # ---- distributions --------------------------------------------------------------------------------
     def action_slowest(self) -> None:

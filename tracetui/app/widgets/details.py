@@ -277,7 +277,11 @@ def _kernel_config(out: Lines, node: Node, event: Mapping[str, Any]) -> None:
 
 
 def _roofline(out: Lines, row: Mapping[str, Any] | None) -> None:
-    """FLOPs and bytes of the launching op spread over its kernels, achieved rates, the verdict."""
+    """FLOPs and bytes of the launching op spread over its kernels, achieved rates, the verdict; a
+    copy's own bytes against the roof of its kind of copy."""
+    if row and row.get("copy") is not None:
+        _copy(out, row)
+        return
     if not row or (row.get("flops") is None and row.get("bytes_read") is None):
         return
     out.heading("Roofline (from the launching op's shapes)")
@@ -296,6 +300,27 @@ def _roofline(out: Lines, row: Mapping[str, Any] | None) -> None:
         out.line(("  " + row["verdict"], KEY))
     for note in row.get("cost_notes") or ():
         out.line(("  • ", LABEL), (note, LABEL))
+
+
+def _copy(out: Lines, row: Mapping[str, Any]) -> None:
+    """A memcpy: its rate against the roof of what it crosses (device memory, host link, peer link)."""
+    out.heading("Copy (its own bytes and time)")
+    out.field("copies", COPY_WORDS.get(row["copy"], row["copy"]))
+    out.field("achieved", _rates(None, row.get("gbs")))
+    out.field("roof", _rates(None, row.get("peak_gbs")))
+    if row.get("roof_fraction") is not None:
+        out.field("of its roof", fmt.percent(row["roof_fraction"] * 100))
+    if row.get("verdict"):
+        out.line(("  " + row["verdict"], KEY))
+
+
+COPY_WORDS = {
+    "device": "within device memory",
+    "host-pinned": "over the host link, pinned host memory",
+    "host-pageable": "over the host link, pageable host memory (staged)",
+    "host": "over the host link",
+    "peer": "over the peer link, GPU to GPU",
+}
 
 
 def _rates(tflops: float | None, gbs: float | None) -> str:

@@ -200,6 +200,8 @@ class Timeline(CachedStyles, Widget):
                 char, style = PEAK, peak_style
             elif fraction is None:
                 char, style = "·", idle_style
+            elif lane.quiet:  # tiny against the other lanes: a faint line where anything is held
+                char, style = BLOCKS[1], idle_style
             else:
                 char, style = BLOCKS[max(1, min(8, round(fraction * 8)))], level_style
             if self.span is not None and self.span[0] < hi and self.span[1] >= lo:

@@ -10,7 +10,9 @@ The decoder is table-driven: :data:`RULES` (matched against the whole name) and 
 routed by ``at::native::…`` whatever its template arguments mention) are ordered lists of
 :class:`Rule` (a family, a regex and a handler); the first rule whose regex matches decodes the name,
 and a name no rule matches is family ``"other"`` with a readable short form (templates and parameter
-lists collapsed). Adding a family is one entry in one of the two tables.
+lists collapsed). Adding a family is one entry in one of the two tables. AMD's libraries
+(Tensile's ``Cijk_…`` GEMMs of rocBLAS and hipBLASLt, MIOpen, composable kernel) are in
+:mod:`~tracetui.insight.kernel_names.rocm`; a ROCm ``.kd`` descriptor symbol decodes as its kernel.
 :func:`decode_kernel_name` never raises and is cached per distinct name;
 :func:`kernel_name_columns` decodes the unique names of a polars Series into a frame to join back.
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Iterable
@@ -33,6 +34,13 @@ from tracetui.insight.kernel_names.cpp import function_head
 from tracetui.insight.kernel_names.distinct import distinct_shorts
 from tracetui.insight.kernel_names.fields import Handler, KernelName, Rule
 from tracetui.insight.kernel_names.inductor import decode_inductor, decode_user_triton
+from tracetui.insight.kernel_names.rocm import (
+    decode_ck,
+    decode_hipblaslt,
+    decode_miopen,
+    decode_rocblas,
+    decode_tensile,
+)
 from tracetui.insight.kernel_names.runtime import decode_memcpy, decode_memset, decode_nccl
 
 # --------------------------------------------------------------------------------------------
@@ -77,6 +85,7 @@ RULES: list[Rule] = [
     ),
     _rule("cudnn", r"cutlass__\w*cudnn", decode_cudnn_cutlass),
     _rule("cutlass", r"cutlass", decode_cutlass),
+    _rule("tensile", r"^(?:Custom_)?Cijk_A([a-z]+)C?_B([a-z]+)C?_", decode_tensile),
 ]
 
 
@@ -90,6 +99,14 @@ HEAD_RULES: list[Rule] = [
         decode_cublas_helper,
     ),
     _rule("aten", r"^(?:at::|at_cuda_detail::(?!cub::)|cunn_|softmax_warp_)", decode_aten),
+    _rule("rocblas", r"^rocblas_", decode_rocblas),
+    _rule("hipblaslt", r"^hipblaslt", decode_hipblaslt, re.IGNORECASE),
+    _rule(
+        "miopen",
+        r"^(?:MIOpen|miopen|naive_conv_|igemm_(?:fwd|bwd|wrw)_|gridwise_convolution)",
+        decode_miopen,
+    ),
+    _rule("composable-kernel", r"^ck(?:_tile)?::", decode_ck),
     _rule("cudnn", r"(?:^|::|_)cudnn|^xmma_cudnn|implicit_convolve|winograd", decode_cudnn),
     _rule("cub", r"(?:^|::)cub(?:_\w+)?::", decode_cub),
     _rule("triton", r"^(?!Kernel$|kernel$)[A-Za-z_][A-Za-z0-9_]*$", decode_user_triton),
@@ -103,8 +120,21 @@ must then be that identifier (no ``(`` or spaces).
 """
 
 
+KERNEL_DESCRIPTOR = ".kd"
+"""ROCm's tools may name a kernel by its descriptor's symbol (``_rmsnorm_kernel.kd``,
+``triton_poi_fused_mul_0.kd``): the name decodes as the kernel's own."""
+
+
 def decode_strict(name: str) -> KernelName:
     """Decode without the safety net (tests use this to find handler bugs)."""
+    if name.endswith(KERNEL_DESCRIPTOR) and len(name) > len(KERNEL_DESCRIPTOR):
+        own = _decode_strict(name[: -len(KERNEL_DESCRIPTOR)])
+        note = f"{KERNEL_DESCRIPTOR}: ROCm's kernel-descriptor symbol of {own.name}"
+        return dataclasses.replace(own, name=name, notes=(*own.notes, note))
+    return _decode_strict(name)
+
+
+def _decode_strict(name: str) -> KernelName:
     for rule in RULES:
         m = rule.pattern.search(name)
         if m:

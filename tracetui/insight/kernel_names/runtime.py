@@ -11,8 +11,15 @@ from tracetui.insight.kernel_names.fields import KernelName
 # handlers: memcpy / memset / NCCL
 
 
+HIP_MEMCPY_KINDS = {"0": "HtoH", "1": "HtoD", "2": "DtoH", "3": "DtoD"}
+"""``hipMemcpyKind``'s numbers: roctracer names a copy ``Memcpy 1 (0x7f… -> 0x7f…)``, by the kind's
+number and the two pointers (4, ``hipMemcpyDefault``, leaves the direction to the pointers)."""
+
+
 def decode_memcpy(m: re.Match[str], name: str) -> KernelName:
     direction, src, dst = m.group(1), m.group(2), m.group(3)
+    if direction in HIP_MEMCPY_KINDS or direction == "4":
+        return _hip_memcpy(name, direction)
     notes = [f"{direction}: a copy from {src} to {dst} memory by the copy engine (no SM work)"]
     if "Pageable" in (src, dst):
         notes.append(
@@ -26,6 +33,25 @@ def decode_memcpy(m: re.Match[str], name: str) -> KernelName:
         op=direction,
         variant=f"{src} -> {dst}",
         short=clip_text(f"memcpy {direction} ({src} → {dst})"),
+        notes=tuple(notes),
+    )
+
+
+def _hip_memcpy(name: str, number: str) -> KernelName:
+    """A ROCm copy named by its ``hipMemcpyKind`` number (the memory kinds are not said)."""
+    direction = HIP_MEMCPY_KINDS.get(number)
+    said = f"hipMemcpyKind {number}"
+    notes = [
+        f"{said}: a copy {direction} by the copy engine (ROCm names it by the kind's number and its pointers)"
+        if direction
+        else f"{said} (hipMemcpyDefault): the direction follows the pointers, which the name does not say"
+    ]
+    return KernelName(
+        name=name,
+        family="memcpy",
+        kind="copy",
+        op=direction,
+        short=clip_text(f"memcpy {direction or 'default'} (hip)"),
         notes=tuple(notes),
     )
 

@@ -4,6 +4,6 @@ device the peak, what was alive at it, and the trend from step to step. UI-free;
 
 from __future__ import annotations
 
-from tracetui.insight.memory.analysis import NO_OP, DeviceMemory, Memory, memory_of
+from tracetui.insight.memory.analysis import NO_OP, DeviceMemory, Memory, leak_verdict, memory_of
 
-__all__ = ["NO_OP", "DeviceMemory", "Memory", "memory_of"]
+__all__ = ["NO_OP", "DeviceMemory", "Memory", "leak_verdict", "memory_of"]
