@@ -5,7 +5,8 @@
 # (benchmarks/bench_cores.py).
 #
 #   SIZES="1G" RUNS=3 benchmarks/floor_device.sh      # 1 GB of both shapes
-#   SIZES="8G" RUNS=1 benchmarks/floor_device.sh      # 8.66 GB (make the inputs first: one call each)
+#   SIZES="8G" ONLY_MAKE=1 benchmarks/floor_device.sh # 8.66 GB: its input first (one call) ...
+#   SIZES="8G" RUNS=1 benchmarks/floor_device.sh      # ... then its runs (another)
 #
 # Needs the project's dependencies in $PYTHON (polars, msgspec, isal, rich, textual: `pip install -e .`)
 # and the shared traces in $SHARED (default ../shared/traces). Inputs go to $WORK (default
@@ -43,5 +44,6 @@ for size in ${SIZES//,/ }; do
         traces+=("$llama")
     fi
 done
+[ -z "${ONLY_MAKE:-}" ] || exit 0
 export PYTHONPATH=$PWD
 "$PYTHON" benchmarks/bench_cores.py "${traces[@]}" --cores "$CORES" --runs "$RUNS" | tee "${OUT:-$WORK}/cores.txt"
