@@ -217,7 +217,8 @@ def beside_limit(value: float, limit: float, kind: Figure) -> str:
     same way, on the side of it that ``value`` is (a figure that broke its limit never reads as
     equal to it, nor one within it as beyond; at the limit, as written anywhere). Up to
     :data:`BESIDE_EXTRA` decimals more; beyond, a size is written in exact bytes
-    (``4,294,967,297 B``), other figures with the decimals it takes."""
+    (``4,294,967,297 B``), other figures with the decimals it takes (past 15 more, the exact float:
+    ``1.4e-45 µs`` beside ``6.6e-64 µs``)."""
     side = (value > limit) - (value < limit)
     plain = {"size": size, "duration": duration, "count": count, "percent": percent}[kind]
     scale, decimals, suffix = _form(value, kind)
@@ -228,7 +229,7 @@ def beside_limit(value: float, limit: float, kind: Figure) -> str:
         shown, bound = _rounded(value / scale, places), _rounded(limit / scale, places)
         if (shown > bound) - (shown < bound) == side:
             return plain(value) if extra == 0 else f"{fixed(value / scale, places)}{suffix}"
-    return f"{fixed(value / scale, decimals + 15)}{suffix}"
+    return f"{value / scale!r}{suffix}"  # beyond 15 more decimals (e.g. 1e-45 µs): the exact float
 
 
 _SIZE_UNITS = {

@@ -326,7 +326,10 @@ def test_workers_die_with_their_parent(tmp_path: Path, signum: int, command: str
         time.sleep(0.02)
     assert parent.poll() is None and len(workers) >= 3, "the workers did not start"
     if signum == signal.SIGINT:
-        os.killpg(parent.pid, signum)  # Ctrl-C: the terminal signals the whole group
+        # Ctrl-C: the terminal signals the whole group, here while the workers' interpreters start
+        # (past the few ms in which the parent spawns them, where a Ctrl-C is not seen: workers.py)
+        time.sleep(0.2)
+        os.killpg(parent.pid, signum)
     else:
         parent.send_signal(signum)
     parent.wait(timeout=30)
@@ -348,3 +351,22 @@ def test_a_run_that_fails_before_its_workers_are_used_says_one_line(tmp_path: Pa
     done = tracetui("summary", str(run), "--rank", "9", "--workers", "2", env={"TRACETUI_NO_CACHE": "1"})
     assert done.returncode == 2 and done.stderr.startswith("tracetui: no rank 9 in"), done.stderr
     assert done.stderr.count("\n") == 1, done.stderr  # the workers started early are stopped quietly
+
+
+def test_a_process_started_while_workers_spawn_begins_with_sigint_ignored() -> None:
+    """A Ctrl-C while a worker's interpreter starts cannot become its traceback: an interpreter
+    started inside ``sigint_ignored`` has no KeyboardInterrupt handler; this one's is back after."""
+    from tracetui.ranks import workers
+
+    probe = [
+        sys.executable,
+        "-c",
+        "import signal; h = signal.getsignal(signal.SIGINT); print(int(h) if isinstance(h, int) else h)",
+    ]
+    before = signal.getsignal(signal.SIGINT)
+    with workers.sigint_ignored():
+        inside = subprocess.run(probe, capture_output=True, text=True, timeout=60).stdout.strip()
+    outside = subprocess.run(probe, capture_output=True, text=True, timeout=60).stdout.strip()
+    assert inside == str(int(signal.SIG_IGN)) and outside.startswith("<built-in function default_int_handler")
+    assert signal.getsignal(signal.SIGINT) is before
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())

@@ -202,7 +202,7 @@ def test_128_ranks_the_verdict_first_and_the_straggler_marked(tmp_path: Path) ->
     assert lines[verdict_at].startswith("Stragglers: rank 77 arrives last at 3 of 3 all-reduces")
     assert verdict_at < next(i for i, line in enumerate(lines) if line.startswith("Ranks"))
     marked = [line.split()[:2] for line in lines if "◀" in line and line.split()[0].isdigit()]
-    assert marked == [["77", "◀"]]
+    assert marked == [["77", "◀"]] * 2  # in the worst 20 (first: it caused the waiting) and among every rank
     data = json.loads(CliRunner().invoke(cli, ["summary", str(tmp_path / "run"), "--json"]).output)
     assert (
         data["distributed"]["straggler"]["rank"] == 77 and data["distributed"]["straggler"]["last_count"] == 3

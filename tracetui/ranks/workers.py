@@ -24,7 +24,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import TYPE_CHECKING
@@ -104,20 +104,44 @@ def before_exit() -> None:
 
 
 def new_pool(count: int) -> ProcessPoolExecutor:
-    """``count - 1`` spawned processes (this one is the count's last), started at once."""
-    made = ProcessPoolExecutor(
-        max_workers=count - 1,
-        mp_context=get_context("spawn"),
-        initializer=worker_start,
-        initargs=(os.getpid(),),
-    )
-    try:
-        for _ in range(count - 1):
-            made.submit(int)  # spawns a process (each submit starts one, up to the max)
-    except BaseException:
-        stop(made)
-        raise
+    """``count - 1`` spawned processes (this one is the count's last), started at once.
+
+    SIGINT is ignored while they are spawned (a few ms), so a Ctrl-C, which the terminal sends the
+    whole group, never interrupts a worker's start-up with a traceback (see :func:`sigint_ignored`).
+    """
+    with sigint_ignored():
+        made = ProcessPoolExecutor(
+            max_workers=count - 1,
+            mp_context=get_context("spawn"),
+            initializer=worker_start,
+            initargs=(os.getpid(),),
+        )
+        try:
+            for _ in range(count - 1):
+                made.submit(int)  # spawns a process (each submit starts one, up to the max)
+        except BaseException:
+            stop(made)
+            raise
     return made
+
+
+@contextlib.contextmanager
+def sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored meanwhile (in the main thread; elsewhere nothing changes), its handler back
+    after. A process spawned meanwhile begins with SIGINT ignored (exec keeps an ignored signal;
+    the spawned interpreter then installs no KeyboardInterrupt), so a Ctrl-C never interrupts its
+    start-up with a traceback. SIGINT is blocked in this thread as well, but another thread may
+    take a Ctrl-C while it is ignored: one pressed in these few ms can be lost."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def warm_up() -> None:
@@ -129,6 +153,13 @@ def stop(running: ProcessPoolExecutor) -> None:
     """Kill ``running``'s workers now (a pool's own shutdown waits for the jobs they are running)."""
     processes = list(getattr(running, "_processes", None) or {})
     running.shutdown(wait=False, cancel_futures=True)
+    # Python 3.11's pool, broken by the kill, sets an exception on every pending item, also on one
+    # cancelled (InvalidStateError, a traceback from its thread): those leave the list first.
+    pending = getattr(running, "_pending_work_items", None)
+    if isinstance(pending, dict):
+        for key, item in list(pending.items()):
+            if item.future.cancelled():
+                pending.pop(key, None)
     for pid in processes:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
