@@ -158,8 +158,8 @@ WORKERS = Setting(
     "TRACETUI_WORKERS",
     COUNT,
     None,
-    "The cores a command uses: the scanners of a trace's load, the processes that load the ranks of "
-    "a run (`--workers` wins over it).",
+    "The cores a command uses: the scanners of a trace's load (at most 16), the processes that load "
+    "the ranks of a run (`--workers` wins over it).",
     unset="the cores this process may use",
 )
 FUZZ_SCALE = Setting(

@@ -392,3 +392,17 @@ def test_adopt_refuses_what_does_not_fit() -> None:
         itself.adopt(1)
     with pytest.raises(ValueError):
         itself.resume_events()
+
+
+def test_the_scanners_are_the_workers_up_to_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``TRACETUI_WORKERS`` (else the cores), never past :data:`stream.MAX_SCANNERS`: each scanner
+    holds two blocks in flight."""
+    monkeypatch.setenv("TRACETUI_WORKERS", "3")
+    assert stream.scanners_for() == 3
+    assert stream.scanners_for(1) == 1
+    assert stream.scanners_for(1000) == stream.MAX_SCANNERS
+    monkeypatch.setenv("TRACETUI_WORKERS", "1000")
+    assert stream.scanners_for() == stream.MAX_SCANNERS
+    data = replicated(FIXTURES / "mlp_train_eager_default.json.gz", 2)
+    alone, _ = read(data, 4096, 1)
+    assert_same_decoded(read(data, 4096, 1000)[0], alone)

@@ -67,15 +67,16 @@ def read(
 ) -> Streamed:
     """Read ``blocks`` (the JSON of ``path``); ``on_block`` is called as each is taken. ``block_of``:
     for tests, re-cut the blocks into pieces of this many bytes. The scan runs on ``workers``
-    cores (:func:`settings.workers`: ``--workers``, ``TRACETUI_WORKERS``, else the cores there
-    are), each run of that many blocks in as many parts (the tables are the same either way).
+    cores (:func:`scanners_for`: ``TRACETUI_WORKERS``, else the cores there are, at most
+    :data:`MAX_SCANNERS`), each run of that many blocks in as many parts (the tables are the same
+    either way).
     Raises :class:`TraceError` for input that is not a trace."""
     if block_of:
         blocks = _recut(blocks, block_of)
     scanner = native.scanner()
     if scanner is None:
         return _whole(path, b"", blocks)
-    scanners = settings.workers(workers)
+    scanners = scanners_for(workers)
     ahead = Ahead(blocks)  # the next blocks are read and inflated while this one is scanned
     pool = ThreadPoolExecutor(scanners - 1, thread_name_prefix="tracetui-scan") if scanners > 1 else None
     try:
@@ -85,6 +86,16 @@ def read(
         ahead.close()
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+
+
+MAX_SCANNERS = 16  # each holds a 4 MB block and the next run's: at most 128 MB of JSON in flight
+
+
+def scanners_for(workers: int | None = None) -> int:
+    """The scanners of a read: :func:`settings.workers` (``workers``, ``TRACETUI_WORKERS``, else the
+    cores), at most :data:`MAX_SCANNERS` (one thread inflates a gzip'd trace, ~1.7 GB/s here, and one
+    scanner reads ~0.5 GB/s: more would hold memory, not time)."""
+    return min(settings.workers(workers), MAX_SCANNERS)
 
 
 class _Reader:
