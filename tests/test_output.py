@@ -123,3 +123,41 @@ def test_write_file_cleans_up_and_keeps_the_old_file(tmp_path: Path) -> None:
     umask = os.umask(0)
     os.umask(umask)
     assert fresh.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+@pytest.mark.parametrize("links", [True, False], ids=["hard link", "no hard links"])
+def test_write_file_without_replace_never_replaces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, links: bool
+) -> None:
+    """``replace=False`` (the explorer's exports): a name that exists, or that another process takes
+    while the file is written, keeps what it holds; no temporary file is left."""
+    if not links:  # a file system without hard links: an exclusive copy instead
+
+        def no_link(source: object, target: object) -> None:
+            raise PermissionError(1, "Operation not permitted")
+
+        monkeypatch.setattr(os, "link", no_link)
+    taken = tmp_path / "taken.csv"
+    taken.write_text("theirs")
+    with pytest.raises(FileExistsError):
+        write_file(taken, lambda path: path.write_text("mine"), replace=False)
+    (tmp_path / "dangling.csv").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(FileExistsError):
+        write_file(tmp_path / "dangling.csv", lambda path: path.write_text("mine"), replace=False)
+    raced = tmp_path / "raced.csv"
+
+    def meanwhile(path: Path) -> None:
+        path.write_text("mine")
+        raced.write_text("theirs")  # another process takes the name
+
+    with pytest.raises(FileExistsError):
+        write_file(raced, meanwhile, replace=False)
+    fresh = tmp_path / "fresh.csv"
+    write_file(fresh, lambda path: path.write_text("mine"), replace=False)
+    assert [taken.read_text(), raced.read_text(), fresh.read_text()] == ["theirs", "theirs", "mine"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "dangling.csv",
+        "fresh.csv",
+        "raced.csv",
+        "taken.csv",
+    ]

@@ -16,7 +16,15 @@ from typing import Any
 import click
 
 from tracetui import __version__, settings
-from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, TraceError
+from tracetui.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_CHECK_FAILED,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    TraceError,
+    failure,
+    unexpected,
+)
 from tracetui.output import StdoutClosed, guard_stdout
 from tracetui.report.names import TABLES  # constants only: no heavy import
 from tracetui.safetext import shown
@@ -32,7 +40,8 @@ EPILOG = """\b
 Exit codes:
   0  success
   1  `tracetui check`: at least one expectation failed
-  2  bad input: usage error, unreadable or invalid trace, bad expectations file
+  2  bad input: usage error, unreadable or invalid trace, bad expectations file,
+     out of memory
   3  internal error (a bug in tracetui; TRACETUI_DEBUG=1 shows the traceback)
 """
 
@@ -145,20 +154,20 @@ def main(argv: list[str] | None = None) -> None:
         ctx = getattr(exc, "ctx", None)
         where = ctx.command_path if ctx is not None else "tracetui"
         _say(f"{where}: {shown(exc.format_message())} (see --help)")
-        code = exc.exit_code
+        code = EXIT_BAD_INPUT if exc.exit_code == EXIT_CHECK_FAILED else exc.exit_code  # 1: check only
     except KeyboardInterrupt:
         _say("tracetui: interrupted")
         code = 130
     except (StdoutClosed, BrokenPipeError):  # the reader has what it wanted (`| head`)
         code = EXIT_OK
-    except Exception as exc:  # a bug: still one line unless debugging
-        if debug:
-            raise
+    except BaseException as exc:  # a bug, or out of memory: still one line unless debugging
+        if not isinstance(exc, unexpected()) or debug:
+            raise  # SystemExit, GeneratorExit
+        problem, code = failure(exc)  # a polars panic is not an Exception: caught here too
         _say(
-            f"tracetui: internal error: {type(exc).__name__}: {shown(str(exc))} "
-            "(TRACETUI_DEBUG=1 shows the traceback)"
+            f"tracetui: {problem}"
+            + (" (TRACETUI_DEBUG=1 shows the traceback)" if code == EXIT_INTERNAL else "")
         )
-        code = EXIT_INTERNAL
     _exit(code if isinstance(code, int) else 0)
 
 

@@ -13,7 +13,9 @@ target when complete: a full disk leaves no partial file behind (and an old file
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -70,13 +72,17 @@ def _silence_stdout() -> None:
         os.close(devnull)
 
 
-def write_file(target: Path, write: Callable[[Path], object]) -> None:
+def write_file(target: Path, write: Callable[[Path], object], *, replace: bool = True) -> None:
     """Call ``write`` on a temporary path in ``target``'s folder, then rename it to ``target``.
 
     The temporary file is removed if anything fails. A target that exists and is not a regular
-    file (``/dev/stdout``, a FIFO) is written directly: it cannot be replaced.
+    file (``/dev/stdout``, a FIFO) is written directly: it cannot be replaced. ``replace=False``:
+    nothing that exists is ever replaced, not even one that appears meanwhile (the complete file
+    is linked in under its name, which fails if the name is taken: ``FileExistsError``).
     """
-    if target.exists() and not target.is_file():
+    if not replace and os.path.lexists(target):
+        raise FileExistsError(errno.EEXIST, "it exists already", str(target))
+    if replace and target.exists() and not target.is_file():
         write(target)
         return
     handle, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -85,10 +91,30 @@ def write_file(target: Path, write: Callable[[Path], object]) -> None:
     try:
         write(temporary)
         temporary.chmod(_mode_for(target))
-        os.replace(temporary, target)
-    except BaseException:
+        if replace:
+            os.replace(temporary, target)
+        else:
+            _link_new(temporary, target)
+    finally:
         temporary.unlink(missing_ok=True)
+
+
+def _link_new(source: Path, target: Path) -> None:
+    """``source``'s bytes under the new name ``target`` (``FileExistsError`` if it is taken): a hard
+    link, else (a file system without them) a copy into a file created exclusively."""
+    try:
+        os.link(source, target)
+        return
+    except FileExistsError:
         raise
+    except OSError:
+        pass
+    with source.open("rb") as data, target.open("xb") as out:
+        try:
+            shutil.copyfileobj(data, out)
+        except BaseException:
+            target.unlink(missing_ok=True)
+            raise
 
 
 def _mode_for(target: Path) -> int:

@@ -9,6 +9,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,31 +37,45 @@ def first_line(process: subprocess.Popen[str], timeout: float) -> str:
 
 @contextlib.contextmanager
 def served(trace: Path, *extra: str) -> Iterator[tuple[str, str]]:
-    """``(url, first line)`` of ``tracetui serve TRACE --port 0`` while it runs; its process group
+    """``(url, first line)`` of ``tracetui serve TRACE --port 0`` while it runs (the URL with its
+    token), in a temporary working folder (where its default save folder goes); its process group
     (the server and every explorer it started) is stopped afterwards. On a failure inside, what the
     server said is printed to stderr, which pytest shows with the failure: its stderr (one-line
     warnings: a stalled download, an explorer that stopped) and the rest of its stdout (where it
     passes on the explorers' own stderr)."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tracetui", "serve", str(trace), "--host", "127.0.0.1", "--port", "0", *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        line = first_line(process, START_TIMEOUT_S)
-        found = URL.search(line)
-        assert found, f"no URL in {line!r}"
-        yield found.group(0), line
-    except BaseException:
-        _stop(process)
-        for name, stream in (("stderr", process.stderr), ("stdout", process.stdout)):
-            said = _rest_of(stream, timeout=10).strip() if stream else ""
-            print(f"tracetui serve said on {name}: {said or '(nothing)'}", file=sys.stderr)
-        raise
-    finally:
-        _stop(process)
+    with tempfile.TemporaryDirectory(prefix="tracetui-serve-test-") as folder:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tracetui",
+                "serve",
+                str(trace),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                *extra,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            cwd=folder,
+        )
+        try:
+            line = first_line(process, START_TIMEOUT_S)
+            found = URL.search(line)
+            assert found, f"no URL in {line!r}"
+            yield found.group(0), line
+        except BaseException:
+            _stop(process)
+            for name, stream in (("stderr", process.stderr), ("stdout", process.stdout)):
+                said = _rest_of(stream, timeout=10).strip() if stream else ""
+                print(f"tracetui serve said on {name}: {said or '(nothing)'}", file=sys.stderr)
+            raise
+        finally:
+            _stop(process)
 
 
 def _stop(process: subprocess.Popen[str]) -> None:

@@ -40,12 +40,13 @@ def test_command_line_keeps_a_hostile_file_name_one_word(tmp_path: Path, name: s
     after ``--`` and nothing in it runs."""
     trace = tmp_path / name
     trace.write_bytes(b"{}")
+    saves = tmp_path / f"saved {name}"  # the save folder's name too
     echo = tmp_path / "argv.py"
     echo.write_text("import json, sys\nprint(json.dumps(sys.argv[1:]))\n")
     # The interpreter word swapped for a script that prints the arguments it was given.
-    line = f"{sys.executable} {echo} " + command_line(trace, python="PY").split(" ", 1)[1]
+    line = f"{sys.executable} {echo} " + command_line(trace, saves, python="PY").split(" ", 1)[1]
     out = subprocess.run(["sh", "-c", line], cwd=tmp_path, capture_output=True, text=True, check=True)
-    assert json.loads(out.stdout) == ["-m", "tracetui", "open", "--", str(trace)]
+    assert json.loads(out.stdout) == ["-m", "tracetui", "open", "--save-dir", str(saves), "--", str(trace)]
     assert not (tmp_path / "PWNED").exists()
 
 
@@ -93,7 +94,7 @@ def test_page_title_and_url_line_neutralise_the_file_name(tmp_path: Path) -> Non
     trace = tmp_path / name
     shutil.copy(fixture("mlp_eager"), trace)
     with served(trace) as (url, line):
-        assert url.startswith("http://127.0.0.1:")
+        assert url.startswith("http://127.0.0.1:") and "/?token=" in url
         assert "\x1b" not in line and "\ufffd[31mred.json.gz" in line
         page = ""
         for _ in range(100):

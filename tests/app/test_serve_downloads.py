@@ -15,7 +15,9 @@ import aiohttp
 from aiohttp.test_utils import TestClient, TestServer
 from textual_serve import download_manager as upstream
 
+from tests.app.test_serve_access import released
 from tracetui.app.serve import bind
+from tracetui.app.web_access import Access
 from tracetui.app.web_downloads import PatientDownloads
 from tracetui.app.web_server import TraceServer
 
@@ -62,15 +64,15 @@ async def offer(
 def server() -> Iterator[TraceServer]:
     sock = bind("127.0.0.1", 0)
     try:
-        yield TraceServer("true", sock, "http://127.0.0.1", title="tracetui · test")
+        yield TraceServer("true", sock, Access.new(sock.getsockname()[1]), title="tracetui · test")
     finally:
         sock.close()
 
 
 async def fetch(server: TraceServer) -> tuple[int, dict[str, str], bytes | None]:
     """GET the download: status, headers, and the body (``None``: the connection was broken off)."""
-    async with TestClient(TestServer(await server._make_app())) as client:
-        response = await client.get(f"/download/{KEY}")
+    async with TestClient(TestServer(await server._make_app(), port=released(server))) as client:
+        response = await client.get(f"/download/{KEY}", params={"token": server.access.token})
         try:
             body: bytes | None = await response.read()
         except aiohttp.ClientPayloadError:

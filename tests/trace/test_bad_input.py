@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import tracetui
-from tests.trace.synth import mlp_like, trace_doc, write
+from tests.trace.synth import mlp_like, op, trace_doc, write
 from tracetui.errors import TraceError
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -128,3 +128,122 @@ def test_user_file_is_never_modified(tmp_path: Path) -> None:
     refused = run_cli("export", str(path), "-o", str(path))
     assert refused.returncode == 2 and "refusing to overwrite" in refused.stderr
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+
+
+# ---- bad durations (issue 35, item 11) ----------------------------------------------------------------
+# Before: each loaded as a zero-length event, and nothing said so.
+BAD_DURATIONS = {"-5": -5, "-1e300": -1e300, "2**70": 2**70, "1e16": 1e16, "NaN": "NaN", "missing": None}
+
+
+@pytest.mark.parametrize("written", BAD_DURATIONS)
+def test_a_bad_duration_is_counted_and_reported(tmp_path: Path, written: str) -> None:
+    events = [*mlp_like(), op("aten::odd", 20.0, 1.0), op("aten::fine", 30.0, 0.0)]
+    odd = events[-2]
+    value = BAD_DURATIONS[written]
+    if value is None:
+        del odd["dur"]
+    else:
+        odd["dur"] = "__DUR__"
+    text = json.dumps(trace_doc(events)).replace('"__DUR__"', str(value))
+    path = tmp_path / "t.json"
+    path.write_text(text)
+    trace = tracetui.load(path)
+    odd_row = trace.events.filter(trace.events["name"] == "aten::odd")
+    assert (odd_row["end_ns"] - odd_row["start_ns"]).to_list() == [0]  # still zero-length, but said:
+    bad = trace.anomalies.filter(trace.anomalies["kind"] == "bad_duration")
+    assert bad["event_id"].to_list() == odd_row["id"].to_list()  # aten::fine's 0 is a duration
+    summary = run_cli("summary", str(path))
+    assert summary.returncode == 0
+    assert "Anomalies: 1 (bad_duration 1)" in summary.stdout and "bad_duration: aten::odd" in summary.stdout
+    report = json.loads(run_cli("summary", "--json", str(path)).stdout)
+    assert report["anomalies"]["by_kind"] == {"bad_duration": 1}
+    assert [a["event"] for a in report["anomalies"]["items"]] == ["aten::odd"]
+
+
+def test_good_durations_are_no_anomaly(tmp_path: Path) -> None:
+    events = [*mlp_like(), op("aten::zero", 20.0, 0.0), op("aten::long", 30.0, 3.9e15 - 30.0)]
+    trace = tracetui.load(write(tmp_path / "t.json", trace_doc(events)))
+    assert trace.anomalies.filter(trace.anomalies["kind"] == "bad_duration").height == 0
+
+
+# ---- a polars panic (issue 35, item 9) ------------------------------------------------------------------
+# Before: polars' PanicException is a BaseException, which the CLI's handler of unexpected errors
+# (``except Exception``) let through: a traceback, and exit 1, the code of a failed check.
+PANICKING = """
+import sys
+import polars as pl
+import tracetui.commands.summary as summary
+
+def panic(*args, **kwargs):
+    raise pl.exceptions.PanicException(sys.argv[1])
+
+summary.summarize = panic
+from tracetui.cli import main
+main(["summary", sys.argv[2]])
+"""
+
+
+@pytest.mark.parametrize(
+    ("message", "code", "line"),
+    [
+        (
+            "index out of bounds: the len is 3 but the index is 7",
+            3,
+            "tracetui: internal error: polars panicked: index out of bounds: the len is 3 but the index is 7 "
+            "(TRACETUI_DEBUG=1 shows the traceback)",
+        ),
+        (
+            "capacity overflow",
+            2,
+            "tracetui: out of memory: the trace needs more than this process may use (its limit, ulimit -v, "
+            "or the machine's)",
+        ),
+    ],
+    ids=["bug", "out of memory"],
+)
+def test_a_polars_panic_is_one_line_and_never_exit_1(
+    tmp_path: Path, message: str, code: int, line: str
+) -> None:
+    assert not issubclass(__import__("polars").exceptions.PanicException, Exception)  # why it escaped
+    trace = write(tmp_path / "t.json", trace_doc(mlp_like()))
+    result = subprocess.run(
+        [sys.executable, "-c", PANICKING, message, str(trace)], capture_output=True, text=True, timeout=120
+    )
+    assert (result.returncode, result.stderr, result.stdout) == (code, line + "\n", "")
+
+
+def test_exit_1_is_only_a_failed_check(tmp_path: Path) -> None:
+    """Click's own errors exit 1 unless told otherwise (``FileError``, a bare ``ClickException``)."""
+    script = PANICKING.replace(
+        "raise pl.exceptions.PanicException(sys.argv[1])", "import click; raise click.FileError('x.csv')"
+    )
+    trace = write(tmp_path / "t.json", trace_doc(mlp_like()))
+    result = subprocess.run(
+        [sys.executable, "-c", script, "", str(trace)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "x.csv" in result.stderr
+
+
+def test_out_of_memory_is_one_line_exit_2(tmp_path: Path) -> None:
+    script = PANICKING.replace("raise pl.exceptions.PanicException(sys.argv[1])", "raise MemoryError()")
+    trace = write(tmp_path / "t.json", trace_doc(mlp_like()))
+    result = subprocess.run(
+        [sys.executable, "-c", script, "", str(trace)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 2 and result.stderr.startswith("tracetui: out of memory: ")
+    assert result.stderr.count("\n") == 1
+
+
+def test_a_panic_while_the_explorer_loads_is_its_one_line_too() -> None:
+    """The explorer loads in a worker thread, which caught ``Exception``: a panic crashed the app."""
+    import polars as pl
+
+    from tracetui.app.app import load_failed
+
+    bug = load_failed(pl.exceptions.PanicException("called `Option::unwrap()` on a `None` value"))
+    assert (bug.line, bug.code) == (
+        "tracetui: internal error: polars panicked: called `Option::unwrap()` on a `None` value "
+        "(please report it)",
+        3,
+    )
+    assert load_failed(MemoryError()).code == 2

@@ -151,6 +151,58 @@ def test_what_cannot_be_repaired_is_skipped_and_said(tmp_path: Path) -> None:
     assert "aten::mul" in trace.events["name"].to_list()  # the events after it are read
 
 
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("bad", ["1.2.3", "01", "+5", "--1", "0x10"])
+def test_a_nan_and_a_bad_number_in_a_complete_file_are_not_a_truncated_file(
+    tmp_path: Path, layout: str, bad: str
+) -> None:
+    """Issue 35 item 10: a NaN, then a bad number two events later, in a complete file. The
+    damaged part the scanner hands on ends with the event of the bad number, which is skipped; the
+    event-by-event read found no next event after it and took the array for cut: "the file is
+    truncated". The array closes after that event: the file is complete, and says what was done."""
+    doc = fixture()
+    events = doc["traceEvents"]
+    nan_at, bad_at = 3, 5
+    texts = {i: event_text(events[i], layout) for i in (nan_at, bad_at)}
+    broken = {
+        nan_at: re.sub(rb'("ts": ?)[0-9.]+', rb"\g<1>NaN", texts[nan_at], count=1),
+        bad_at: re.sub(rb'("dur": ?)[0-9.]+', rb"\g<1>" + bad.encode(), texts[bad_at], count=1),
+    }
+    assert all(broken[i] != texts[i] for i in broken)
+    trace = load_bytes(tmp_path, document(doc, layout, broken))
+    assert not trace.truncated
+    assert trace.repairs == ["replaced 1 NaN/Infinity values with null", "skipped 1 unreadable events"]
+    assert trace.event_count == len(events) - 1
+    summary = subprocess.run(
+        [sys.executable, "-m", "tracetui", "summary", str(tmp_path / "t.json")],
+        capture_output=True,
+        text=True,
+    )
+    assert summary.returncode == 0 and "truncated" not in summary.stdout
+    assert "warning: repaired invalid JSON: skipped 1 unreadable events" in summary.stdout
+
+
+@pytest.mark.parametrize(
+    ("text", "complete"),
+    [
+        (b'[{"ph":"X","dur":1.2.3}]', True),
+        (b'[{"ph":"X","dur":1},{"ph":"X","dur":1.2.3,"args":{"a":[1,{"b":"}]"}]}} ]', True),
+        (b'{"traceEvents":[{"ph":"X","dur":1.2.3}],"traceName":"x"}', True),
+        (b'[{"ph":"X","dur":1.2.3}', False),  # cut after the event: the array never closes
+        (b'[{"ph":"X","dur":1.2.3,"name":"a}]', False),  # cut inside a string
+        (b'[{"ph":"X","dur":1.2.3,"name":"a\\', False),  # cut after a backslash
+        (b'[{"ph":"X","dur":1.2.3,"args":{"a":[1', False),  # cut inside the event
+    ],
+)
+def test_an_unreadable_last_event_is_a_cut_only_where_the_array_does_not_close(
+    text: bytes, complete: bool
+) -> None:
+    form = "object" if text.startswith(b"{") else "array"
+    events, skipped, whole, _ = repair.stream_events(text, form)
+    assert (skipped, whole) == (1, complete)
+    assert len(events) == text.count(b'"ph"') - 1
+
+
 def test_a_repair_that_would_lose_events_is_an_error(tmp_path: Path) -> None:
     """The event count after a repair is checked against a plain count of the events of the
     damaged part (the streaming read decodes only that part, so a repair that loses events is

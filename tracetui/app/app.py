@@ -20,12 +20,12 @@ from textual.screen import Screen
 from tracetui.app.collector import IdleCollection
 from tracetui.app.messages import LoadFailed, LoadProgress, TraceLoaded
 from tracetui.app.palette import NameSearch
+from tracetui.app.save_folder import SaveFolder
 from tracetui.app.saving import save_screen
 from tracetui.app.screens.error import ErrorScreen
 from tracetui.app.screens.help import MOUSE, HelpScreen, Mouse, Section
 from tracetui.app.screens.loading import LoadingScreen
-from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, TraceError
-from tracetui.safetext import shown
+from tracetui.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, TraceError, failure, unexpected
 
 if TYPE_CHECKING:
     from tracetui.compare.expectations import Expectation
@@ -34,12 +34,13 @@ EXPECT_KEY = "explorer.expectations"  # the panel's key: in the help only with -
 NAVIGATION = frozenset({"cursor_up", "cursor_down", "page_up", "page_down", "first", "last", "column"})
 
 
-def load_failed(exc: Exception) -> LoadFailed:
-    """The CLI's one line for a loading error (an unexpected exception is a bug: still one line)."""
+def load_failed(exc: BaseException) -> LoadFailed:
+    """The CLI's one line for a loading error (an unexpected exception, or a polars panic, is a
+    bug: still one line; out of memory says so)."""
     if isinstance(exc, TraceError):
         return LoadFailed(f"tracetui: {exc}", EXIT_BAD_INPUT)
-    line = f"tracetui: internal error: {type(exc).__name__}: {shown(str(exc))} (please report it)"
-    return LoadFailed(line, EXIT_INTERNAL)
+    problem, code = failure(exc)
+    return LoadFailed(f"tracetui: {problem}" + (" (please report it)" if code == EXIT_INTERNAL else ""), code)
 
 
 class TracetuiApp(IdleCollection):
@@ -63,6 +64,11 @@ class TracetuiApp(IdleCollection):
         ),
     ]
 
+    def __init__(self, *, save_folder: SaveFolder | None = None) -> None:
+        """``save_folder``: where exports and saved screens go (default: the current folder)."""
+        super().__init__()
+        self.save_folder = save_folder or SaveFolder.here()
+
     def get_driver_class(self) -> type[Driver]:
         """Textual's choice, but where that is Textual's web driver (textual-serve names it), one
         that writes each packet whole (:mod:`tracetui.app.web_driver`)."""
@@ -82,9 +88,9 @@ class TracetuiApp(IdleCollection):
 
     def action_save_svg(self) -> None:
         """Save the current screen as SVG; the notification says where."""
-
         try:
-            self.notify(save_screen(self, self.trace_paths(), Path.cwd()), title="Saved", markup=False)
+            saved = save_screen(self, self.trace_paths(), self.save_folder.root)
+            self.notify(saved, title="Saved", markup=False)
         except TraceError as exc:
             self.notify(str(exc), title="Not saved", severity="error", markup=False)
 
@@ -141,12 +147,14 @@ class TraceApp(TracetuiApp):
         freeze_gc: bool = False,
         expect: tuple[Path, list[Expectation]] | None = None,
         max_inflate: float | None = None,
+        save_folder: SaveFolder | None = None,
     ) -> None:
         """``expect``: an expectations file and its (validated) expectations, checked once loaded.
         ``freeze_gc``: once loaded, freeze what exists and run full garbage collections only while
         the user is idle (:mod:`tracetui.app.collector`). For a process that runs one app:
-        ``tracetui open``. ``max_inflate``: as for :func:`tracetui.load`."""
-        super().__init__()
+        ``tracetui open``. ``max_inflate``: as for :func:`tracetui.load`. ``save_folder``: where
+        files go (:class:`TracetuiApp`)."""
+        super().__init__(save_folder=save_folder)
         self.path = path
         self.sample = sample
         self.freeze_gc = freeze_gc
@@ -185,7 +193,7 @@ class TraceApp(TracetuiApp):
 
             if self.freeze_gc:
                 self.start_idle_collection()
-        except Exception as exc:
+        except unexpected() as exc:
             self.post_message(load_failed(exc))
         else:
             self.post_message(TraceLoaded(trace, model, checks))

@@ -12,6 +12,7 @@ from tracetui.app.app import TracetuiApp, load_failed
 from tracetui.app.messages import DiffLoaded, LoadProgress
 from tracetui.app.screens.help import DIFF_MOUSE, Mouse, Section
 from tracetui.app.screens.loading import LoadingScreen
+from tracetui.errors import unexpected
 
 if TYPE_CHECKING:
     from tracetui.compare.pair_tree import PairTree
@@ -67,7 +68,7 @@ class DiffApp(TracetuiApp):
             data, model = compare_traces(*self.paths, progress, self.max_inflate)
             if self.freeze_gc:
                 self.start_idle_collection()
-        except Exception as exc:
+        except unexpected() as exc:
             self.post_message(load_failed(exc))
         else:
             self.post_message(DiffLoaded(data, model))

@@ -12,6 +12,7 @@ from tracetui.trace import prefetch
 from tracetui.trace.source import check_readable
 
 if TYPE_CHECKING:
+    from tracetui.app.save_folder import SaveFolder
     from tracetui.ranks.discover import RankSet
 
 
@@ -24,11 +25,17 @@ def default_trace() -> Path:
     return sample_traces.default_trace()
 
 
-def open_trace(path: Path | None, expect: Path | None = None, max_inflate: float | None = None) -> int:
+def open_trace(
+    path: Path | None,
+    expect: Path | None = None,
+    max_inflate: float | None = None,
+    save_folder: SaveFolder | None = None,
+) -> int:
     """Run the explorer on ``path`` (``None``: the bundled sample), with the pass/fail panel of an
-    expectations file when ``expect`` is given. Returns the exit status. A bad expectations file
-    raises :class:`TraceError` (``FILE: line N: problem``) before the app starts. ``max_inflate``:
-    as for :func:`tracetui.load`."""
+    expectations file when ``expect`` is given, writing files in ``save_folder`` (default: the
+    current folder). Returns the exit status. A bad expectations file raises
+    :class:`TraceError` (``FILE: line N: problem``) before the app starts. ``max_inflate``: as
+    for :func:`tracetui.load`."""
     checks = None
     if expect is not None:
         checks = (expect, load_expectations(expect))
@@ -38,7 +45,9 @@ def open_trace(path: Path | None, expect: Path | None = None, max_inflate: float
     prefetch.start(target, max_inflate)  # reads and scans on another core while textual is imported
     from tracetui.app.app import TraceApp
 
-    app = TraceApp(target, sample=sample, freeze_gc=True, expect=checks, max_inflate=max_inflate)
+    app = TraceApp(
+        target, sample=sample, freeze_gc=True, expect=checks, max_inflate=max_inflate, save_folder=save_folder
+    )
     app.run()
     return app.return_code or 0
 
@@ -56,12 +65,19 @@ def open_diff(path_a: Path, path_b: Path, max_inflate: float | None = None) -> i
     return app.return_code or 0
 
 
-def open_run(target: RankSet | Path, max_inflate: float | None = None, workers: int | None = None) -> int:
+def open_run(
+    target: RankSet | Path,
+    max_inflate: float | None = None,
+    workers: int | None = None,
+    save_folder: SaveFolder | None = None,
+) -> int:
     """Run the explorer of a distributed run (a rank set, or a dataset): the Ranks screen first."""
     from tracetui.app.run_app import RunApp
 
     name = target.name if isinstance(target, Path) else run_name(target)
-    app = RunApp(target, name, freeze_gc=True, max_inflate=max_inflate, workers=workers)
+    app = RunApp(
+        target, name, freeze_gc=True, max_inflate=max_inflate, workers=workers, save_folder=save_folder
+    )
     app.run()
     return app.return_code or 0
 

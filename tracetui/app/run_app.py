@@ -35,8 +35,10 @@ from tracetui.app.rank_messages import (
     ShowRanks,
 )
 from tracetui.app.rank_palette import RankCommands
+from tracetui.app.save_folder import SaveFolder
 from tracetui.app.screens.help import Section
 from tracetui.app.screens.loading import LoadingScreen
+from tracetui.errors import unexpected
 from tracetui.safetext import shown
 
 if TYPE_CHECKING:
@@ -83,12 +85,13 @@ class RunApp(TracetuiApp):
         freeze_gc: bool = False,
         max_inflate: float | None = None,
         workers: int | None = None,
+        save_folder: SaveFolder | None = None,
     ) -> None:
         """``target``: the run (a rank set or a dataset); ``name``: how the screens call it.
         ``freeze_gc``: full garbage collections only while the user is idle (nothing is frozen:
         the ranks' traces come and go). ``max_inflate``: as for :func:`tracetui.load`; ``workers``: the
-        processes that load the ranks."""
-        super().__init__()
+        processes that load the ranks. ``save_folder``: where files go (:class:`TracetuiApp`)."""
+        super().__init__(save_folder=save_folder)
         self.target = target
         self.freeze_gc = freeze_gc
         self.max_inflate = max_inflate
@@ -133,7 +136,7 @@ class RunApp(TracetuiApp):
 
             if self.freeze_gc:
                 self.start_idle_collection(freeze=False)
-        except Exception as exc:
+        except unexpected() as exc:
             self.post_message(load_failed(exc))
         else:
             self.post_message(RunLoaded(report, tables))

@@ -39,18 +39,20 @@ def free_name(folder: Path, stem: str, suffix: str) -> Path:
     return candidate
 
 
-def write_svg(target: Path, svg: str) -> None:
-    """Write ``svg`` to ``target`` whole or not at all (:func:`tracetui.output.write_file`); an OS
-    error is one line."""
+def write_svg(target: Path, svg: str, *, replace: bool = True) -> None:
+    """Write ``svg`` to ``target`` whole or not at all (:func:`tracetui.output.write_file`;
+    ``replace=False``: never over a file that exists); an OS error is one line."""
     try:
-        write_file(target, lambda tmp: tmp.write_text(svg, encoding="utf-8"))
+        write_file(target, lambda tmp: tmp.write_text(svg, encoding="utf-8"), replace=replace)
+    except FileExistsError:
+        raise TraceError(target, "exists already: not replaced") from None
     except OSError as exc:
         raise TraceError(target, f"cannot write: {exc.strerror or exc}") from None
 
 
 def save_svg(app: App[Any], target: Path) -> None:
-    """Write the current screen of a running ``app`` to ``target`` as SVG."""
-    write_svg(target, app.export_screenshot())
+    """Write the current screen of a running ``app`` to ``target`` (a new file) as SVG."""
+    write_svg(target, app.export_screenshot(), replace=False)
 
 
 def shown_folder(folder: Path) -> str:

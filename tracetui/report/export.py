@@ -119,12 +119,17 @@ def advice_table(trace: Trace) -> pl.DataFrame:
 
 
 def write_table(
-    frame: pl.DataFrame | Iterable[pl.DataFrame], fmt: str, output: Path | None, source: Path
+    frame: pl.DataFrame | Iterable[pl.DataFrame],
+    fmt: str,
+    output: Path | None,
+    source: Path,
+    *,
+    replace: bool = True,
 ) -> None:
     """Write ``frame`` (or its parts, in order: one part's text held at a time); to stdout when
     ``output`` is None (not for parquet). A file is written whole or not at all
-    (:func:`tracetui.output.write_file`); CSV cells that a spreadsheet would run as formulas are
-    escaped, lists joined."""
+    (:func:`tracetui.output.write_file`; ``replace=False``: never over one that exists); CSV
+    cells that a spreadsheet would run as formulas are escaped, lists joined."""
     if output is not None and output.exists() and output.resolve() == source.resolve():
         raise TraceError(output, "refusing to overwrite the trace being exported")
     if output is None and fmt == "parquet":
@@ -150,13 +155,24 @@ def write_table(
                 out.write(chunk)
 
     try:
-        write_file(output, write)  # whole or not at all: a full disk leaves no partial file
+        write_file(output, write, replace=replace)  # whole or not at all: no partial file on a full disk
+    except FileExistsError:
+        raise TraceError(output, "exists already: not replaced") from None
     except _PartFailed as failed:  # making a part failed, not the write: its own error
         raise failed.__cause__ from None  # type: ignore[misc]
     except OSError as exc:
         raise TraceError(output, f"cannot write: {exc.strerror or exc}") from None
     except pl.exceptions.PolarsError as exc:  # parquet's I/O errors (a full disk) come this way
         raise TraceError(output, f"cannot write: {exc}") from None
+
+
+def table_bytes(frame: pl.DataFrame, fmt: str) -> bytes:
+    """The bytes :func:`write_table` writes for ``frame`` in ``fmt``, held in memory (a served
+    explorer's download: nothing is written on the machine)."""
+    prepared = _prepared(frame, fmt)
+    if fmt == "parquet":
+        return _written(prepared, prepared.write_parquet)
+    return b"".join(_chunks([prepared], fmt))
 
 
 class _PartFailed(Exception):

@@ -32,6 +32,7 @@ from tracetui.trace.source import Source, open_source, read_fraction
 from tracetui.trace.spill import SpilledTables
 from tracetui.trace.times import exact_ns as _exact_ns
 from tracetui.trace.times import exact_times as _exact_times
+from tracetui.trace.times import usable_duration
 
 Progress = Callable[[str], None]
 EVENT_COLUMNS = list(schema("events"))  # the events table's columns, in their order
@@ -135,6 +136,7 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     decoded.tables = {}
     events = tables.events.with_columns(_as_query(tables.events, ("ts", "dur"), _exact_times("ts", "dur")))
     tables.events = events.clear()  # the scan's own columns are held by ``events`` alone
+    bad_durations = _bad_durations(events)
     tracks, lanes = _tracks(events, decoded.lanes, tables.meta)
     # what the forward links read of the flows (a fifth of them at most); the model's flows and
     # recorded shapes are kept on disk until used (it counts the flows, and reads the shapes of
@@ -194,7 +196,7 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     anomalies = [classify_overlaps(overlaps, events), duplicates]
     if "baseTimeNanoseconds" in decoded.top:
         anomalies.append(links.external_id_mismatches(events))
-    anomalies.append(_missing_times(events))
+    anomalies += [_missing_times(events), bad_durations]
     return Trace(
         path=source.path,
         events=events,
@@ -367,6 +369,16 @@ def _launched_work(
     linked = launch.filter(pl.col("launch_id").is_not_null()).with_columns(at=call_at)
     work = events.select("cat", (pl.col("end_ns") - pl.col("start_ns")).alias("dur"))[rows.of(linked["id"])]
     return work.with_columns(linked["at"]).filter(pl.col("cat").is_in(GPU_WORK) & pl.col("at").is_not_null())
+
+
+def _bad_durations(events: pl.DataFrame) -> pl.DataFrame:
+    """Events with a start whose duration is not one (:func:`times.usable_duration`): they load
+    as zero-length, and each is a ``bad_duration`` anomaly (summary and ``--json`` count them)."""
+    return events.filter(pl.col("start_ns").is_not_null() & ~usable_duration("dur").fill_null(False)).select(
+        pl.lit("bad_duration").alias("kind"),
+        pl.col("id").alias("event_id"),
+        pl.lit(None, pl.UInt32).alias("other_id"),
+    )
 
 
 def _missing_times(events: pl.DataFrame) -> pl.DataFrame:

@@ -371,7 +371,9 @@ def stream_events(data: bytes, form: str) -> tuple[list[Event], int, bool, bytes
             boundary = _NEXT_EVENT.search(text, pos + 1)
             stretch = text[pos : boundary.end() - 1 if boundary else length].encode("utf-8", "replace")
             skipped += max(1, count_events(stretch))
-            if boundary is None:
+            if boundary is None:  # the last event: the array is complete if it closes after it
+                end = _value_end(text, pos)
+                complete = end is not None and text[end:].lstrip(" \t\r\n,")[:1] == "]"
                 break
             pos = boundary.end() - 1
     events, _, events_json = coerce_events(items)
@@ -379,3 +381,21 @@ def stream_events(data: bytes, form: str) -> tuple[list[Event], int, bool, bytes
 
 
 _NEXT_EVENT = re.compile(r"\}[ \t\n\r]*,[ \t\n\r]*\{")
+# a string (one that the text ends inside runs to its end), or a bracket
+_STRUCTURE = re.compile(r'"[^"\\]*+(?:\\(?:.|\Z)[^"\\]*+)*+(?:"|\Z)|[{}\[\]]', re.DOTALL)
+
+
+def _value_end(text: str, pos: int) -> int | None:
+    """Where the object or array that opens at ``pos`` closes (just after its bracket), by its
+    brackets outside strings (an unreadable number or word inside does not matter); None when the
+    text ends first (a cut file) or a bracket does not match."""
+    depth = 0
+    for match in _STRUCTURE.finditer(text, pos):
+        token = match.group()
+        if token in "{[":
+            depth += 1
+        elif token in "}]":
+            depth -= 1
+            if depth <= 0:
+                return match.end() if depth == 0 else None
+    return None

@@ -17,9 +17,8 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
-from tracetui.app.exporting import SUBTREE_HINT, default_target, subtree_title, write_export
+from tracetui.app.exporting import SUBTREE_HINT, Download, Exported, ask_export, subtree_title, write_export
 from tracetui.app.messages import DetailsReady, FindReady, ModelReady, Search, TablesReady, TimelineReady
-from tracetui.app.screens.export_dialog import ExportDialog
 from tracetui.app.screens.tables import TablesScreen
 from tracetui.app.widgets.details import describe
 from tracetui.app.widgets.dispatch_tree import DispatchTree
@@ -580,33 +579,33 @@ class ExplorerScreen(Screen[None]):
     # ---- export ------------------------------------------------------------------------------------------
     def action_export_subtree(self) -> None:
         """Ask for a file name, then write the cursor's subtree (as the tree shows it) in a worker."""
-
         node = self.dispatch_tree.cursor_node
         if node is None:
             return
-        default = default_target(self.trace.path, node.name, ".json")
-        dialog = ExportDialog(subtree_title(node.full_name), default.name, SUBTREE_HINT)
-        self.app.push_screen(dialog, lambda target: self._export_subtree(node.key, target))
+        title = subtree_title(node.full_name)
 
-    def _export_subtree(self, key: NodeKey, target: Path | None) -> None:
-        if target is not None:
+        def write(target: Path | Download, overwrite: bool) -> None:
             self._pending.add("export")
-            self.export_subtree(key, self.model, target)
+            self.export_subtree(node.key, self.model, target, overwrite)
+
+        ask_export(self.app, title, self.trace.path, node.name, ".json", SUBTREE_HINT, write)
 
     @work(thread=True, exclusive=True, group="export")
-    def export_subtree(self, key: NodeKey, model: TreeModel, target: Path) -> None:
-
+    def export_subtree(
+        self, key: NodeKey, model: TreeModel, target: Path | Download, overwrite: bool
+    ) -> None:
         frame, truncated = subtree_frame(model, key, self.trace.t0_ns)
         what = "the subtree" + (" (cut at its first rows: too big)" if truncated else "")
         try:
-            message, failed = write_export(frame, target, self.trace.path, what), False
+            exported, failed = write_export(frame, target, self.trace.path, what, replace=overwrite), False
         except TraceError as exc:
-            message, failed = str(exc), True
-        self.app.call_from_thread(self._exported, message, failed)
+            exported, failed = Exported(str(exc)), True
+        self.app.call_from_thread(self._exported, exported, failed)
 
-    def _exported(self, message: str, failed: bool) -> None:
+    def _exported(self, exported: Exported, failed: bool) -> None:
         self._pending.discard("export")
         title, severity = ("Not exported", "error") if failed else ("Exported", "information")
+        message = exported.deliver(self.app)  # a download is sent from here, the app's thread
         self.notify(message, title=title, severity=severity, markup=False)  # type: ignore[arg-type]
 
     # ---- status --------------------------------------------------------------------------------------

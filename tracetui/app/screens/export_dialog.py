@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import ClassVar
 
 from textual import on
@@ -14,8 +13,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 
-class ExportDialog(ModalScreen[Path | None]):
-    """Asks for a file name (``default`` filled in); Enter dismisses with the path, Escape with None."""
+class ExportDialog(ModalScreen[str | None]):
+    """Asks for a file name (``default`` filled in); Enter dismisses with the name as typed (where
+    it goes: :class:`tracetui.app.save_folder.SaveFolder`), Escape with None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="export.cancel")]
 
@@ -51,7 +51,7 @@ class ExportDialog(ModalScreen[Path | None]):
         event.stop()
         name = event.value.strip()
         if name:
-            self.dismiss(Path(name).expanduser())
+            self.dismiss(name)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -18,8 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from tracetui import formatting as fmt
-from tracetui.app.exporting import TABLE_HINT, default_target, shown_columns, table_title, write_export
-from tracetui.app.screens.export_dialog import ExportDialog
+from tracetui.app.exporting import TABLE_HINT, Download, ask_export, shown_columns, table_title, write_export
 from tracetui.app.widgets.table_view import TableState, TableView
 from tracetui.errors import TraceError
 from tracetui.safetext import shown
@@ -184,24 +183,20 @@ class TablesScreen(Screen[tuple[str, dict[str, Any]] | None]):
 
     def action_export(self) -> None:
         """Ask for a file name, then write the table as shown (its columns, sort, filter and rows)."""
-
         traces: list[Path] = getattr(self.app, "trace_paths", list)()
         if not traces:
             return
         table, spec = self.table, self.tables[self.active]
         sort = next((c.title for c in table.columns if c.key == table.sort_key), None)
         title = table_title(spec.title, table.row_count, sort, table.sort_descending, table.filter_text)
-        default = default_target(traces[0], self.active, ".csv")
-        self.app.push_screen(ExportDialog(title, default.name, TABLE_HINT), self._export_to)
+        ask_export(self.app, title, traces[0], self.active, ".csv", TABLE_HINT, self._export_to)
 
-    def _export_to(self, target: Path | None) -> None:
-
-        if target is None:
-            return
+    def _export_to(self, target: Path | Download, replace: bool) -> None:
         source = self.app.trace_paths()[0]  # type: ignore[attr-defined]
         frame = shown_columns(self.table.frame, self.table.columns)
+        what = f"the {self.tables[self.active].title} table"
         try:
-            message = write_export(frame, target, source, f"the {self.tables[self.active].title} table")
+            message = write_export(frame, target, source, what, replace=replace).deliver(self.app)
         except TraceError as exc:
             self.notify(str(exc), title="Not exported", severity="error", markup=False)
         else:
