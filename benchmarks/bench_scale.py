@@ -2,10 +2,11 @@
 reopen (from the trace cache), the cache entry's size, and the floor: the time to only inflate and to
 only inflate and scan the same file.
 
-    python benchmarks/bench_scale.py [--source TRACE] [--sizes 90M,1G,3G,8G] [--runs N]
+    python benchmarks/bench_scale.py [--source TRACE[,TRACE...]] [--sizes 90M,1G,3G,8G] [--runs N]
                                      [--workdir DIR] [--plain] [--keys N] [--keep] [--against TREE]
 
-Each size is made from ``--source`` (default: the 90 MB transformer trace) by
+Each size is made from each ``--source`` (default: the 90 MB transformer trace; several, comma-separated:
+traces of several shapes, each printed) by
 ``benchmarks/make_big_trace.py`` (its steps replicated; gzip level 1, or ``--plain`` JSON) into
 ``--workdir`` (default ``/work/tmp/core``; multi-GB files: delete them after, or without ``--keep``
 they are deleted when the size is done). Every measurement is a fresh process; wall time and peak RSS
@@ -26,6 +27,8 @@ come from ``os.wait4``; each figure is the median of ``--runs``, the modes takin
   tables, no model), each in one process;
 * ``--against TREE``: the same measurements of another checkout (e.g. ``git archive main`` with its
   scanner built), taking turns with this one, as "before" rows (under the same load);
+* after the table: each side's median CPU seconds (user + sys) cold, and the load's stages and the
+  read's spans of one more cold ``summary`` with ``TRACETUI_TIMING=1``;
 * ``--keys N``: for the largest size, keys through the explorer (``bench_app.py``'s child: expand,
   move, open a table, find next), N presses each, cold.
 """
@@ -109,8 +112,13 @@ asyncio.run(main(Path(sys.argv[1])))
 """
 
 
+# the last run's CPU seconds (user + sys, of exactly that child) and stderr
+LAST: dict[str, Any] = {"cpu": 0.0, "err": ""}
+
+
 def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MB, of exactly this child: wait4 on its pid) and stdout of one run.
+    """Wall seconds, peak RSS (MB, of exactly this child: wait4 on its pid) and stdout of one run
+    (its CPU seconds and stderr in :data:`LAST`).
     Run from a folder holding no ``tracetui``: ``python -m``/``-c`` put the working folder first on
     the import path, ahead of ``PYTHONPATH``, so a run started in a checkout would import that
     checkout's code on both sides of ``--against``."""
@@ -125,6 +133,7 @@ def run_measured(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str
     if os.waitstatus_to_exitcode(status) != 0:
         code = os.waitstatus_to_exitcode(status)
         raise SystemExit(f"failed ({code}): {' '.join(cmd)[-300:]}\n{err.decode()[-2000:]}")
+    LAST.update(cpu=usage.ru_utime + usage.ru_stime, err=err.decode())
     return wall, usage.ru_maxrss / 1024, out.decode()
 
 
@@ -166,6 +175,7 @@ def measure(trace: Path, runs: int, against: Path | None) -> dict[str, dict[str,
     turns), the medians of every mode."""
     sides = {"now": None} | ({"before": against} if against is not None else {})
     samples: dict[str, dict[str, list[tuple[float, float]]]] = {side: {} for side in sides}
+    cpu: dict[str, dict[str, list[float]]] = {side: {} for side in sides}
     entries: dict[str, int] = {}
     with tempfile.TemporaryDirectory(dir=trace.parent, prefix=".bench-cache-") as cache_root:
         envs = {}
@@ -202,6 +212,7 @@ def measure(trace: Path, runs: int, against: Path | None) -> dict[str, dict[str,
                         shutil.rmtree(env["TRACETUI_CACHE_DIR"], ignore_errors=True)
                     wall, rss, _ = run_measured(cmd, env)
                     samples[side].setdefault(mode, []).append((wall, rss))
+                    cpu[side].setdefault(mode, []).append(LAST["cpu"])
         cold = envs["now"][0]
         for mode in ("inflate", "inflate + scan"):
             for _ in range(runs):
@@ -213,7 +224,16 @@ def measure(trace: Path, runs: int, against: Path | None) -> dict[str, dict[str,
     for side, modes in samples.items():
         result[side] = {mode: median(values) for mode, values in modes.items()}
         result[side]["entry"] = entries[side]
+        result[side]["cpu"] = {mode: statistics.median(values) for mode, values in cpu[side].items()}
+        result[side]["stages"] = stages(trace, envs[side][0])
     return result
+
+
+def stages(trace: Path, cold: dict[str, str]) -> str:
+    """The load's stages and the read's spans (``TRACETUI_TIMING=1``, one cold ``summary``)."""
+    run_measured([sys.executable, "-m", "tracetui", "summary", str(trace)], dict(cold, TRACETUI_TIMING="1"))
+    lines = [line for line in LAST["err"].splitlines() if line.startswith("tracetui: ")]
+    return "\n".join(f"  {line.removeprefix('tracetui: ')}" for line in lines)
 
 
 def keys(trace: Path, presses: int) -> str:
@@ -236,7 +256,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
+    parser.add_argument("--source", default=str(DEFAULT_SOURCE), help="traces, comma-separated")
     parser.add_argument("--sizes", default="90M,1G,3G,8G")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=Path("/work/tmp/core"))
@@ -250,7 +270,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     # the runs start elsewhere: absolute paths
-    args.source, args.workdir = need(args.source).resolve(), args.workdir.resolve()
+    sources = [need(Path(source)).resolve() for source in args.source.split(",")]
+    args.workdir = args.workdir.resolve()
     args.against = args.against.resolve() if args.against is not None else None
     compile_tracetui()
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -264,8 +285,9 @@ def main() -> None:
     print(header)
     print("|" + " --- |" * (header.count("|") - 1))
     sizes = args.sizes.split(",")
-    for size in sizes:
-        trace = make(args.source, size, args.workdir, args.plain)
+    notes: list[str] = []
+    for source, size in ((source, size) for source in sources for size in sizes):
+        trace = make(source, size, args.workdir, args.plain)
         json_bytes, events = json_size(trace)
         measured = measure(trace, args.runs, args.against)
         ratio = 2**20 / json_bytes
@@ -291,10 +313,17 @@ def main() -> None:
                 f"({r['summary first open'][1] * ratio:.2f}x / {r['settled first open'][1] * ratio:.2f}x) |",
                 flush=True,
             )
+            c = r["cpu"]
+            notes.append(
+                f"{trace.name} ({side}): CPU (user + sys) summary cold {c['summary cold']:.2f} s, "
+                f"tree cold {c['tree cold']:.2f} s, settled cold {c['settled cold']:.2f} s; stages:\n"
+                + r["stages"]
+            )
         if args.keys and size == sizes[-1]:
             print("\n" + keys(trace, args.keys))
         if not args.keep and trace.stat().st_size > 100 << 20:
             trace.unlink()
+    print("\n" + "\n".join(notes))
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
 
 

@@ -4,9 +4,12 @@ says how to make, and the one line a benchmark gives when its trace is missing."
 from __future__ import annotations
 
 import gzip
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import tracetui
 from tracetui.sample_traces import default_trace
@@ -61,3 +64,20 @@ def test_many_ranks_makes_a_run_tracetui_and_hta_read_by_rank(tmp_path: Path) ->
     )
     assert summary.returncode == 0, summary.stderr
     assert json.loads(summary.stdout)["distributed"]["straggler"]["rank"] == 5
+
+
+@pytest.mark.slow
+def test_bench_cores_prints_a_row_per_core_count_and_the_floor(tmp_path: Path) -> None:
+    sample = default_trace()
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_cores.py"), str(sample), "--cores", "1,2,64", "--runs", "1"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith(f"| {sample.name} ")]
+    cores = [row.split(" | ")[1] for row in rows]
+    available = len(os.sched_getaffinity(0))
+    assert cores == [c for c in ("1", "2") if int(c) <= available] + ["floor: inflate + one scanner"]
+    assert rows[0].endswith("| 1.00x |")

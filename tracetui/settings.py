@@ -158,7 +158,8 @@ WORKERS = Setting(
     "TRACETUI_WORKERS",
     COUNT,
     None,
-    "Processes that load the ranks of a run.",
+    "The cores a command uses: the scanners of a trace's load (at most 16), the processes that load "
+    "the ranks of a run (`--workers` wins over it).",
     unset="the cores this process may use",
 )
 FUZZ_SCALE = Setting(
@@ -203,6 +204,24 @@ SETTINGS: tuple[Setting[Any], ...] = (
     TEST_ARTIFACTS,
     REQUIRE_BROWSER,
 )
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    try:
+        return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    except OSError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def workers(given: int | None = None) -> int:
+    """The cores a command uses: ``given`` (its ``--workers``), else ``TRACETUI_WORKERS``, else
+    :func:`cores`. The one reading of the setting (a trace's load, the ranks of a run)."""
+    if given is not None:
+        return given
+    found = WORKERS.get()
+    return found if found is not None else cores()
 
 
 def given() -> dict[str, str]:

@@ -79,6 +79,7 @@ async def test_open_run_shows_the_ranks_table_with_the_straggler() -> None:
         assert [drawn_red(i) for i in (1, 2, 3)] == [False, True, False]  # row 0 has the cursor
         caption = str(app.screen.query_one("#ranks-caption").render())
         assert caption.startswith("rank 2 arrives last at 6 of 6 all-reduces")
+        assert "\nwhy: rank 2 spends 6.25 ms per step in untraced time" in caption  # why it is late
         assert "4 ranks of gloo_4rank_mlp" in str(app.screen.query_one("#ranks-facts").render())
 
 

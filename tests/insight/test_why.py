@@ -17,7 +17,7 @@ import tracetui
 from tests.insight.why_synthetic import Launch, build, expected_path
 from tests.replay import LAUNCH_CATS, WORK_CATS, raw_events
 from tracetui.insight.advice import advice
-from tracetui.insight.critical_path import PARTS, annotation_paths, step_paths
+from tracetui.insight.critical_path import PARTS, annotation_paths, pieces, step_paths
 from tracetui.insight.idle import IDLE_PARTS, stream_idle
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -69,8 +69,13 @@ def test_parts_sum_to_the_length(path: Path) -> None:
             continue
         sums = spans.select((pl.sum_horizontal(*PARTS) - pl.col("length_us")).abs().max()).item()
         assert sums < 0.002
-        pieces = paths.pieces.group_by("span").agg(pl.col("ns").sum())
-        over = pieces.join(spans, on="span").filter(pl.col("ns") > pl.col("length_us") * 1000 + 2)
+        crossed = pieces(trace, paths)
+        summed = crossed.group_by("span", "name", "kind").agg(pl.col("ns").sum())
+        key = ["span", "name", "kind"]
+        kept = paths.names.sort(key)
+        assert summed.with_columns(pl.col("name", "kind").cast(pl.String)).sort(key).equals(kept)
+        per_span = crossed.group_by("span").agg(pl.col("ns").sum())
+        over = per_span.join(spans, on="span").filter(pl.col("ns") > pl.col("length_us") * 1000 + 2)
         # only with_stack's straddling frames (profiler_overlap) count an instant twice
         assert over.is_empty() or (trace.anomalies["kind"] == "profiler_overlap").any()
         assert (spans.select(pl.min_horizontal(*PARTS)).to_series() >= 0).all()
@@ -169,7 +174,7 @@ def test_an_item_sync_is_on_the_path_and_named(tmp_path: Path) -> None:
     built = build([Launch(gap=0.0, cpu=6.0, call=2.0, kernel=60.0) for _ in range(4)], item=True, tail=1.0)
     trace = load_document(tmp_path, built.document)
     paths = step_paths(trace)
-    kinds = set(paths.pieces["kind"])
+    kinds = set(pieces(trace, paths)["kind"])
     assert {"kernel", "memcpy", "sync"} <= kinds
     assert paths.spans["gpu_us"][0] > 200
     # a blocking .item() on the path of a short step: the sync advice names the op
@@ -206,3 +211,42 @@ def test_the_gloo_straggler_step_shows_its_host_gap() -> None:
         assert row["gap_us"] > 0.5 * row["length_us"]
         top = paths.top(row["span"], 1)[0]
         assert top["kind"] == "gap"
+
+
+NULL_TIMES = {
+    # which event loses which time (found in CI: a step whose ts was NaN crashed the walk)
+    "step ts": (lambda e: str(e.get("name", "")).startswith("ProfilerStep#"), "ts"),
+    "annotation ts": (lambda e: e.get("name") == "mlp_fwd", "ts"),
+    "annotation dur": (lambda e: e.get("name") == "mlp_fwd", "dur"),
+    "kernel ts": (lambda e: e.get("cat") == "kernel", "ts"),
+    "launch ts": (lambda e: e.get("cat") == "cuda_driver", "ts"),
+    "sync ts": (lambda e: e.get("name") == "cudaDeviceSynchronize", "ts"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NULL_TIMES))
+def test_events_without_a_time_are_left_out_of_the_why_never_a_crash(tmp_path: Path, case: str) -> None:
+    from tracetui.insight.launch_gaps import launch_gaps
+    from tracetui.insight.summary_data import summary_data
+    from tracetui.report.export import export_parts
+
+    document = json.loads(gzip.decompress((FIXTURES / "mlp_compiled.json.gz").read_bytes()))
+    chosen, field = NULL_TIMES[case]
+    event = next(e for e in document["traceEvents"] if chosen(e))
+    event[field] = None
+    trace = load_document(tmp_path, document)
+    untimed = set(trace.events.filter(pl.col("start_ns").is_null())["id"])
+    steps, annotations = step_paths(trace), annotation_paths(trace)
+    for paths, spans in ((steps, trace.steps), (annotations, trace.annotation_instances)):
+        timed = set(spans.filter(pl.col("start_ns").is_not_null())["id"])
+        assert set(paths.spans["span"]) == timed  # each span with a start has its path; none other
+        assert not untimed & set(paths.spans["span"])
+        off = paths.spans.select(pl.sum_horizontal(*PARTS) - pl.col("length_us")).to_series().abs()
+        assert off.max() < 0.002
+    assert set(trace.anomalies.filter(pl.col("kind") == "missing_timestamp")["event_id"]) == untimed
+    assert launch_gaps(trace)["start_ns"].null_count() == 0
+    stream_idle(trace)
+    advice(trace)
+    data = summary_data(trace)
+    assert len(data["steps"]) == trace.steps.height
+    assert pl.concat(export_parts(trace, "critical_path")).height > 0

@@ -76,6 +76,7 @@ SAMPLE_RUNS = Path(__file__).resolve().parents[2] / "sample_traces" / "runs"
 TIMES = {
     "steps": ("start_ns", "end_ns", "window_start_ns", "window_end_ns"),
     "collectives": ("start_ns", "end_ns"),
+    "lead": ("start_ns", "end_ns"),
 }
 
 

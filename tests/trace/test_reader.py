@@ -32,6 +32,8 @@ rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 sys.stdout.write(done.stdout)
 sys.stderr.write(done.stderr + f"\\n{done.returncode} {wall:.2f} {rss:.0f}\\n")
 """
+SANITIZED = "asan" in os.environ.get("LD_PRELOAD", "")  # .ci/sanitize: shadow memory, quarantine
+RSS_SCALE = 4 if SANITIZED else 1  # under ASan a refused read peaks at ~325 MB (85 MB without)
 
 
 def run_cli(
@@ -124,7 +126,7 @@ def test_devices_are_refused_at_once(device: str) -> None:
         pytest.skip(f"no {device}")
     code, wall, rss, message = measured("summary", device)
     assert code == 2 and message == f"tracetui: {device}: not a trace: a device, not a file"
-    assert wall < 20 and rss < 300
+    assert wall < 20 and rss < 300 * RSS_SCALE
 
 
 def _gzip_stream(path: Path, head: bytes, filler: bytes, size: int, tail: bytes = b"") -> None:
@@ -146,8 +148,7 @@ def test_a_gzip_bomb_is_refused_early_in_bounded_memory(tmp_path: Path) -> None:
     assert bomb.stat().st_size < 4 << 20
     code, wall, rss, message = measured("summary", str(bomb))
     assert code == 2 and "gzip bomb" in message and "TRACETUI_MAX_INFLATE" in message, message
-    sanitized = "asan" in os.environ.get("LD_PRELOAD", "")  # .ci/sanitize: shadow memory, quarantine
-    assert rss < (1200 if sanitized else 400), f"peak RSS {rss:.0f} MB"
+    assert rss < (1200 if SANITIZED else 400), f"peak RSS {rss:.0f} MB"
     assert wall < 60
 
 
@@ -171,7 +172,7 @@ def test_gzipped_zeros_are_refused_before_they_inflate(tmp_path: Path) -> None:
     _gzip_stream(zeros, b"", b"\x00", 1 << 30)
     code, wall, rss, message = measured("summary", str(zeros))
     assert code == 2 and message.endswith("not a trace: binary data, not JSON"), message
-    assert rss < 300 and wall < 20
+    assert rss < 300 * RSS_SCALE and wall < 20
 
 
 def test_binary_data_after_events_ends_the_read_at_its_first_byte(tmp_path: Path) -> None:
@@ -182,7 +183,7 @@ def test_binary_data_after_events_ends_the_read_at_its_first_byte(tmp_path: Path
     code, wall, rss, message = measured("summary", str(zeros))
     if native.AVAILABLE:  # the streaming scanner stops at the first zero
         assert code == 2 and f"binary data at byte {len(head)}" in message, message
-        assert rss < 300 and wall < 20
+        assert rss < 300 * RSS_SCALE and wall < 20
     else:  # msgspec reads a document whole: the inflation cap refuses it, in bounded memory
         assert code == 2 and "gzip bomb" in message and message.count("\n") <= 1, message
         assert rss < 1500 and wall < 60

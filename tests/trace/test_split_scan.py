@@ -1,7 +1,8 @@
-"""The scan on two cores: every other block is read by a second scanner from an event's start
-after ``},`` and adopted only where the first scan ended exactly there, between events. The
-tables, lanes, args and repairs are those of one scanner reading it all, wherever the blocks
-and the candidate splits fall (inside strings, nested objects, damaged events, the end)."""
+"""The scan on N cores: a run of N blocks is read in N parts, each after the first by a scanner of
+its own from an event's start after ``},``, and adopted, in order, only where the scan before it
+ended exactly there, between events. The tables, lanes, args and repairs are those of one
+scanner reading it all, byte for byte, whatever N and wherever the blocks and the candidate
+splits fall (inside strings, nested objects, damaged events, the end)."""
 
 from __future__ import annotations
 
@@ -16,17 +17,16 @@ import polars as pl
 import pytest
 
 from tracetui.trace import fields, native, stream
+from tracetui.trace.args import ArgsBlocks
 from tracetui.trace.decoded import Decoded
+from tracetui.trace.frames import chunk_tables
 
-from .test_streaming import FIXTURES, REAL, assert_same_decoded, replicated
+from .test_streaming import DAMAGE, FIXTURES, REAL, assert_same_decoded, event_lines, replicated
 
 pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason="the C extension is not built")
 
 
-@pytest.fixture(autouse=True)
-def two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The split is made wherever these tests run (a one-core machine reads serially)."""
-    monkeypatch.setattr(stream, "_cores", lambda: 2)
+WORKERS = (2, 3, 4)  # the scanners of a split read (1: one scanner reads it all)
 
 
 class ArrowSchema(ctypes.Structure):
@@ -93,28 +93,61 @@ def column_bytes(column: Any) -> list[Any] | None:
 
 
 def segment_bytes(streamed: stream.Streamed) -> list[Any]:
+    """Every byte of the scanned segments (a part msgspec decoded: its tables as frames)."""
     out: list[Any] = []
     for kind, segment in streamed.segments:
-        assert kind == "native"
+        if kind == "decoded":
+            part, offset = segment
+            out.append((offset, _frames(chunk_tables(part.chunks, offset)), part.repairs, part.truncated))
+            continue
         for ids, lanes, columns, unsafe in segment:
             out.append((column_bytes(ids), column_bytes(lanes), [column_bytes(c) for c in columns], unsafe))
     return out
 
 
-def read(data: bytes, block: int, split: bool) -> tuple[Decoded, int]:
-    streamed = stream.read(Path("t.json"), iter([data]), block, None, split)
+def _frames(tables: dict[str, pl.DataFrame]) -> list[Any]:
+    return [(name, table.to_dicts()) for name, table in sorted(tables.items())]
+
+
+def assert_same_bytes_whatever_the_scanners(data: bytes, blocks: tuple[int, ...]) -> int:
+    """The reads by 2, 3 and 4 scanners hold the bytes one scanner's holds: every segment, the
+    top-level keys, lanes, repairs and each event's raw args. The parts adopted."""
+    adopted = 0
+    for block in blocks:
+        alone = stream.read(Path("t.json"), iter([data]), block, None, workers=1)
+        expected = segment_bytes(alone)  # a column is exported once
+        facts = _facts(alone)
+        raw = ArgsBlocks.of(alone.args).raw(range(alone.args.events + 1))
+        for workers in WORKERS:
+            split = stream.read(Path("t.json"), iter([data]), block, None, workers=workers)
+            assert segment_bytes(split) == expected, (block, workers)
+            assert _facts(split) == facts
+            assert ArgsBlocks.of(split.args).raw(range(split.args.events + 1)) == raw
+            adopted += split.adopted
+    return adopted
+
+
+def _facts(streamed: stream.Streamed) -> tuple[Any, ...]:
+    """What a read holds besides its segments: form, top-level keys, lanes, repairs, truncation."""
+    s = streamed
+    return (s.form, s.top, s.lanes, s.repairs, s.truncated, s.args.events)
+
+
+def read(data: bytes, block: int, workers: int) -> tuple[Decoded, int]:
+    streamed = stream.read(Path("t.json"), iter([data]), block, None, workers=workers)
     return stream.finish(streamed), streamed.adopted
 
 
-def assert_split_alike(data: bytes, blocks: tuple[int, ...]) -> int:
-    """The split read equals the one-scanner read at each block size; the blocks adopted."""
+def assert_split_alike(data: bytes, blocks: tuple[int, ...], workers: tuple[int, ...] = WORKERS) -> int:
+    """The split reads equal the one-scanner read at each block size; the parts adopted."""
     adopted = 0
     for block in blocks:
-        alone, none = read(data, block, False)
-        split, count = read(data, block, True)
+        alone, none = read(data, block, 1)
         assert none == 0
-        assert_same_decoded(split, alone)
-        adopted += count
+        for count in workers:
+            split, parts = read(data, block, count)
+            assert_same_decoded(split, alone)
+            adopted += parts
     return adopted
 
 
@@ -124,11 +157,34 @@ def test_the_split_scan_gives_the_same_bytes(name: str) -> None:
     their order and codes, and which columns may need cleaning."""
     data = gzip.decompress((FIXTURES / name).read_bytes())
     for block in (1000, 8192):
-        alone = stream.read(Path("t.json"), iter([data]), block, None, False)
-        split = stream.read(Path("t.json"), iter([data]), block, None, True)
-        assert split.adopted > 0
-        assert segment_bytes(split) == segment_bytes(alone)
-        assert (split.top, split.lanes, split.repairs) == (alone.top, alone.lanes, alone.repairs)
+        alone = stream.read(Path("t.json"), iter([data]), block, None, workers=1)
+        expected = segment_bytes(alone)  # a column is exported once
+        for workers in (1, *WORKERS):
+            split = stream.read(Path("t.json"), iter([data]), block, None, workers=workers)
+            assert (split.adopted > 0) == (workers > 1)
+            assert segment_bytes(split) == expected
+            assert (split.top, split.lanes, split.repairs) == (alone.top, alone.lanes, alone.repairs)
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
+def test_every_fixture_gives_the_same_bytes_whatever_the_scanners(path: Path) -> None:
+    data = gzip.decompress(path.read_bytes())
+    adopted = assert_same_bytes_whatever_the_scanners(data, (997, 4096))
+    assert adopted > 0 or len(data) < 3 * 4096
+
+
+@pytest.mark.parametrize("kind", sorted(DAMAGE))
+def test_damaged_inputs_give_the_same_bytes_whatever_the_scanners(kind: str) -> None:
+    """Damaged events in any part: the part is read serially (msgspec decodes the damage) and
+    the parts after it are split again, to the same bytes."""
+    data = replicated(FIXTURES / "mlp_eager.json.gz", 3)
+    spots = [at for at in event_lines(data) if data.startswith(b'"ph": "X"', at)]
+    for at in sorted({spots[len(spots) // 5], spots[len(spots) // 2], spots[-3]}, reverse=True):
+        end = data.index(b'"ph"', at + 1)
+        data = data[:at] + DAMAGE[kind](data[at:end]) + data[end:]
+    assert assert_same_bytes_whatever_the_scanners(data, (1500, 8192)) > 0
+    truncated = data[: len(data) * 3 // 5]
+    assert_same_bytes_whatever_the_scanners(truncated, (2048,))
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
@@ -136,13 +192,15 @@ def test_the_split_scan_reads_what_one_scanner_reads(path: Path) -> None:
     assert assert_split_alike(gzip.decompress(path.read_bytes()), (997, 4096, 65536)) > 0
 
 
-def test_a_replicated_trace_is_mostly_read_by_both_scanners() -> None:
+@pytest.mark.parametrize("workers", WORKERS)
+def test_a_replicated_trace_is_mostly_read_by_every_scanner(workers: int) -> None:
+    """Of each run of N blocks, the N - 1 parts after the first are adopted (but near the end)."""
     data = replicated(FIXTURES / "mlp_train_eager_default.json.gz", 4)
     block = 16384
-    pairs = len(data) // (2 * block)
-    _, adopted = read(data, block, True)
-    assert adopted >= pairs - 2
-    assert_split_alike(data, (block,))
+    runs = len(data) // (workers * block)
+    _, adopted = read(data, block, workers)
+    assert adopted >= (workers - 1) * (runs - 1)
+    assert_split_alike(data, (block,), (workers,))
 
 
 def event(i: int, **extra: object) -> dict[str, object]:
@@ -163,7 +221,7 @@ def test_splits_inside_strings_and_nested_objects_are_not_taken() -> None:
     ]
     data = doc(events)
     assert_split_alike(data, tuple(range(150, 2000, 97)))
-    decoded, _ = read(data, 311, True)
+    decoded, _ = read(data, 311, 3)
     assert decoded.tables["x"]["name"].cast(str).to_list() == [f"op{i % 7}" for i in range(300)]
 
 
@@ -180,7 +238,7 @@ def test_lanes_and_names_first_seen_by_the_second_scanner() -> None:
     events.append({"ph": "M", "name": "thread_name", "pid": 0, "tid": "t0", "args": {"name": "main"}})
     data = doc(events)
     assert assert_split_alike(data, (401, 1024, 3000)) > 0
-    decoded, _ = read(data, 401, True)
+    decoded, _ = read(data, 401, 4)
     assert len(decoded.lanes) == len({(str(e["pid"]), str(e["tid"])) for e in events})
 
 
@@ -190,7 +248,7 @@ def test_the_end_of_the_events_in_a_second_block() -> None:
     trailing = body.replace(b"}], ", b"}, ], ", 1)
     for data in (body, trailing):
         assert_split_alike(data, tuple(range(200, 1400, 53)))
-    decoded, _ = read(trailing, 300, True)
+    decoded, _ = read(trailing, 300, 2)
     assert decoded.repairs == ["removed 1 trailing commas"]
     assert decoded.top["deviceProperties"] == [{"id": 0}, {"id": 1}]
 
@@ -201,8 +259,8 @@ def test_a_trailing_comma_counted_once_after_a_damaged_event() -> None:
     text = doc([event(i) for i in range(6)]).decode().replace('"ts": 2, "dur": 1', '"ts": 2, "dur": NaN', 1)
     data = text.replace("}]}", "}, ]}", 1).encode()
     for block in (0, 1, 37, 200, 1 << 20):
-        for split in (False, True):
-            repairs = read(data, block, split)[0].repairs
+        for workers in (1, *WORKERS):
+            repairs = read(data, block, workers)[0].repairs
             assert [r for r in repairs if "comma" in r] == ["removed 1 trailing commas"]
 
 
@@ -216,7 +274,7 @@ def test_text_to_clean_only_in_the_second_blocks() -> None:
     data = doc(events)
     assert b"\\u0007" in data and b"\\u202e" in data
     assert assert_split_alike(data, (700, 2048)) > 0
-    names = "".join(read(data, 700, True)[0].tables["x"]["name"].cast(str).to_list())
+    names = "".join(read(data, 700, 3)[0].tables["x"]["name"].cast(str).to_list())
     assert "\x07" not in names and "op\ufffd299\u202e" in names
 
 
@@ -226,13 +284,14 @@ def test_a_bare_event_array() -> None:
     assert assert_split_alike(data, (500, 1500)) > 0
 
 
-def test_an_error_in_the_second_scan_is_raised(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(scanner: Any, data: memoryview) -> tuple[int, int, bytes]:
+@pytest.mark.parametrize("workers", WORKERS)
+def test_an_error_in_another_scan_is_raised(monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
+    def broken(scanner: Any, pieces: list[bytes]) -> tuple[int, int, bytes]:
         raise MemoryError("the second scan ran out of memory")
 
-    monkeypatch.setattr(stream, "_scan_ahead", broken)
+    monkeypatch.setattr(stream, "_scan_part", broken)
     with pytest.raises(MemoryError, match="second scan"):
-        read(doc([event(i) for i in range(200)]), 500, True)
+        read(doc([event(i) for i in range(200)]), 500, workers)
 
 
 def test_what_follows_the_events_is_placed_alike_in_any_blocks() -> None:
@@ -241,8 +300,8 @@ def test_what_follows_the_events_is_placed_alike_in_any_blocks() -> None:
     data = doc([event(i) for i in range(40)], ', "x": 1') + b"  \n garbage"
     at = data.index(b"garbage")
     for block in (0, 1, 7, 64, *range(len(data) - 12, len(data))):
-        for split in (False, True):
-            repairs = read(data, block, split)[0].repairs
+        for workers in (1, *WORKERS):
+            repairs = read(data, block, workers)[0].repairs
             assert repairs == [f"ignored what follows the events (trailing data at byte {at})"], block
 
 
@@ -253,14 +312,14 @@ def test_damaged_events_in_either_block_are_read_serially() -> None:
         text = text.replace(f'"ts": {i}, "dur": 1', f'"ts": {i}, "dur": NaN', 1)
     data = text.encode()
     assert_split_alike(data, tuple(range(300, 1500, 71)))
-    decoded, _ = read(data, 300, True)
+    decoded, _ = read(data, 300, 4)
     assert decoded.events == 200 and decoded.tables["x"]["id"].to_list() == list(range(200))
 
 
 def test_a_truncated_file_read_in_split_blocks() -> None:
     data = doc([event(i) for i in range(150)])
     cut = data[: len(data) * 2 // 3]
-    alone, _ = read(cut, 0, False)
+    alone, _ = read(cut, 0, 1)
     assert alone.truncated
     assert_split_alike(cut, (128, 555, 2048))
 
@@ -333,3 +392,17 @@ def test_adopt_refuses_what_does_not_fit() -> None:
         itself.adopt(1)
     with pytest.raises(ValueError):
         itself.resume_events()
+
+
+def test_the_scanners_are_the_workers_up_to_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``TRACETUI_WORKERS`` (else the cores), never past :data:`stream.MAX_SCANNERS`: each scanner
+    holds two blocks in flight."""
+    monkeypatch.setenv("TRACETUI_WORKERS", "3")
+    assert stream.scanners_for() == 3
+    assert stream.scanners_for(1) == 1
+    assert stream.scanners_for(1000) == stream.MAX_SCANNERS
+    monkeypatch.setenv("TRACETUI_WORKERS", "1000")
+    assert stream.scanners_for() == stream.MAX_SCANNERS
+    data = replicated(FIXTURES / "mlp_train_eager_default.json.gz", 2)
+    alone, _ = read(data, 4096, 1)
+    assert_same_decoded(read(data, 4096, 1000)[0], alone)

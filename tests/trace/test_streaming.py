@@ -183,17 +183,18 @@ def damaged(draw: st.DrawFn) -> bytes:
     return bytes(data)
 
 
-def outcome(data: bytes, block: int) -> Any:
+def outcome(data: bytes, block: int, workers: int = 1) -> Any:
     try:
-        return decode(data, block)
+        return stream.decode(data, Path("t.json"), block, workers)
     except TraceError as exc:
         return str(exc)
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(damaged(), st.sampled_from([1 << 10, 4099, 20_000]))
-def test_damaged_bytes_read_alike_in_any_blocks(data: bytes, block: int) -> None:
-    whole, split = outcome(data, 0), outcome(data, block)
+@given(damaged(), st.sampled_from([1 << 10, 4099, 20_000]), st.sampled_from([1, 2, 3, 4]))
+def test_damaged_bytes_read_alike_in_any_blocks(data: bytes, block: int, workers: int) -> None:
+    """In any blocks, by any number of scanners (their parts split a run of blocks)."""
+    whole, split = outcome(data, 0), outcome(data, block, workers)
     if isinstance(whole, str) or isinstance(split, str):
         assert whole == split
     else:

@@ -236,7 +236,10 @@ def _why_values(trace: Trace, units: _Units, quantity: str) -> pl.DataFrame:
     """``(event_id, value)`` per unit: its critical path's GPU share or its GPU idle share (%), the
     figures of :mod:`tracetui.insight.why_data` (a unit without one: 0)."""
     if quantity == "critical_path_gpu_pct":
-        paths = step_paths(trace) if units.kind == scopes.STEPS else annotation_paths(trace)
+        if units.kind == scopes.STEPS:
+            paths = step_paths(trace)
+        else:  # the units' calls only
+            paths = annotation_paths(trace, units.frame["event_id"].drop_nulls().to_list())
         figures = paths.spans.select(
             pl.col("span").alias("event_id"),
             pl.when(pl.col("length_us") > 0)

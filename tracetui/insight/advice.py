@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tracetui import formatting as fmt
-from tracetui.insight.critical_path import CriticalPaths, step_paths
+from tracetui.insight.critical_path import CriticalPaths, pieces, step_paths
 from tracetui.insight.idle import annotation_host_wait
 from tracetui.insight.kernels import kernel_rooflines
 from tracetui.insight.launch_gaps import launch_gaps
@@ -213,7 +213,11 @@ def pointwise_runs(trace: Trace) -> pl.DataFrame:
         return pl.DataFrame(schema=schema)
     fusable = rooflines.filter(
         (pl.col("bound") == "memory-bound") & pl.col("kind").is_in(FUSION_KINDS) & (pl.col("bytes") > 0)
-    ).select("name", "short", (pl.col("bytes") / pl.col("calls")).alias("call_bytes"))
+    ).select(
+        pl.col("name").cast(pl.Categorical),  # as the lanes hold it
+        "short",
+        (pl.col("bytes") / pl.col("calls")).alias("call_bytes"),
+    )
     work = (
         gaps.filter(pl.col("cat") == "kernel")
         .select("lane", "name", "start_ns", "end_ns")
@@ -265,8 +269,8 @@ def syncs(readings: Readings) -> list[Advice]:
     step = readings.median_step
     if step is None or not step.get("path_length_us"):
         return []
-    pieces = readings.paths.pieces.filter((pl.col("span") == step["id"]) & (pl.col("kind") == "sync"))
-    calls = pieces.drop_nulls("id")["id"].unique()
+    waits = pieces(readings.trace, readings.paths, [step["id"]]).filter(pl.col("kind") == "sync")
+    calls = waits.drop_nulls("id")["id"].unique()
     if calls.is_empty():
         return []
     trace = readings.trace

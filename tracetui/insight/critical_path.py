@@ -13,14 +13,19 @@ wait) sends the path to the launch call's thread; work launched in time that sti
 sends it to the latest work of another stream of the device that ended in the gap, if any.
 
 The walk is the one Python loop here: one iteration per change of resource (a sync, a launch, a
-hand-over), a binary search each, never one per event; what it crosses is then attributed with
-polars expressions: each instant of a CPU stretch to the innermost event of the span covering it
-(its self time on the path), each instant of a GPU stretch to the work running.
+hand-over), a binary search each, never one per event. What it crossed is then attributed with
+numpy over the CPU events in tree order (each instant of a CPU stretch to the innermost event of
+the span covering it: its self time on the path) and polars expressions (each instant of a GPU
+stretch to the work running), a part of the spans at a time (:data:`PART_ROWS` events): what is
+kept is each span's parts and its path summed by name (:attr:`CriticalPaths.names`); the path
+event by event is :func:`pieces`, made again for the spans asked.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,10 +34,12 @@ import polars as pl
 from tracetui.insight.launch_gaps import HOST_WAIT, KERNEL_WAIT, NONE, OTHER, launch_gaps
 from tracetui.insight.spans import span_windows
 from tracetui.trace.categories import LAUNCH_CALLS
-from tracetui.trace.memo import kept
-from tracetui.trace.stats import annotation_cpu_events, merged_intervals, thread_names
+from tracetui.trace.memo import kept, kept_value
+from tracetui.trace.stats import thread_names
 
 if TYPE_CHECKING:
+    from polars._typing import PolarsDataType
+
     from tracetui.trace import Trace
 
 BLOCKING_CALLS = (
@@ -66,6 +73,9 @@ LAUNCH_DELAY = "launch delay"
 KERNEL_TO_KERNEL = "kernel to kernel"
 GPU_WAIT = "GPU wait (launched, not started)"
 MAX_HOPS = 1_000_000  # a walk changes resource at most this often (each hop is used once anyway)
+PART_ROWS = 1 << 18
+"""The spans' CPU events attributed at a time (a part of the spans): what bounds the memory."""
+KIND = pl.Enum(KINDS)
 
 _CAUSE = {HOST_WAIT: 0, KERNEL_WAIT: 1, OTHER: 2, NONE: 3}
 _GPU_KIND = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
@@ -81,7 +91,7 @@ SEGMENT_SCHEMA = {
     "last": pl.Int64,  # gpu: the chain's last row
     "ref": pl.Int64,  # sync: the call's id; wait: the other stream's work row
 }
-PIECE_SCHEMA = {
+PIECE_SCHEMA: dict[str, PolarsDataType] = {
     "span": pl.UInt32,
     "id": pl.UInt32,
     "name": pl.String,
@@ -90,6 +100,14 @@ PIECE_SCHEMA = {
     "ns": pl.Int64,
     "track": pl.Int32,
     "lane": pl.Int64,
+}
+# the pieces while they are made: names as the events' categories, kinds as an enum
+_PIECES: dict[str, PolarsDataType] = PIECE_SCHEMA | {"name": pl.Categorical, "kind": KIND}
+NAME_SCHEMA: dict[str, PolarsDataType] = {
+    "span": pl.UInt32,
+    "name": pl.String,
+    "kind": pl.String,
+    "ns": pl.Int64,
 }
 
 
@@ -102,48 +120,50 @@ class CriticalPaths:
       ``launch_us``, ``sync_wait_us``, ``gap_us`` (they sum to ``length_us``);
     * ``segments``: the walk, one row per stretch of one resource (:data:`SEGMENT_SCHEMA`), in time
       order per span;
-    * ``pieces``: what the path crossed, one row per event (its time on the path) and per launch
-      delay, wait or gap (:data:`PIECE_SCHEMA`; ``id`` null for a host gap), in time order per span.
+    * ``names``: what the path crossed, summed per span, name and kind (``ns``): the pieces of
+      :func:`pieces` grouped;
+    * ``windows``: the spans' windows (:func:`~tracetui.insight.spans.span_windows`), which
+      :func:`pieces` reads again.
     """
 
+    kind: str
     spans: pl.DataFrame
     segments: pl.DataFrame
-    pieces: pl.DataFrame
+    names: pl.DataFrame
+    windows: pl.DataFrame
+    _made: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def record(self, span: int) -> dict[str, Any] | None:
+        """One span's row of :attr:`spans` (a dict), else None."""
+        rows = self._made.get("rows")
+        if rows is None:
+            rows = self._made["rows"] = self.spans.rows_by_key("span", named=True, unique=True)
+        return rows.get(span)  # type: ignore[no-any-return]
 
     def top(self, span: int, limit: int = 8) -> list[dict[str, Any]]:
         """The names that took most of one span's path: ``name``, ``kind``, ``us``, ``share``."""
         return self.tops(limit).get(span, [])
 
     def tops(self, limit: int = 8) -> dict[int, list[dict[str, Any]]]:
-        """:meth:`top` of every span, in one aggregation over the pieces (computed once)."""
-        cached = self.__dict__.get("_tops")
-        if cached is not None and cached[0] >= limit:
-            return {k: v[:limit] for k, v in cached[1].items()}
+        """:meth:`top` of every span, in one aggregation over :attr:`names` (computed once)."""
+        found: dict[int, list[dict[str, Any]]] | None = self._made.get(("tops", limit))
+        if found is not None:
+            return found
         lengths = dict(self.spans.select("span", "length_us").iter_rows())
         summed = (
-            self.pieces.group_by("span", "name", "kind")
-            .agg((pl.col("ns").sum() / 1000.0).alias("us"))
+            self.names.select("span", "name", "kind", (pl.col("ns") / 1000.0).alias("us"))
             .sort(["span", "us", "name", "kind"], descending=[False, True, False, False])
             .group_by("span", maintain_order=True)
             .head(limit)
         )
-        found: dict[int, list[dict[str, Any]]] = {}
+        found = {}
         for span, name, kind, us in summed.iter_rows():
             length = lengths.get(span) or 0.0
             found.setdefault(span, []).append(
                 {"name": name, "kind": kind, "us": us, "share": us / length if length else None}
             )
-        object.__setattr__(self, "_tops", (limit, found))
+        self._made[("tops", limit)] = found
         return found
-
-
-def top_names(pieces: pl.DataFrame) -> pl.DataFrame:
-    """``(name, kind, us)``: pieces summed by name and kind, the largest first (then by name)."""
-    return (
-        pieces.group_by("name", "kind")
-        .agg((pl.col("ns").sum() / 1000.0).alias("us"))
-        .sort(["us", "name", "kind"], descending=[True, False, False])
-    )
 
 
 def step_paths(trace: Trace) -> CriticalPaths:
@@ -151,20 +171,118 @@ def step_paths(trace: Trace) -> CriticalPaths:
     return kept(trace, "critical_steps", lambda: _paths(trace, "steps"))
 
 
-def annotation_paths(trace: Trace) -> CriticalPaths:
-    """The critical path of every annotation call (computed once per trace)."""
-    return kept(trace, "critical_annotations", lambda: _paths(trace, "annotations"))
+def annotation_paths(trace: Trace, spans: Iterable[int] | None = None) -> CriticalPaths:
+    """The critical path of every annotation call (computed once per trace), or of the calls
+    ``spans`` only (computed for them, unless every call's is kept already)."""
+    if spans is None:
+        return kept(trace, "critical_annotations", lambda: _paths(trace, "annotations"))
+    wanted = sorted(set(spans))
+    every = kept_value(trace, "critical_annotations")
+    if every is not None:
+        return _subset(every, wanted)
+    return _paths(trace, "annotations", wanted)
 
 
 def paths_of(trace: Trace, span: int) -> CriticalPaths | None:
     """The paths (steps' or annotations') that hold ``span``, else None."""
-    for paths in (step_paths(trace), annotation_paths(trace)):
-        if (paths.spans["span"] == span).any():
-            return paths
+    steps = step_paths(trace)
+    if steps.record(span) is not None:
+        return steps
+    if (trace.annotation_instances["id"] == span).any():
+        return annotation_paths(trace, [span])
     return None
 
 
+def _subset(paths: CriticalPaths, spans: list[int]) -> CriticalPaths:
+    wanted = pl.col("span").is_in(pl.Series(spans, dtype=pl.UInt32).implode())
+    return CriticalPaths(
+        paths.kind,
+        paths.spans.filter(wanted),
+        paths.segments.filter(wanted),
+        paths.names.filter(wanted),
+        paths.windows.filter(wanted),
+    )
+
+
+def pieces(trace: Trace, paths: CriticalPaths, spans: Iterable[int] | None = None) -> pl.DataFrame:
+    """What the path of each span (of ``spans``, default every span of ``paths``) crossed, one row
+    per event (its time on the path) and per launch delay, wait or gap (:data:`PIECE_SCHEMA`;
+    ``id`` null for a host gap), in time order per span: made again on each call."""
+    parts = list(piece_parts(trace, paths, spans))
+    return pl.concat(parts) if parts else pl.DataFrame(schema=PIECE_SCHEMA)
+
+
+def piece_parts(
+    trace: Trace, paths: CriticalPaths, spans: Iterable[int] | None = None
+) -> Iterator[pl.DataFrame]:
+    """:func:`pieces` a part of the spans at a time (an export writes each as it comes)."""
+    windows, segments = paths.windows, paths.segments
+    if spans is not None:
+        wanted = pl.col("span").is_in(pl.Series(sorted(set(spans)), dtype=pl.UInt32).implode())
+        windows, segments = windows.filter(wanted), segments.filter(wanted)
+    for part in _parts(trace, windows, segments, _graph(trace), paths.kind):
+        yield part.sort("span", "start_ns", "ns").cast(PIECE_SCHEMA)  # type: ignore[arg-type]
+
+
 # ---- the graph: what the walk looks up -----------------------------------------------------------
+class _Threads:
+    """The CPU events in tree order (``pos``: by thread, then by start), as numpy arrays: per
+    position, ``row`` (the event's row in ``events``) and ``parent`` (its parent's position, -1:
+    none), and each thread's positions (``bounds``): what a span's members are found in, kept with
+    the trace (two 4-byte columns of its CPU events)."""
+
+    def __init__(self, trace: Trace) -> None:
+        events = self.events = trace.events
+        position = events["pos"]
+        cpu = position.is_not_null()
+        pos = position.filter(cpu).to_numpy()
+        self.size = len(pos)
+        self.row = np.empty(self.size, dtype=np.uint32)
+        self.row[pos] = cpu.arg_true().to_numpy()
+        # each parent's position: a table from CPU event id to position (-1: none)
+        ids = events["id"].filter(cpu).to_numpy()
+        pos_of_id = np.full(int(ids.max()) + 1 if len(ids) else 0, -1, dtype=np.int32)
+        pos_of_id[ids] = pos
+        del ids
+        parent = events["parent"].filter(cpu)
+        known = parent.is_not_null().to_numpy() & (parent.fill_null(0).to_numpy() < len(pos_of_id))
+        parents = pos_of_id[np.where(known, parent.fill_null(0).to_numpy(), 0)]
+        self.parent = np.empty(self.size, dtype=np.int32)
+        self.parent[pos] = np.where(known, parents, -1)
+        del pos_of_id, parent, parents, known
+        bounds = (
+            pl.DataFrame({"track": events["track"].filter(cpu), "pos": pos})
+            .group_by("track")
+            .agg(pl.col("pos").min().alias("lo"), (pl.col("pos").max() + 1).alias("hi"))
+        )
+        self.bounds: dict[int, tuple[int, int]] = {
+            int(t): (int(lo), int(hi)) for t, lo, hi in bounds.iter_rows() if t is not None
+        }
+
+    def columns(self, positions: np.ndarray, *names: str) -> pl.DataFrame:
+        """Columns of the events at tree positions ``positions`` (one gather)."""
+        return self.events.select(names)[pl.Series(self.row[positions])]
+
+    def first_at(self, track: int, times: np.ndarray, side: str) -> np.ndarray:
+        """Positions on ``track`` of the first event starting at or after each time (``side``
+        "left"), or after it ("right"): a binary search of them all at once, each step one gather."""
+        lo, hi = self.bounds.get(track, (0, 0))
+        low, high = np.full(len(times), lo, dtype=np.int64), np.full(len(times), hi, dtype=np.int64)
+        while True:
+            open_ = low < high
+            if not open_.any():
+                return low
+            middle = (low + high) // 2
+            at = self.columns(np.where(open_, middle, lo), "start_ns")["start_ns"].to_numpy()
+            later = at > times if side == "right" else at >= times
+            high = np.where(open_ & later, middle, high)
+            low = np.where(open_ & ~later, middle + 1, low)
+
+
+def _threads(trace: Trace) -> _Threads:
+    return kept(trace, "critical_threads", lambda: _Threads(trace))
+
+
 class _Graph:
     """The GPU lanes (:func:`launch_gaps`, as numpy arrays) and, per thread, the points where the
     path may leave it (sorted by time): blocking calls and hand-overs between linked threads."""
@@ -191,7 +309,7 @@ class _Graph:
         self.dev_end = by_end["end_ns"].to_numpy()
         devices = by_end["device"].to_numpy()
         self.dev_bounds = {int(d): (int(a), int(b)) for d, a, b in _runs(devices)}
-        exits = _exits(trace, gaps)
+        exits = _exits(trace, gaps, _threads(trace))
         self.exit_track = exits["track"].to_numpy()
         self.exit_at = exits["at_ns"].to_numpy()
         self.exit_what = exits["what"].to_numpy()
@@ -243,21 +361,24 @@ def _runs(values: np.ndarray) -> list[tuple[int, int, int]]:
     return [(int(values[a]), int(a), int(b)) for a, b in zip(firsts, lasts, strict=True)]
 
 
-def _exits(trace: Trace, gaps: pl.DataFrame) -> pl.DataFrame:
+EXIT_SCHEMA: dict[str, PolarsDataType] = {
+    "track": pl.Int32,
+    "at_ns": pl.Int64,
+    "what": pl.Int8,
+    "target": pl.Int64,
+    "upper_ns": pl.Int64,
+    "ref": pl.Int64,
+}
+
+
+def _exits(trace: Trace, gaps: pl.DataFrame, threads: _Threads) -> pl.DataFrame:
     """Where the path leaves a thread: ``track``, ``at_ns`` (the point), ``what`` (0: a blocking call
     whose awaited work ``target`` (a lane row) ended at ``at_ns``; 1: a hand-over to thread
     ``target``, whose work ended at ``at_ns`` in this thread's idle time), ``upper_ns`` (the call's
     end), ``ref`` (the call's id), sorted by track and point."""
-    schema = {
-        "track": pl.Int32,
-        "at_ns": pl.Int64,
-        "what": pl.Int8,
-        "target": pl.Int64,
-        "upper_ns": pl.Int64,
-        "ref": pl.Int64,
-    }
-    parts = [_blocking_exits(trace, gaps).cast(schema), _handover_exits(trace).cast(schema)]  # type: ignore[arg-type]
-    return pl.concat(parts).sort("track", "at_ns", "what")
+    exits = (_blocking_exits(trace, gaps), _handover_exits(trace, threads))
+    parts = [part.cast(EXIT_SCHEMA) for part in exits]  # type: ignore[arg-type]
+    return pl.concat(parts).sort("track", "at_ns", "what", "target", "upper_ns", maintain_order=True)
 
 
 def _process_of(trace: Trace) -> pl.DataFrame:
@@ -271,22 +392,12 @@ def _process_of(trace: Trace) -> pl.DataFrame:
 def _blocking_exits(trace: Trace, gaps: pl.DataFrame) -> pl.DataFrame:
     calls = (
         trace.events.lazy()
-        .filter(pl.col("cat").is_in(LAUNCH_CALLS) & pl.col("name").cast(pl.String).is_in(BLOCKING_CALLS))
+        .filter(pl.col("cat").is_in(LAUNCH_CALLS) & pl.col("name").is_in(BLOCKING_CALLS))
         .select("id", "track", "start_ns", "end_ns")
         .collect()
     )
-    empty = pl.DataFrame(
-        schema={
-            "track": pl.Int32,
-            "at_ns": pl.Int64,
-            "what": pl.Int8,
-            "target": pl.Int64,
-            "upper_ns": pl.Int64,
-            "ref": pl.Int64,
-        }
-    )
     if calls.is_empty() or gaps.is_empty():
-        return empty
+        return pl.DataFrame(schema=EXIT_SCHEMA)
     process = _process_of(trace)
     calls = calls.join(process, on="track", how="left").with_columns(pl.col("process").fill_null(-1))
     work = (
@@ -328,23 +439,13 @@ def _blocking_exits(trace: Trace, gaps: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _handover_exits(trace: Trace) -> pl.DataFrame:
+def _handover_exits(trace: Trace, threads: _Threads) -> pl.DataFrame:
     """Threads linked by ``fwdbwd`` (a backward op's thread and its forward op's): for each idle
-    interval of one, the latest end of the other's busy time inside it."""
-    empty = pl.DataFrame(
-        schema={
-            "track": pl.Int32,
-            "at_ns": pl.Int64,
-            "what": pl.Int8,
-            "target": pl.Int64,
-            "upper_ns": pl.Int64,
-            "ref": pl.Int64,
-        }
-    )
+    interval of one, the latest end of the other's busy time inside it (one binary search each)."""
     events = trace.events
     backward = events.lazy().filter(pl.col("fwd_id").is_not_null()).select("track", "fwd_id").collect()
     if backward.is_empty():
-        return empty
+        return pl.DataFrame(schema=EXIT_SCHEMA)
     forward = trace.lookup(backward["fwd_id"], "track")["track"]
     pairs = (
         pl.DataFrame({"b": backward["track"], "a": forward})
@@ -352,40 +453,50 @@ def _handover_exits(trace: Trace) -> pl.DataFrame:
         .filter(pl.col("a") != pl.col("b"))
         .unique()
     )
-    if pairs.is_empty():
-        return empty
-    links = pl.concat([pairs.select(x="a", y="b"), pairs.select(x="b", y="a")]).unique()
-    tracks = pl.concat([links["x"], links["y"]]).unique()
-    busy_rows = (
-        events.lazy()
-        .filter(pl.col("cat").is_in(["cpu_op", *LAUNCH_CALLS]) & pl.col("track").is_in(tracks.implode()))
-        .select("track", "start_ns", "end_ns")
-        .collect()
+    links = sorted(
+        {(int(a), int(b)) for a, b in pairs.iter_rows()} | {(int(b), int(a)) for a, b in pairs.iter_rows()}
     )
-    busy = merged_intervals(busy_rows, "track")
-    idle = busy.with_columns(
-        i0=pl.col("end_ns").shift(1).over("track").fill_null(np.iinfo(np.int64).min),
-        i1=pl.col("start_ns"),
-    ).select("track", "i0", "i1")
+    busy = {track: _busy(threads, track) for track in {t for link in links for t in link}}
     found = []
-    for x, y in links.iter_rows():  # one pair of linked threads at a time (a few)
-        mine = idle.filter(pl.col("track") == x).sort("i1")
-        ends = busy.filter(pl.col("track") == y).select(pl.col("end_ns").alias("at_ns")).sort("at_ns")
-        hit = mine.join_asof(
-            ends, left_on="i1", right_on="at_ns", strategy="backward", check_sortedness=False
-        )
-        hit = hit.filter(pl.col("at_ns").is_not_null() & (pl.col("at_ns") > pl.col("i0")))
+    for x, y in links:  # one pair of linked threads at a time (a few)
+        starts, ends = busy[x]
+        idle_from = np.concatenate([[np.iinfo(np.int64).min], ends[:-1]])  # each idle interval: to a start
+        other = busy[y][1]
+        at = np.searchsorted(other, starts, side="right") - 1
+        hit = at >= 0
+        ended = np.where(hit, other[np.maximum(at, 0)], 0)
+        hit &= ended > idle_from
         found.append(
-            hit.select(
-                "track",
-                "at_ns",
-                pl.lit(1, pl.Int8).alias("what"),
-                pl.lit(y, pl.Int64).alias("target"),
-                pl.col("i1").alias("upper_ns"),
-                pl.lit(None, pl.Int64).alias("ref"),
+            pl.DataFrame(
+                {
+                    "track": np.full(int(hit.sum()), x, dtype=np.int32),
+                    "at_ns": ended[hit],
+                    "what": np.ones(int(hit.sum()), dtype=np.int8),
+                    "target": np.full(int(hit.sum()), y, dtype=np.int64),
+                    "upper_ns": starts[hit],
+                    "ref": pl.Series([None] * int(hit.sum()), dtype=pl.Int64),
+                }
             )
         )
-    return pl.concat(found) if found else empty
+    return pl.concat(found) if found else pl.DataFrame(schema=EXIT_SCHEMA)
+
+
+def _busy(threads: _Threads, track: int) -> tuple[np.ndarray, np.ndarray]:
+    """A thread's busy time (the union of its ops and runtime calls) as disjoint intervals: starts
+    and ends, sorted (the events in tree order are by start: a running maximum of the ends)."""
+    lo, hi = threads.bounds.get(track, (0, 0))
+    positions = np.arange(lo, hi)
+    chosen = threads.columns(positions, "cat", "end_ns").select(
+        pl.col("cat").is_in(["cpu_op", *LAUNCH_CALLS]) & pl.col("end_ns").is_not_null()
+    )
+    picked = threads.columns(positions[chosen.to_series().to_numpy()], "start_ns", "end_ns")
+    starts, ends = picked["start_ns"].to_numpy(), picked["end_ns"].to_numpy()
+    if not len(starts):
+        return starts, ends
+    reach = np.maximum.accumulate(ends)
+    opens = np.concatenate([[True], starts[1:] > reach[:-1]])
+    firsts = np.flatnonzero(opens)
+    return starts[firsts], reach[np.concatenate([firsts[1:] - 1, [len(starts) - 1]])]
 
 
 def _graph(trace: Trace) -> _Graph:
@@ -467,8 +578,10 @@ def _walk(
     return out
 
 
-def _paths(trace: Trace, kind: str) -> CriticalPaths:
+def _paths(trace: Trace, kind: str, only: list[int] | None = None) -> CriticalPaths:
     windows = span_windows(trace, kind)
+    if only is not None:
+        windows = windows.filter(pl.col("span").is_in(pl.Series(only, dtype=pl.UInt32).implode()))
     graph = _graph(trace)
     work = trace.span_work.join(windows.select(pl.col("span")), on="span")
     last = (
@@ -484,20 +597,99 @@ def _paths(trace: Trace, kind: str) -> CriticalPaths:
         last_row = graph.row_of(last_id) if last_id is not None else -1
         walked = _walk(graph, span, -1 if track is None else track, start, cpu_end, last_row)
         rows += [(span, len(walked) - i, *s) for i, s in enumerate(walked)]
+    windows = windows.drop("last_id")
     segments = pl.DataFrame(rows, schema=SEGMENT_SCHEMA, orient="row").sort("span", "seq")
     segments = segments.filter(pl.col("end_ns") > pl.col("start_ns"))
-    pieces = pl.concat(
-        [
-            _cpu_pieces(trace, kind, segments),
-            _gpu_pieces(graph, segments),
-            _other_pieces(trace, graph, segments),
-        ]
-    ).sort("span", "start_ns", "ns")
-    return CriticalPaths(_span_parts(windows, pieces), segments, pieces)
+    summed = [
+        part.group_by("span", "name", "kind").agg(pl.col("ns").sum())
+        for part in _parts(trace, windows, segments, graph, kind)
+    ]
+    names = (
+        pl.concat(summed).cast(NAME_SCHEMA).sort("span", "name", "kind")  # type: ignore[arg-type]
+        if summed
+        else pl.DataFrame(schema=NAME_SCHEMA)
+    )
+    return CriticalPaths(kind, _span_parts(windows, names), segments, names, windows)
 
 
 # ---- what the path crossed -------------------------------------------------------------------------
-def _cpu_pieces(trace: Trace, kind: str, segments: pl.DataFrame) -> pl.DataFrame:
+def _parts(
+    trace: Trace,
+    windows: pl.DataFrame,
+    segments: pl.DataFrame,
+    graph: _Graph,
+    kind: str,
+) -> Iterator[pl.DataFrame]:
+    """The pieces (:data:`_PIECES`) of the spans' paths, a part of the spans at a time: each part's
+    spans hold at most :data:`PART_ROWS` CPU events on the threads their paths crossed (or one span)."""
+    if segments.is_empty():
+        return
+    threads = _threads(trace)
+    members = _member_ranges(trace, windows, segments, threads, kind)
+    sizes = members.group_by("span").agg((pl.col("hi") - pl.col("lo")).sum().alias("n"))
+    spans = windows.select("span").join(sizes, on="span", how="left", maintain_order="left")
+    counts = spans["n"].fill_null(0).to_numpy()
+    cut = _cuts(counts, PART_ROWS)
+    for first, past in pairwise(cut.tolist()):
+        chosen = spans["span"].slice(int(first), int(past - first)).implode()
+        mine = pl.col("span").is_in(chosen)
+        part = segments.filter(mine)
+        yield pl.concat(
+            [
+                _cpu_pieces(trace, threads, part, members.filter(mine), kind),
+                _gpu_pieces(graph, part),
+                _other_pieces(trace, graph, part),
+            ]
+        )
+
+
+def _cuts(counts: np.ndarray, most: int) -> np.ndarray:
+    """Boundaries of consecutive runs of ``counts`` each summing to at most ``most`` (or one item)."""
+    bounds, total = [0], 0
+    for i, n in enumerate(counts.tolist()):  # one per span
+        if total and total + n > most:
+            bounds.append(i)
+            total = 0
+        total += n
+    bounds.append(len(counts))
+    return np.asarray(bounds if len(counts) else [0], dtype=np.int64)
+
+
+def _member_ranges(
+    trace: Trace, windows: pl.DataFrame, segments: pl.DataFrame, threads: _Threads, kind: str
+) -> pl.DataFrame:
+    """Per (span, thread) of the path's CPU stretches: the tree positions ``[lo, hi)`` of the
+    thread's events that start inside the span (from its start to its CPU end): its members are
+    there (a step's: those whose step it is; an annotation call's: all, if the thread is of its
+    process). Sorted by span and thread, with ``code`` their rank."""
+    keys = (
+        segments.filter(pl.col("what") == "cpu")
+        .select("span", "track")
+        .unique()
+        .join(windows.select("span", pl.col("track").alias("own"), "start_ns", "cpu_end_ns"), on="span")
+        .sort("span", "track")
+    )
+    if kind == "annotations":  # the events of the call's process only
+        process = _process_of(trace)
+        keys = (
+            keys.join(process, on="track", how="left")
+            .join(process.rename({"track": "own", "process": "own_process"}), on="own", how="left")
+            .filter(pl.col("process") == pl.col("own_process"))
+        )
+    lo = np.zeros(len(keys), dtype=np.int64)
+    hi = np.zeros(len(keys), dtype=np.int64)
+    tracks = keys["track"].to_numpy()
+    starts, ends = keys["start_ns"].to_numpy(), keys["cpu_end_ns"].to_numpy()
+    for track in np.unique(tracks):  # a few threads
+        at = tracks == track
+        lo[at] = threads.first_at(int(track), starts[at], "left")
+        hi[at] = threads.first_at(int(track), ends[at], "right")
+    return keys.select("span", "track", lo=pl.Series(lo), hi=pl.Series(np.maximum(hi, lo)))
+
+
+def _cpu_pieces(
+    trace: Trace, threads: _Threads, segments: pl.DataFrame, members: pl.DataFrame, kind: str
+) -> pl.DataFrame:
     """Each CPU stretch's time by the innermost event of the span covering it (its self time on the
     path: the overlap of the event with the span's stretches on its thread, less its children's),
     and the rest as a host gap (untraced time, or a user annotation's self time)."""
@@ -505,80 +697,104 @@ def _cpu_pieces(trace: Trace, kind: str, segments: pl.DataFrame) -> pl.DataFrame
         segments.filter(pl.col("what") == "cpu")
         .select("span", "track", "start_ns", "end_ns")
         .sort("span", "track", "start_ns")
-        .with_columns(
-            length=pl.col("end_ns") - pl.col("start_ns"),
-        )
+        .with_columns(length=pl.col("end_ns") - pl.col("start_ns"))
         .with_columns(before=(pl.col("length").cum_sum() - pl.col("length")).over("span", "track"))
     )
     if stretches.is_empty():
-        return pl.DataFrame(schema=PIECE_SCHEMA)
+        return pl.DataFrame(schema=_PIECES)
     keys = stretches.select("span", "track").unique(maintain_order=True).with_row_index("code")
-    members = _members(trace, kind, keys)
     stretches = stretches.join(keys, on=["span", "track"]).sort("code", "start_ns")
-    overlap = members.with_columns(
-        on=_path_time_at(stretches, members["code"], members["end_ns"])
-        - _path_time_at(stretches, members["code"], members["start_ns"])
-    ).filter(pl.col("on") > 0)
-    children = (
-        overlap.filter(pl.col("parent").is_not_null())
-        .group_by("span", "parent")
-        .agg(pl.col("on").sum().alias("children"))
-        .rename({"parent": "id"})
-    )
-    own = (
-        overlap.join(children, on=["span", "id"], how="left")
-        .with_columns(ns=(pl.col("on") - pl.col("children").fill_null(0)).clip(0))
-        .filter(pl.col("ns") > 0)
-    )
+    ranges = members.join(keys, on=["span", "track"]).sort("code")
+    # the members' tree positions, each (span, thread) a range in code order: sorted by (code, pos)
+    counts = (ranges["hi"] - ranges["lo"]).to_numpy()
+    total = int(counts.sum())
+    offsets = np.repeat(np.cumsum(counts) - counts, counts)  # each slot's range's first slot
+    first = np.repeat(ranges["lo"].to_numpy(), counts)  # each slot's range's first position
+    pos = first + (np.arange(total) - offsets)
+    code = np.repeat(ranges["code"].to_numpy().astype(np.int64), counts)
+    span = np.repeat(ranges["span"].to_numpy(), counts)
+    picked = threads.columns(pos, "id", "name", "cat", "start_ns", "end_ns", "step_id")
+    keep = picked["cat"].is_in(CPU_CATS)
+    if kind == "steps":
+        keep = keep & (picked["step_id"] == pl.Series(span)).fill_null(False)
+    mask = keep.to_numpy()
+    slots = np.flatnonzero(mask)
+    picked = picked.filter(keep)
+    pos, code, span, first, offsets = pos[slots], code[slots], span[slots], first[slots], offsets[slots]
+    start, end = picked["start_ns"].to_numpy(), picked["end_ns"].to_numpy()
+    on = _path_time_at(stretches, code, end) - _path_time_at(stretches, code, start)
+    # children: a member's parent is a member of its (span, thread) if it is in the same range (its
+    # slot there holds a member): each member's time goes off its parent's
+    member_at = np.full(total, -1, dtype=np.int64)
+    member_at[slots] = np.arange(len(slots))
+    parent = threads.parent[pos].astype(np.int64)
+    inside = parent >= first
+    parent_member = np.full(len(slots), -1, dtype=np.int64)
+    parent_member[inside] = member_at[offsets[inside] + parent[inside] - first[inside]]
+    found = parent_member >= 0
+    children = np.bincount(parent_member[found], weights=on[found], minlength=len(slots))
+    ns = np.maximum(on - children.round().astype(np.int64), 0)
+    own = ns > 0
     cat = pl.col("cat")
     piece_kind = (
         pl.when(cat == "python_function")
         .then(pl.lit("python"))
         .when(cat == "user_annotation")
         .then(pl.lit("gap"))
-        .when(cat.is_in(LAUNCH_CALLS) & pl.col("name").cast(pl.String).is_in(BLOCKING_CALLS))
+        .when(cat.is_in(LAUNCH_CALLS) & pl.col("name").is_in(BLOCKING_CALLS))
         .then(pl.lit("sync"))
         .when(cat.is_in(LAUNCH_CALLS))
         .then(pl.lit("runtime"))
         .otherwise(pl.lit("cpu_op"))
     )
-    attributed = own.select(
-        "span",
-        pl.when(cat == "user_annotation").then(None).otherwise(pl.col("id")).alias("id"),
-        pl.when(cat == "user_annotation")
-        .then(pl.lit(HOST_GAP))
-        .otherwise(pl.col("name").cast(pl.String))
-        .alias("name"),
-        piece_kind.alias("kind"),
-        "start_ns",
-        "ns",
-        "track",
-        pl.lit(None, pl.Int64).alias("lane"),
-    )
-    # what no member covers: untraced host time, per stretch
-    totals = stretches.group_by("span", "track").agg(
-        pl.col("length").sum().alias("total"), pl.col("start_ns").min().alias("first")
-    )
-    covered_ns = own.group_by("span", "track").agg(pl.col("ns").sum().alias("covered"))
-    rest = (
-        totals.join(covered_ns, on=["span", "track"], how="left")
-        .with_columns(ns=pl.col("total") - pl.col("covered").fill_null(0))
-        .filter(pl.col("ns") > 0)
+    attributed = (
+        picked.with_columns(
+            span=pl.Series(span),
+            start_ns=pl.Series(start),
+            ns=pl.Series(ns),
+            track=pl.Series(
+                keys["track"].gather(pl.Series(code)) if len(code) else pl.Series([], dtype=pl.Int32)
+            ),
+        )
+        .filter(pl.Series(own))
         .select(
             "span",
-            pl.lit(None, pl.UInt32).alias("id"),
-            pl.lit(HOST_GAP).alias("name"),
-            pl.lit("gap").alias("kind"),
-            pl.col("first").alias("start_ns"),
+            pl.when(cat == "user_annotation").then(None).otherwise(pl.col("id")).alias("id"),
+            pl.when(cat == "user_annotation")
+            .then(pl.lit(HOST_GAP, pl.Categorical))
+            .otherwise(pl.col("name"))
+            .alias("name"),
+            piece_kind.cast(KIND).alias("kind"),
+            "start_ns",
             "ns",
             "track",
             pl.lit(None, pl.Int64).alias("lane"),
         )
     )
-    return pl.concat([attributed.cast(PIECE_SCHEMA), rest.cast(PIECE_SCHEMA)])  # type: ignore[arg-type]
+    # what no member covers: untraced host time, per (span, thread)
+    covered = np.bincount(code[own], weights=ns[own], minlength=len(keys)).round().astype(np.int64)
+    totals = stretches.group_by("code").agg(
+        pl.col("span", "track").first(), pl.col("length").sum().alias("total"), pl.col("start_ns").min()
+    )
+    rest = (
+        totals.with_columns(ns=pl.col("total") - pl.lit(pl.Series(covered)).gather(pl.col("code")))
+        .filter(pl.col("ns") > 0)
+        .sort("code")
+        .select(
+            "span",
+            pl.lit(None, pl.UInt32).alias("id"),
+            pl.lit(HOST_GAP, pl.Categorical).alias("name"),
+            pl.lit("gap", KIND).alias("kind"),
+            "start_ns",
+            "ns",
+            "track",
+            pl.lit(None, pl.Int64).alias("lane"),
+        )
+    )
+    return pl.concat([attributed.cast(_PIECES), rest.cast(_PIECES)])  # type: ignore[arg-type]
 
 
-def _path_time_at(stretches: pl.DataFrame, code: pl.Series, at: pl.Series) -> pl.Series:
+def _path_time_at(stretches: pl.DataFrame, code: np.ndarray, at: np.ndarray) -> np.ndarray:
     """The path's time on a thread of a span up to each point ``at``: the stretches of the
     (span, thread) ``code`` before it, and the part of the one it falls in. ``stretches`` (sorted by
     ``code``, ``start_ns``): ``code``, ``start_ns``, ``length``, ``before`` (the time of the earlier
@@ -588,35 +804,14 @@ def _path_time_at(stretches: pl.DataFrame, code: pl.Series, at: pl.Series) -> pl
     starts = stretches["start_ns"].to_numpy()
     codes = stretches["code"].to_numpy().astype(np.int64)
     keys = codes * width + (starts - low)
-    points = np.clip(at.to_numpy(), low, low + width - 1)
-    wanted = code.to_numpy().astype(np.int64)
-    index = np.searchsorted(keys, wanted * width + (points - low), side="right") - 1
+    points = np.clip(at, low, low + width - 1)
+    index = np.searchsorted(keys, code * width + (points - low), side="right") - 1
     found = index >= 0
     index = np.maximum(index, 0)
-    found &= codes[index] == wanted
+    found &= codes[index] == code
     length = stretches["length"].to_numpy()
     inside = np.clip(points - starts[index], 0, length[index])
-    return pl.Series(np.where(found, stretches["before"].to_numpy()[index] + inside, 0))
-
-
-def _members(trace: Trace, kind: str, keys: pl.DataFrame) -> pl.DataFrame:
-    """The CPU events of each span on the threads its path crossed: ``span``, ``id``, ``name``,
-    ``cat``, ``track``, ``start_ns``, ``end_ns``, ``parent``. A step's are the events whose step it
-    is (itself included); an annotation call's, the events of its process that start while it is
-    open (:func:`annotation_cpu_events`), and itself."""
-    columns = ["id", "name", "cat", "track", "start_ns", "end_ns", "parent"]
-    tracks = keys["track"].unique().implode()
-    events = trace.events.lazy().filter(pl.col("track").is_in(tracks) & pl.col("cat").is_in(CPU_CATS))
-    if kind == "steps":
-        rows = events.filter(pl.col("step_id").is_not_null()).select(
-            pl.col("step_id").alias("span"), *columns
-        )
-    else:
-        pairs = annotation_cpu_events(trace.events)
-        calls = trace.annotation_instances.select(pl.col("id").alias("span"), "id")
-        pairs = pl.concat([pairs, calls.select("span", "id")])
-        rows = events.select(*columns).join(pairs.lazy(), on="id").select("span", *columns)
-    return rows.join(keys.lazy(), on=["span", "track"]).collect()
+    return np.where(found, stretches["before"].to_numpy()[index] + inside, 0)
 
 
 def _gpu_pieces(graph: _Graph, segments: pl.DataFrame) -> pl.DataFrame:
@@ -626,7 +821,7 @@ def _gpu_pieces(graph: _Graph, segments: pl.DataFrame) -> pl.DataFrame:
         "span", "lane", "start_ns", "end_ns", "head", "last", pl.int_range(pl.len()).alias("chain")
     )
     if chains.is_empty():
-        return pl.DataFrame(schema=PIECE_SCHEMA)
+        return pl.DataFrame(schema=_PIECES)
     rows = chains.with_columns(row=pl.int_ranges("head", pl.col("last") + 1)).explode("row")
     gaps = graph.gaps
     picked = rows.with_columns(
@@ -641,11 +836,15 @@ def _gpu_pieces(graph: _Graph, segments: pl.DataFrame) -> pl.DataFrame:
     low = pl.max_horizontal("w_start", pl.when(first).then(None).otherwise(pl.col("w_reach")), "start_ns")
     high = pl.min_horizontal("w_end", "end_ns")
     work = picked.with_columns(piece_start=low, ns=(high - low).clip(0))
+    cat = pl.col("cat")
+    gpu_kind = (
+        pl.when(cat == "gpu_memcpy").then(pl.lit("memcpy")).when(cat == "gpu_memset").then(pl.lit("memset"))
+    )
     spent = work.filter(pl.col("ns") > 0).select(
         "span",
         "id",
         "name",
-        pl.col("cat").replace_strict(_GPU_KIND, default="kernel").alias("kind"),
+        gpu_kind.otherwise(pl.lit("kernel")).cast(KIND).alias("kind"),
         pl.col("piece_start").alias("start_ns"),
         "ns",
         pl.lit(None, pl.Int32).alias("track"),
@@ -662,34 +861,37 @@ def _gpu_pieces(graph: _Graph, segments: pl.DataFrame) -> pl.DataFrame:
         .select(
             "span",
             pl.lit(None, pl.UInt32).alias("id"),
-            pl.lit(KERNEL_TO_KERNEL).alias("name"),
-            pl.lit("launch").alias("kind"),
+            pl.lit(KERNEL_TO_KERNEL, pl.Categorical).alias("name"),
+            pl.lit("launch", KIND).alias("kind"),
             "start_ns",
             "ns",
             pl.lit(None, pl.Int32).alias("track"),
             "lane",
         )
     )
-    return pl.concat([spent.cast(PIECE_SCHEMA), between.cast(PIECE_SCHEMA)])  # type: ignore[arg-type]
+    return pl.concat([spent.cast(_PIECES), between.cast(_PIECES)])  # type: ignore[arg-type]
 
 
 def _other_pieces(trace: Trace, graph: _Graph, segments: pl.DataFrame) -> pl.DataFrame:
     """Launch delays, synchronisation waits, waits on another stream and unexplained GPU waits."""
     rest = segments.filter(pl.col("what").is_in(["launch", "sync", "wait", "gap"]))
     if rest.is_empty():
-        return pl.DataFrame(schema=PIECE_SCHEMA)
-    streams = graph.gaps["stream"]
-    sync_names = trace.lookup(rest["ref"].cast(pl.UInt32), "name")["name"].cast(pl.String)
-    rest = rest.with_columns(sync_name=sync_names)
-    other_stream = pl.col("ref").map_elements(lambda r: int(streams[r]), return_dtype=pl.Int64)
+        return pl.DataFrame(schema=_PIECES)
     what = pl.col("what")
+    sync_names = trace.lookup(rest["ref"].cast(pl.UInt32), "name")["name"].cast(pl.String)
+    waited = rest["ref"].filter(rest["what"] == "wait")
+    streams = graph.gaps["stream"].gather(waited) if len(waited) else pl.Series([], dtype=pl.Int64)
+    other = pl.Series(pl.repeat(None, len(rest), dtype=pl.Int64, eager=True)).scatter(
+        (rest["what"] == "wait").arg_true(), streams
+    )
+    rest = rest.with_columns(sync_name=sync_names, other=other)
     name = (
         pl.when(what == "launch")
         .then(pl.lit(LAUNCH_DELAY))
         .when(what == "sync")
         .then(pl.col("sync_name"))
         .when(what == "wait")
-        .then(pl.format("waits for stream {}", other_stream))
+        .then(pl.format("waits for stream {}", "other"))
         .otherwise(pl.lit(GPU_WAIT))
     )
     kind = (
@@ -702,19 +904,19 @@ def _other_pieces(trace: Trace, graph: _Graph, segments: pl.DataFrame) -> pl.Dat
     return rest.select(
         "span",
         pl.when(what == "sync").then(pl.col("ref")).otherwise(None).cast(pl.UInt32).alias("id"),
-        name.alias("name"),
-        kind.alias("kind"),
+        name.cast(pl.Categorical).alias("name"),
+        kind.cast(KIND).alias("kind"),
         "start_ns",
         (pl.col("end_ns") - pl.col("start_ns")).alias("ns"),
         "track",
         "lane",
-    ).cast(PIECE_SCHEMA)  # type: ignore[arg-type]
+    ).cast(_PIECES)  # type: ignore[arg-type]
 
 
-def _span_parts(windows: pl.DataFrame, pieces: pl.DataFrame) -> pl.DataFrame:
-    """Per span: the length and the parts (pieces summed by :data:`PART` of their kind)."""
+def _span_parts(windows: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
+    """Per span: the length and the parts (the pieces summed by :data:`PART` of their kind)."""
     parts = (
-        pieces.with_columns(part=pl.col("kind").replace_strict(PART))
+        names.with_columns(part=pl.col("kind").replace_strict(PART))
         .group_by("span")
         .agg(*((pl.col("ns").filter(pl.col("part") == p).sum() / 1000.0).alias(p) for p in PARTS))
     )

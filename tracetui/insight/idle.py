@@ -71,7 +71,7 @@ def _idle(trace: Trace, by_stream: bool) -> pl.DataFrame:
     windows = span_windows(trace, "steps")
     if gaps.is_empty() or windows.is_empty():
         return pl.DataFrame(schema=schema)
-    intervals = _lane_gaps(gaps) if by_stream else _device_gaps(gaps)
+    intervals = _lane_gaps(gaps) if by_stream else device_gaps(trace)
     # the groups (lanes or devices) each step's own work ran on
     own = trace.span_work.join(windows.select("span"), on="span").select("span", "id")
     placed = own.join(gaps.select("id", *keys), on="id").select("span", *keys).unique()
@@ -125,15 +125,21 @@ def _lane_gaps(gaps: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([before, after]).sort("group", "gap_start")
 
 
-def _device_gaps(gaps: pl.DataFrame) -> pl.DataFrame:
+def device_gaps(trace: Trace) -> pl.DataFrame:
     """Each device's gaps (no lane busy), each read by the work that ends it: ``group``, ``device``,
-    ``gap_start``, ``gap_end``, ``category``."""
+    ``gap_start``, ``gap_end``, ``category`` (computed once per trace: the steps' idle time and the
+    annotations' host wait read them)."""
+    return kept(trace, "device_gaps", lambda: _device_gaps(launch_gaps(trace)))
+
+
+def _device_gaps(gaps: pl.DataFrame) -> pl.DataFrame:
     busy = merged_intervals(gaps.select("device", "start_ns", "end_ns"), "device")
     previous = pl.col("end_ns").shift(1).over("device")
     device_gaps = busy.with_columns(gap_start=previous.fill_null(NEVER), gap_end=pl.col("start_ns"))
     # the work that ends each gap: the first to start at the merged interval's start
     first = (
-        gaps.sort("device", "start_ns", "launch_start_ns", "row")
+        gaps.select("device", "start_ns", "launch_start_ns", "row")
+        .sort("device", "start_ns", "launch_start_ns", "row")
         .group_by("device", "start_ns", maintain_order=True)
         .agg(pl.col("launch_start_ns").first())
     )
@@ -173,24 +179,17 @@ def _clipped_sums(intervals: pl.DataFrame, wanted: pl.DataFrame) -> pl.DataFrame
     starts = intervals["gap_start"].to_numpy()
     ends = intervals["gap_end"].to_numpy()
     codes = intervals["category"].replace_strict(_CATEGORY, return_dtype=pl.Int8).to_numpy()
-    first_of = np.searchsorted(groups, wanted["group"].to_numpy().astype(np.int64), side="left")
-    past_of = np.searchsorted(groups, wanted["group"].to_numpy().astype(np.int64), side="right")
+    wanted_groups = wanted["group"].to_numpy().astype(np.int64)
     w_start, w_end = wanted["start_ns"].to_numpy(), wanted["end_ns"].to_numpy()
-    # per window: gaps of its group ending after its start and starting before its end
-    lo = np.array(
-        [
-            a + np.searchsorted(ends[a:b], s, side="right")
-            for a, b, s in zip(first_of, past_of, w_start, strict=True)
-        ],
-        dtype=np.int64,
-    )
-    hi = np.array(
-        [
-            a + np.searchsorted(starts[a:b], e, side="left")
-            for a, b, e in zip(first_of, past_of, w_end, strict=True)
-        ],
-        dtype=np.int64,
-    )
+    # per window: gaps of its group ending after its start and starting before its end (one
+    # binary search of all of a group's windows at once: a few groups)
+    lo = np.zeros(len(wanted), dtype=np.int64)
+    hi = np.zeros(len(wanted), dtype=np.int64)
+    for group in np.unique(wanted_groups).tolist():
+        mine = wanted_groups == group
+        a, b = (int(i) for i in np.searchsorted(groups, [group, group + 1], side="left"))
+        lo[mine] = a + np.searchsorted(ends[a:b], w_start[mine], side="right")
+        hi[mine] = a + np.searchsorted(starts[a:b], w_end[mine], side="left")
     counts = np.maximum(hi - lo, 0)
     owner = np.repeat(np.arange(len(wanted)), counts)
     rows = np.repeat(lo, counts) + (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
@@ -291,7 +290,7 @@ def _annotation_host_wait(trace: Trace) -> pl.DataFrame:
     windows = span_windows(trace, "annotations")
     if gaps.is_empty() or windows.is_empty():
         return pl.DataFrame(schema=schema)
-    intervals = _device_gaps(gaps)
+    intervals = device_gaps(trace)
     groups = intervals.select("device", "group").unique()
     wanted = (
         windows.select("span", "name", "start_ns", "end_ns")

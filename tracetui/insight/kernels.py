@@ -257,9 +257,14 @@ def kernels_table_parts(trace: Trace, rows: int = 100_000) -> Iterator[pl.DataFr
 
 def kernel_rooflines(trace: Trace) -> pl.DataFrame:
     """Per kernel name (and device) with a known cost: total time, FLOPs and bytes, and the
-    roofline reading of the aggregate. An op's cost is shared among its kernels by time.
+    roofline reading of the aggregate. An op's cost is shared among its kernels by time (computed
+    once per trace: the summary, the advice and the insight view read it).
 
     The rows are summed as numbers; a name's and an op's text is joined once per total."""
+    return kept(trace, "kernel_rooflines", lambda: _kernel_rooflines(trace))
+
+
+def _kernel_rooflines(trace: Trace) -> pl.DataFrame:
     rows, names, costs = _cost_rows(trace)
     dtypes = costs.select(pl.col("cost_row").alias("typed_row"), "cost_dtype").drop_nulls()
     typed = dtypes["typed_row"]  # the ops whose dtype is known

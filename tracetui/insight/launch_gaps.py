@@ -42,8 +42,8 @@ CAUSES = (HOST_WAIT, KERNEL_WAIT, OTHER, NONE)
 GAP_SCHEMA = {
     "row": pl.UInt32,
     "id": pl.UInt32,
-    "name": pl.String,
-    "cat": pl.String,
+    "name": pl.Categorical,
+    "cat": pl.Categorical,
     "lane": pl.UInt32,
     "device": pl.Int64,
     "stream": pl.Int64,
@@ -64,12 +64,13 @@ GAP_SCHEMA = {
 
 def launch_gaps(trace: Trace) -> pl.DataFrame:
     """The GPU work in lane order (``row`` = its position) with the columns of the module's
-    docstring; computed once per trace."""
+    docstring (work without a time left out); computed once per trace."""
     return kept(trace, "launch_gaps", lambda: _launch_gaps(trace))
 
 
 def _launch_gaps(trace: Trace) -> pl.DataFrame:
-    work = gpu_work(trace)
+    # work without a start has no place on its lane: left out (the anomalies list it, missing_timestamp)
+    work = gpu_work(trace).filter(pl.col("start_ns").is_not_null() & pl.col("end_ns").is_not_null())
     if work.is_empty():
         return pl.DataFrame(schema=GAP_SCHEMA)
     args = lookup(trace.gpu_args, work["id"], "stream")
@@ -77,8 +78,8 @@ def _launch_gaps(trace: Trace) -> pl.DataFrame:
     table = pl.DataFrame(
         {
             "id": work["id"],
-            "name": work["name"].cast(pl.String),
-            "cat": work["cat"].cast(pl.String),
+            "name": work["name"],
+            "cat": work["cat"],
             "device": work["device"].cast(pl.Int64),
             "stream": args["stream"].cast(pl.Int64),
             "start_ns": work["start_ns"],
@@ -121,7 +122,10 @@ def _launch_gaps(trace: Trace) -> pl.DataFrame:
     )
     opens = first | (pl.col("cause") != KERNEL_WAIT)
     head = pl.when(opens).then(pl.col("row")).forward_fill()
-    return table.with_columns(head=head, reach_row=pl.col("reach_row").fill_null(-1)).select(list(GAP_SCHEMA))
+    table = table.with_columns(head=head, reach_row=pl.col("reach_row").fill_null(-1)).select(
+        list(GAP_SCHEMA)
+    )
+    return table.rechunk()  # one piece per column: the walk reads its columns as numpy views
 
 
 def queue_lengths(trace: Trace) -> pl.DataFrame:

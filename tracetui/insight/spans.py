@@ -9,6 +9,7 @@ import polars as pl
 
 from tracetui.formatting import count_expr, duration_expr, percent_expr
 from tracetui.trace.categories import LAUNCH_CALLS
+from tracetui.trace.memo import kept
 from tracetui.trace.stats import most_common, sum_us
 
 if TYPE_CHECKING:
@@ -44,7 +45,12 @@ def span_readings(trace: Trace) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 def verdicts(trace: Trace) -> tuple[pl.DataFrame, pl.DataFrame]:
     """``(steps, annotations)``: per step, GPU busy share of the step, idle gaps, CPU launch time vs
-    GPU time, a verdict; per annotation instance, the same reading over the annotation."""
+    GPU time, a verdict; per annotation instance, the same reading over the annotation (computed
+    once per trace)."""
+    return kept(trace, "verdicts", lambda: _span_verdicts(trace))
+
+
+def _span_verdicts(trace: Trace) -> tuple[pl.DataFrame, pl.DataFrame]:
     syncs = _sync_calls(trace)
     return (
         _verdicts(trace.step_instances, trace.span_work, _sync_time(syncs, "step_id")),
@@ -224,8 +230,15 @@ def with_window_end(spans: pl.LazyFrame, work: pl.DataFrame) -> pl.LazyFrame:
 def span_windows(trace: Trace, kind: str) -> pl.DataFrame:
     """The windows of the steps (``kind`` ``"steps"``) or annotation calls (``"annotations"``):
     ``span``, ``name``, ``track`` (the thread that opened it), ``start_ns``, ``cpu_end_ns`` (its end),
-    ``end_ns`` (the window's end: :func:`with_window_end`), in time order."""
+    ``end_ns`` (the window's end: :func:`with_window_end`), in time order. A span without a start or
+    an end has no window: left out (the anomalies list its event, ``missing_timestamp``). Computed
+    once per trace and kind."""
+    return kept(trace, f"span_windows_{kind}", lambda: _span_windows(trace, kind))
+
+
+def _span_windows(trace: Trace, kind: str) -> pl.DataFrame:
     spans = trace.steps if kind == "steps" else trace.annotation_instances
+    spans = spans.filter(pl.col("start_ns").is_not_null() & pl.col("end_ns").is_not_null())
     tracks = trace.lookup(spans["id"], "track")["track"]
     frame = spans.select("id", pl.col("name").cast(pl.String), "start_ns", "end_ns").with_columns(tracks)
     return (

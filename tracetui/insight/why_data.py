@@ -11,6 +11,7 @@ import polars as pl
 from tracetui.insight.advice import Advice, advice
 from tracetui.insight.critical_path import PARTS, CriticalPaths, annotation_paths, step_paths
 from tracetui.insight.idle import IDLE_PARTS, step_idle, step_launches, stream_idle
+from tracetui.insight.spans import span_windows
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -28,10 +29,9 @@ LAUNCH_KEYS = (
 
 def path_record(paths: CriticalPaths, span: int, top: int = TOP) -> dict[str, Any] | None:
     """``{length_us, cpu_us, gpu_us, launch_us, sync_wait_us, gap_us, top}`` of one span's path."""
-    rows = paths.spans.filter(pl.col("span") == span)
-    if rows.is_empty():
+    row = paths.record(span)
+    if row is None:
         return None
-    row = rows.row(0, named=True)
     return {"length_us": row["length_us"], **{k: row[k] for k in PARTS}, "top": paths.top(span, top)}
 
 
@@ -78,15 +78,22 @@ def _summed(per_device: pl.DataFrame) -> dict[int, dict[str, Any]]:
 
 
 def annotation_why(trace: Trace) -> dict[str, dict[str, Any]]:
-    """Per annotation name: the critical path of its median call (by length), with ``call`` (its id)."""
-    paths = annotation_paths(trace)
+    """Per annotation name: the critical path of its median call (by length: its window's), with
+    ``call`` (its id). Only those calls' paths are walked (unless every call's is kept)."""
+    windows = span_windows(trace, "annotations").with_columns(
+        length_us=(pl.col("end_ns") - pl.col("start_ns")) / 1000.0
+    )
+    ordered = windows.sort("name", "length_us", "span")
+    middles = {
+        str(name): int(calls["span"][len(calls) // 2])
+        for (name,), calls in ordered.group_by("name", maintain_order=True)
+    }
+    paths = annotation_paths(trace, middles.values())
     found: dict[str, dict[str, Any]] = {}
-    ordered = paths.spans.sort("name", "length_us", "span")
-    for (name,), calls in ordered.group_by("name", maintain_order=True):
-        middle = int(calls["span"][len(calls) // 2])
+    for name, middle in middles.items():
         record = path_record(paths, middle)
         if record is not None:
-            found[str(name)] = {"call": middle, **record}
+            found[name] = {"call": middle, **record}
     return found
 
 

@@ -31,6 +31,7 @@ import polars as pl
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.ranks import clocks as clock
 from tracetui.ranks import straggler as lag
+from tracetui.ranks.cause import Cause, straggler_cause
 from tracetui.trace.stats import most_common
 
 US = 1000.0
@@ -54,12 +55,17 @@ class Analysis:
     clock_reference: list[int] = field(default_factory=list)  # the ranks whose clock the others are put on
     straggler: lag.Straggler | None = None  # the rank named, past every threshold
     largest_lag: lag.Straggler | None = None  # the rank that cost the others most (straggler or not)
+    cause: Cause | None = None  # why the straggler is late (None: no straggler, or nothing to compare)
     verdict: str = ""
     notes: list[str] = field(default_factory=list)
 
 
 def analyse(
-    ranks: pl.LazyFrame, steps: pl.LazyFrame, collectives: pl.LazyFrame, kernels: pl.LazyFrame
+    ranks: pl.LazyFrame,
+    steps: pl.LazyFrame,
+    collectives: pl.LazyFrame,
+    kernels: pl.LazyFrame,
+    lead: pl.LazyFrame | None = None,
 ) -> Analysis:
     """The cross-rank analysis of the per-rank tables (each with a ``rank`` column)."""
     rank_rows = ranks.sort("rank").collect()
@@ -78,6 +84,9 @@ def analyse(
     largest = lag.largest_lag(aligned, arrivals, lag.median_step_us(rank_steps), n_steps)
     named = largest if largest is not None and not largest.misses else None
     notes = _notes(rank_rows, aligned, clocks)
+    why = None
+    if named is not None and lead is not None:
+        why = straggler_cause(named.rank, keyed, arrivals, aligned, lead.collect())
     table = rank_rows.join(
         step_table.group_by(pl.col("slowest_rank").alias("rank")).agg(pl.len().alias("slowest_steps")),
         on="rank",
@@ -100,6 +109,7 @@ def analyse(
         clock_reference=clocks.reference,
         straggler=named,
         largest_lag=largest,
+        cause=why,
         verdict=lag.verdict(aligned, largest),
         notes=notes,
     )

@@ -33,6 +33,7 @@ from tracetui.errors import TraceError
 from tracetui.insight.kernels import kernels_table
 from tracetui.ranks import parts
 from tracetui.ranks.discover import DATASET_MANIFEST, RankSet
+from tracetui.ranks.lead import SCHEMA as LEAD_SCHEMA
 from tracetui.safetext import clean
 from tracetui.trace.args import NO_ARGS
 from tracetui.trace.layout import schema
@@ -48,7 +49,13 @@ SCHEMA = "tracetui.dataset/2"
 OLDER = ("tracetui.dataset/1",)
 BIG_TABLES = ("events", "kernels", "ops")
 MODEL_TABLES = tuple(t for t in TRACE_TABLES if t not in BIG_TABLES)  # with events: a rank's trace
-SMALL_TABLES = {"ranks": "rank", "steps": "steps", "collectives": "collectives", "kernel_names": "kernels"}
+SMALL_TABLES = {
+    "ranks": "rank",
+    "steps": "steps",
+    "collectives": "collectives",
+    "kernel_names": "kernels",
+    "lead": "lead",
+}
 TABLE_NAMES = (*BIG_TABLES, *MODEL_TABLES, *SMALL_TABLES)
 PART = "part-0.parquet"
 
@@ -196,6 +203,9 @@ def read_small_tables(root: Path, facts: dict[str, Any]) -> Checked:
         try:
             read = {}
             for table in SMALL_TABLES:
+                if table == "lead" and table not in facts["tables"]:  # a dataset of before: no cause
+                    read[table] = pl.DataFrame(schema={"rank": pl.Int64, **LEAD_SCHEMA})
+                    continue
                 part = part_path(table, rank)
                 frame = parts.read_table(root, part, listed.get(part), schemas)
                 read[table] = frame.select(pl.lit(rank, pl.Int64).alias("rank"), pl.all())

@@ -4,6 +4,7 @@
 * ``steps``: the trace's steps, each with its GPU-time breakdown.
 * ``collectives``: one row per collective (:mod:`tracetui.ranks.collectives`).
 * ``kernels``: per GPU-work name, calls and time (the kernel breakdown across ranks).
+* ``lead``: what filled the time between its collectives (:mod:`tracetui.ranks.lead`).
 
 **Temporal breakdown** (HTA's rule). The window is the profiled steps: each step from its start to
 the next step's start, the last one to the end of its own CPU span or of the GPU work it launched,
@@ -34,6 +35,7 @@ from tracetui.ranks.collectives import (
     outermost_c10d,
     rank_collectives,
 )
+from tracetui.ranks.lead import lead_table
 from tracetui.safetext import clean
 from tracetui.trace.categories import GPU_WORK
 from tracetui.trace.stats import union_length
@@ -48,7 +50,7 @@ COMPUTE, COMM, MEMORY = 0, 1, 2
 # union sets per window: |C|, |M|, |C ∪ M|, |C ∪ M ∪ Mem|, host collective spans
 SET_C, SET_M, SET_CM, SET_ALL, SET_HOST = range(5)
 SETS = 5
-TABLES = ("rank", "steps", "collectives", "kernels")
+TABLES = ("rank", "steps", "collectives", "kernels", "lead")
 BREAKDOWN = ("window_us", "compute_us", "comm_us", "memory_us", "idle_us", "overlap_us", "host_comm_us")
 
 RANK_SCHEMA: dict[Any, Any] = {
@@ -84,6 +86,7 @@ class RankTables:
     steps: pl.DataFrame
     collectives: pl.DataFrame
     kernels: pl.DataFrame
+    lead: pl.DataFrame  # what filled the time between its collectives (tracetui.ranks.lead)
 
     def frames(self) -> dict[str, pl.DataFrame]:
         return {name: getattr(self, name) for name in TABLES}
@@ -123,6 +126,7 @@ def rank_tables(trace: Trace, entry: RankFile) -> RankTables:
         steps=steps.select(with_rank, pl.all()),
         collectives=collectives.select(with_rank, pl.all()),
         kernels=kernels.select(with_rank, pl.all()),
+        lead=lead_table(trace, collectives).select(with_rank, pl.all()),
     )
 
 

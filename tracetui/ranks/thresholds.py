@@ -15,6 +15,11 @@
 * and at least :data:`STRAGGLER_MIN_WAIT_US` per step: on steps of a few milliseconds a rank
   descheduled once costs a tenth of a step without being slow.
 
+**Straggler's cause** (:mod:`tracetui.ranks.cause`). The largest difference between the
+straggler's time and the others' median before the collectives it is late to is named the cause
+only when it explains at least :data:`CAUSE_MIN_SHARE` of the lag (more than any other part can);
+otherwise "no single cause", listing the differences of at least :data:`CAUSE_LIST_SHARE`.
+
 **Clocks** (:mod:`tracetui.ranks.clocks`). A rank's offset is corrected when it differs from the
 reference ranks' by more than its spread: :data:`CLOCK_SPREAD_SIGMAS` robust standard deviations of
 two ranks' end difference at one collective (95 % of the collectives' ends agree within it), or
@@ -30,6 +35,9 @@ STRAGGLER_LAST_SHARE = 0.5  # last at more than half of the significant collecti
 SIGNIFICANT_SKEW_SHARE = 0.01  # a collective is significant from an arrival skew of 1 % of the median step
 STRAGGLER_STEP_SHARE = 0.10  # the others wait at least 10 % of the median step for it …
 STRAGGLER_MIN_WAIT_US = 500.0  # … and at least 0.5 ms per step
+
+CAUSE_MIN_SHARE = 0.5  # a difference is the straggler's cause when it explains half its lag or more
+CAUSE_LIST_SHARE = 0.1  # without one, the differences of a tenth of the lag or more are listed
 
 CLOCK_SPREAD_SIGMAS = 2.0  # the spread: 2 robust σ of two ranks' end difference at one collective …
 CLOCK_SE_SIGMAS = 3.0  # … or 3 standard errors of the median offset, where larger (few collectives)

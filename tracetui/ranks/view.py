@@ -122,7 +122,7 @@ COLLECTIVE_LEGEND = (
 
 def ranks_table(report: RunReport) -> TableView:
     """The Ranks table: per rank the figures of ``summary`` (shares of the steps' GPU time), the
-    straggler highlighted, the verdict as caption."""
+    straggler highlighted, the verdict (and why the straggler is late) as caption."""
     analysis = report.analysis
     window = pl.sum_horizontal(f"{part}_us" for part in PARTS)  # as the summary's shares
     share = [
@@ -130,7 +130,10 @@ def ranks_table(report: RunReport) -> TableView:
     ]
     frame = analysis.ranks.with_columns(share).select([c.key for c in RANK_COLUMNS])
     highlight = () if analysis.straggler is None else (analysis.straggler.rank,)
-    return TableView(frame, RANK_COLUMNS, highlight, analysis.verdict, RANK_LEGEND)
+    caption = analysis.verdict
+    if analysis.cause is not None:  # why the straggler is late: the summary's "Why:" line
+        caption += f"\nwhy: {analysis.cause.sentence}"
+    return TableView(frame, RANK_COLUMNS, highlight, caption, RANK_LEGEND)
 
 
 COLLECTIVE_COLUMNS = (

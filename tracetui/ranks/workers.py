@@ -41,12 +41,7 @@ _started: tuple[ProcessPoolExecutor, int] | None = None  # a pool started early,
 
 def wanted() -> int:
     """Worker processes: ``TRACETUI_WORKERS``, else the cores this process may use."""
-    if (given := settings.WORKERS.get()) is not None:
-        return given
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+    return settings.workers()
 
 
 def count_for(entries: Sequence[RankFile], workers: int | None) -> int:

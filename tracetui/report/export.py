@@ -14,8 +14,11 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tracetui.errors import TraceError
+from tracetui.insight.critical_path import annotation_paths, piece_parts, pieces, step_paths
+from tracetui.insight.idle import stream_idle
 from tracetui.insight.kernels import kernels_table_parts
 from tracetui.insight.memory import memory_of
+from tracetui.insight.why_data import advice_frame, advice_records
 from tracetui.output import write_file
 from tracetui.safetext import escape_series
 from tracetui.trace.text import as_text
@@ -43,6 +46,9 @@ def export_parts(trace: Trace, table: str) -> Iterator[pl.DataFrame]:
     if table == "kernels":
         yield from kernels_table_parts(trace, KERNEL_ROWS)
         return
+    if table == "critical_path":
+        yield from critical_path_parts(trace)
+        return
     frames: dict[str, Callable[[], pl.DataFrame]] = {
         "ops": lambda: trace.ops,
         "annotations": lambda: trace.annotations,
@@ -50,7 +56,6 @@ def export_parts(trace: Trace, table: str) -> Iterator[pl.DataFrame]:
         "runtime": lambda: trace.runtime,
         "anomalies": lambda: trace.anomalies,
         "memory": lambda: memory_table(trace),
-        "critical_path": lambda: critical_path_table(trace),
         "idle": lambda: idle_table(trace),
         "advice": lambda: advice_table(trace),
     }
@@ -77,44 +82,46 @@ def memory_table(trace: Trace) -> pl.DataFrame:
     return memory_of(trace).events.drop("pair_order", "track", "enclosing_id", "enclosing_pos")
 
 
-def critical_path_table(trace: Trace) -> pl.DataFrame:
+def critical_path_parts(trace: Trace) -> Iterator[pl.DataFrame]:
     """One row per piece of every step's and annotation call's critical path, in time order: the
     span (its id, name and kind), what the path crossed (``id``: the event, null for a gap or a
-    launch delay; ``name``, ``kind``), where it starts and its time on the path (µs)."""
-    from tracetui.insight.critical_path import annotation_paths, step_paths
-
-    frames = []
+    launch delay; ``name``, ``kind``), where it starts and its time on the path (µs); a part of the
+    spans at a time (:func:`tracetui.insight.critical_path.piece_parts`)."""
+    yielded = False
     for kind, paths in (("step", step_paths(trace)), ("annotation", annotation_paths(trace))):
         names = paths.spans.select("span", pl.col("name").alias("span_name"))
-        frames.append(
-            paths.pieces.join(names, on="span", how="left", maintain_order="left").select(
-                "span",
-                "span_name",
-                pl.lit(kind).alias("span_kind"),
-                "id",
-                "name",
-                "kind",
-                "start_ns",
-                (pl.col("ns") / 1000.0).alias("us"),
-                "track",
-                "lane",
-            )
-        )
-    return pl.concat(frames)
+        for part in piece_parts(trace, paths):
+            yielded = True
+            yield _critical_path_rows(part, names, kind)
+    if not yielded:
+        yield _critical_path_rows(pieces(trace, step_paths(trace), []), pl.DataFrame(), "step")
+
+
+def _critical_path_rows(part: pl.DataFrame, names: pl.DataFrame, kind: str) -> pl.DataFrame:
+    if names.is_empty():
+        names = pl.DataFrame(schema={"span": pl.UInt32, "span_name": pl.String})
+    return part.join(names, on="span", how="left", maintain_order="left").select(
+        "span",
+        "span_name",
+        pl.lit(kind).alias("span_kind"),
+        "id",
+        "name",
+        "kind",
+        "start_ns",
+        (pl.col("ns") / 1000.0).alias("us"),
+        "track",
+        "lane",
+    )
 
 
 def idle_table(trace: Trace) -> pl.DataFrame:
     """One row per step and GPU stream: the window, the idle time and its host wait / kernel wait /
     other parts (µs)."""
-    from tracetui.insight.idle import stream_idle
-
     return stream_idle(trace)
 
 
 def advice_table(trace: Trace) -> pl.DataFrame:
     """The advice, ranked: rule, action, evidence, saving per step (µs), confidence."""
-    from tracetui.insight.why_data import advice_frame, advice_records
-
     return advice_frame(advice_records(trace))
 
 

@@ -15,7 +15,7 @@ from tracetui import formatting as fmt
 from tracetui import settings
 from tracetui.ranks.run import report_for
 from tracetui.safetext import shown
-from tracetui.trace import load
+from tracetui.trace import load, timing
 
 if TYPE_CHECKING:
     from tracetui.ranks.discover import RankSet
@@ -47,6 +47,7 @@ def load_with_progress(path: str | Path, max_inflate: float | None = None) -> Tr
 def _timed(path: str | Path, max_inflate: float | None) -> Trace:
 
     marks: list[tuple[str, float]] = []
+    timing.begin()
     trace = load(
         path, progress=lambda stage: marks.append((stage, time.perf_counter())), max_inflate=max_inflate
     )
@@ -55,6 +56,9 @@ def _timed(path: str | Path, max_inflate: float | None) -> Trace:
         f"{stage} {fmt.duration((end - start) * 1e6)}" for (stage, start), (_, end) in pairwise(marks)
     )
     print(f"tracetui: load {fmt.duration((marks[-1][1] - marks[0][1]) * 1e6)} ({spans})", file=sys.stderr)
+    if parts := timing.taken():  # the read's own spans (on this thread: the parts' scans overlap)
+        inner = ", ".join(f"{name} {fmt.duration(seconds * 1e6)}" for name, seconds in parts)
+        print(f"tracetui: {inner}", file=sys.stderr)
     return trace
 
 

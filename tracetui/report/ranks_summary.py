@@ -16,6 +16,7 @@ from rich.rule import Rule
 from rich.text import Text
 
 from tracetui import formatting as fmt
+from tracetui.ranks.cause import breakdown_line
 from tracetui.ranks.collectives import pretty
 from tracetui.ranks.discover import rank_list
 from tracetui.report.summary import summary_renderable
@@ -36,7 +37,7 @@ def ranks_renderable(data: dict[str, Any]) -> RenderableType:
     run = data["distributed"]
     verdict = Text("Stragglers: ", style="bold")
     verdict.append(run["verdict"], style="bold red" if run["straggler"] else "")
-    parts: list[RenderableType] = [_header(data), verdict]
+    parts: list[RenderableType] = [_header(data), verdict, *_why(run)]
     if len(data["ranks"]) > WORST:
         parts.append(_ranks(data, worst(data)))
     parts.append(_ranks(data))
@@ -44,6 +45,18 @@ def ranks_renderable(data: dict[str, Any]) -> RenderableType:
     parts.append(Rule(Text(f"rank {run['rank']}: {_file_of(run, run['rank'])}"), align="left"))
     parts.append(summary_renderable(data))
     return Group(*parts)
+
+
+def _why(run: dict[str, Any]) -> list[Text]:
+    """Why the straggler is late: the sentence and the per-kind breakdown (none without one)."""
+    cause = run.get("straggler_cause")
+    if cause is None:
+        if run["straggler"] is None:
+            return []
+        return [Text("Why: not known (no stretch before a late collective to compare)", style="dim")]
+    why = Text("Why: ", style="bold")
+    why.append(shown(cause["sentence"], None), style="bold" if cause["kind"] else "")
+    return [why, Text("  " + shown(breakdown_line(cause["rank"], cause["totals"]), None), style="dim")]
 
 
 def _file_of(run: dict[str, Any], rank: int) -> str:

@@ -31,3 +31,9 @@ def kept(owner: object, name: str, compute: Callable[[], T]) -> T:
 def _forget(key: int) -> None:
     with _LOCK:
         _KEPT.pop(key, None)
+
+
+def kept_value(owner: object, name: str) -> Any:
+    """What :func:`kept` holds for ``owner`` and ``name``, else None (nothing is computed)."""
+    with _LOCK:
+        return _KEPT.get(id(owner), {}).get(name)

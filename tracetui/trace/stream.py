@@ -15,7 +15,6 @@ while it imports the rest (:mod:`prefetch`).
 
 from __future__ import annotations
 
-import os
 import queue
 import re
 import threading
@@ -25,8 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tracetui import settings
 from tracetui.errors import TraceError
-from tracetui.trace import native, repair
+from tracetui.trace import native, repair, timing
 from tracetui.trace.args import ArgsWriter
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ PROBE = 4  # events that must read cleanly after a damaged part for the scan to 
 REGION_CAP = 64 << 20  # bytes of a damaged part read before it is decoded anyway
 # where a damaged part may end: after an event's closing brace, or at the array's closing bracket
 _CANDIDATE = re.compile(rb"\}(?=[ \t\r\n]*[,\]])|(?=\])")
-# where a block may be split for the second core: an object's start after "}," (the scan of the
+# where a block may be split between two scanners: an object's start after "}," (the scan of the
 # part before it shows whether that was between two events, or inside one)
 _SPLIT = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*(?=\{)")
 
@@ -55,7 +55,7 @@ class Streamed:
     truncated: bool = False
     repairs: list[str] = field(default_factory=list)
     whole: Any = None  # the Decoded of the whole document, when msgspec read it whole
-    adopted: int = 0  # blocks read by the second scanner
+    adopted: int = 0  # parts read by the other scanners and adopted
 
 
 def read(
@@ -63,25 +63,39 @@ def read(
     blocks: Iterator[bytes],
     block_of: int = 0,
     on_block: Callable[[], None] | None = None,
-    split: bool = True,
+    workers: int | None = None,
 ) -> Streamed:
     """Read ``blocks`` (the JSON of ``path``); ``on_block`` is called as each is taken. ``block_of``:
-    for tests, re-cut the blocks into pieces of this many bytes. ``split``: scan every other
-    block on a second core, where there is one (the tables are the same either way). Raises
-    :class:`TraceError` for input that is not a trace."""
+    for tests, re-cut the blocks into pieces of this many bytes. The scan runs on ``workers``
+    cores (:func:`scanners_for`: ``TRACETUI_WORKERS``, else the cores there are, at most
+    :data:`MAX_SCANNERS`), each run of that many blocks in as many parts (the tables are the same
+    either way).
+    Raises :class:`TraceError` for input that is not a trace."""
     if block_of:
         blocks = _recut(blocks, block_of)
     scanner = native.scanner()
     if scanner is None:
         return _whole(path, b"", blocks)
+    scanners = scanners_for(workers)
     ahead = Ahead(blocks)  # the next blocks are read and inflated while this one is scanned
-    second = ThreadPoolExecutor(1, thread_name_prefix="tracetui-scan") if split and _cores() > 1 else None
+    pool = ThreadPoolExecutor(scanners - 1, thread_name_prefix="tracetui-scan") if scanners > 1 else None
     try:
-        return _Reader(path, ahead, scanner, on_block, second).run()
+        with timing.span("read"):
+            return _Reader(path, ahead, scanner, on_block, pool, scanners).run()
     finally:
         ahead.close()
-        if second is not None:
-            second.shutdown(cancel_futures=True)
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+
+
+MAX_SCANNERS = 16  # each holds a 4 MB block and the next run's: at most 128 MB of JSON in flight
+
+
+def scanners_for(workers: int | None = None) -> int:
+    """The scanners of a read: :func:`settings.workers` (``workers``, ``TRACETUI_WORKERS``, else the
+    cores), at most :data:`MAX_SCANNERS` (one thread inflates a gzip'd trace, ~1.7 GB/s here, and one
+    scanner reads ~0.5 GB/s: more would hold memory, not time)."""
+    return min(settings.workers(workers), MAX_SCANNERS)
 
 
 class _Reader:
@@ -91,16 +105,18 @@ class _Reader:
         blocks: Iterator[bytes],
         scanner: Any,
         on_block: Callable[[], None] | None,
-        second: ThreadPoolExecutor | None = None,
+        pool: ThreadPoolExecutor | None = None,
+        scanners: int = 1,
     ) -> None:
         self.path = path
-        self.second = second  # scans the next block while this thread scans the one before
+        self.pool = pool  # scans the parts after the first of each run of blocks
+        self.scanners = scanners  # the parts of a run of blocks (one per scanner)
         self.on_block = on_block
         self.blocks = blocks
         self.scanner = scanner
         self.buffer = b""
         self.exhausted = False  # the blocks have all been taken
-        self.pending: _Pair | None = None  # the next two blocks, the second's scan under way
+        self.pending: _Round | None = None  # the next run of blocks, its parts' scans under way
         self.offset = 0  # bytes of JSON before self.buffer
         self.head: list[bytes] | None = []  # what was consumed before the events began
         self.segments: list[tuple[str, Any]] = []
@@ -115,14 +131,12 @@ class _Reader:
         return self.exhausted and self.pending is None
 
     def more(self) -> bool:
-        """Append the next block to the buffer (a pair read ahead first: its scan is dropped);
+        """Append the next block to the buffer (a run read ahead first: its parts' scans are dropped);
         False at the end of the input."""
         if self.pending is not None:
-            first, second, _, _, job = self.pending
-            self.pending = None
-            if job is not None:
-                job.cancel()
-            self.buffer = b"".join((self.buffer, first, second))
+            run, self.pending = self.pending, None
+            run.cancel()
+            self.buffer = b"".join((self.buffer, *run.blocks))
             return True
         block = self.next_block()
         if block is None:
@@ -151,7 +165,7 @@ class _Reader:
         scanner = self.scanner
         self.more()
         while True:
-            if self.second is not None and self.head is None and scanner.state == "events":
+            if self.pool is not None and self.head is None and scanner.state == "events":
                 outcome = self.split_scan()
                 if outcome is None:
                     continue
@@ -191,50 +205,65 @@ class _Reader:
         )
 
     def split_scan(self) -> tuple[int, int, str | None] | None:
-        """Read the next two blocks on both cores: this thread scans the buffer, the first block
-        and the second up to an object's start after ``},``; a second scanner reads the rest of
-        the second block meanwhile (queued while the pair before it is read), and is adopted if
-        this scan ended exactly there, between events. Otherwise the split was inside an event,
-        or the read needs the serial path (a damaged event): the second scan is dropped. None:
-        the pair was read; else the feed's outcome for :attr:`buffer`."""
+        """Read the next run of blocks on every core: this thread scans the buffer and the run up
+        to its first split (an object's start after ``},`` in its second block), while the other
+        scanners read the parts after it (each from a split to the next, queued while the run
+        before it is read). Each part is adopted, in order, where the scan before it ended exactly
+        at its start, between events; from the first that is not (a split inside an event, or a
+        damaged event: the serial path reads it), the rest of the run is read by this scanner.
+        None: the run was read; else the feed's outcome for :attr:`buffer`."""
         if self.pending is None:
             self.pending = self.speculate()
         if self.pending is None:
             return self.feed()
-        first, second, cut, ahead, job = self.pending
-        self.pending = self.speculate()  # the next pair's second scan is queued behind this one
-        if job is None:  # no split: read serially
-            self.buffer = b"".join((self.buffer, first, second))
+        run = self.pending
+        self.pending = self.speculate()  # the next run's parts are queued behind this one's
+        if not run.parts:  # no split: read serially
+            self.buffer = b"".join((self.buffer, *run.blocks))
             return self.feed()
-        region = b"".join((self.buffer, first, second[:cut]))
-        status, consumed, why = self.scanner.feed(region, False)
+        region = b"".join((self.buffer, *run.head))
+        with timing.span("read: scan"):
+            status, consumed, why = self.scanner.feed(region, False)
         self.args.take(self.scanner)
-        ahead_status, used, ahead_args = job.result()
-        if status == native.MORE and consumed == len(region) and ahead_status == native.MORE:
-            count = ahead.events
-            if self.scanner.adopt(ahead):
-                self.args.add_run(ahead_args, count)
-                self.adopted += 1
-                self.offset += len(region) + used
-                self.buffer = second[cut + used :]
-                return None
-        self.buffer = region + second[cut:]  # the serial path goes on from the scan's outcome
-        return status, consumed, why
+        if not (status == native.MORE and consumed == len(region)):
+            run.cancel()
+            self.buffer = b"".join((region, *run.tail(0)))  # the serial path goes on from the scan's outcome
+            return status, consumed, why
+        self.offset += len(region)
+        for index, (part, size, job) in enumerate(run.parts):
+            with timing.span("read: waiting for the parts"):
+                part_status, used, part_args = job.result()
+            last = index == len(run.parts) - 1
+            count = part.events
+            with timing.span("read: adopt"):
+                whole = part_status == native.MORE and (last or used == size)
+                adopted = whole and self.scanner.adopt(part)
+            if not adopted:  # read serially from this part's start on
+                run.cancel(index + 1)
+                self.buffer = b"".join(run.tail(index))
+                return self.feed()
+            self.args.add_run(part_args, count)
+            self.adopted += 1
+            self.offset += used
+            if last:
+                self.buffer = run.rest(used)
+        return None
 
-    def speculate(self) -> _Pair | None:
-        """The next two blocks, with the second's scan from its first split on started (no
-        scan: it has none, or it is missing at the end); None at the end of the input."""
-        first = self.next_block()
-        if first is None:
+    def speculate(self) -> _Round | None:
+        """The next run of blocks (one per scanner), with the scans of its parts after the first
+        started; None at the end of the input."""
+        blocks: list[bytes] = []
+        while len(blocks) < self.scanners:
+            block = self.next_block()
+            if block is None:
+                break
+            blocks.append(block)
+        if not blocks:
             return None
-        second = self.next_block() or b""
-        match = _SPLIT.search(second)
-        if match is None or self.second is None:
-            return first, second, 0, None, None
-        ahead = native.scanner()
-        ahead.resume_events()
-        job = self.second.submit(_scan_ahead, ahead, memoryview(second)[match.end() :])
-        return first, second, match.end(), ahead, job
+        run = _Round(blocks)
+        if self.pool is not None:
+            run.start(self.pool)
+        return run
 
     def feed(self) -> tuple[int, int, str | None]:
         """The scanner's read of the buffer (to its end where it is final), its args taken."""
@@ -303,18 +332,75 @@ class _Reader:
             self.more()
 
 
-# two blocks; where the second is split, its second scanner and that scan's outcome (or none)
-_Pair = tuple[bytes, bytes, int, Any, "Future[tuple[int, int, bytes]] | None"]
+class _Round:
+    """A run of blocks read in parts: the first part (up to the first split: an object's start
+    after ``},`` in the second block) is this thread's; each later block holds the start of one
+    part, which runs to the next block's split (the last: to the run's end), read by a scanner of
+    its own from that object's start (:meth:`Scanner.resume_events`) on another core."""
+
+    def __init__(self, blocks: list[bytes]) -> None:
+        self.blocks = blocks
+        self.cuts: list[tuple[int, int]] = []  # per part after the first: (its block, where it starts)
+        for index in range(1, len(blocks)):
+            match = _SPLIT.search(blocks[index])
+            if match is not None:
+                self.cuts.append((index, match.end()))
+        self.parts: list[tuple[Any, int, Future[tuple[int, int, bytes]]]] = []  # scanner, bytes, scan
+
+    @property
+    def head(self) -> list[bytes | memoryview]:
+        """The first part: the blocks up to the first split (all of them: no split)."""
+        if not self.cuts:
+            return list(self.blocks)
+        index, at = self.cuts[0]
+        return [*self.blocks[:index], memoryview(self.blocks[index])[:at]]
+
+    def pieces(self, part: int) -> list[bytes | memoryview]:
+        """The blocks' pieces of part ``part`` (0: the one after the first)."""
+        index, at = self.cuts[part]
+        if part + 1 == len(self.cuts):
+            return [memoryview(self.blocks[index])[at:], *self.blocks[index + 1 :]]
+        end_index, end = self.cuts[part + 1]
+        return [
+            memoryview(self.blocks[index])[at:],
+            *self.blocks[index + 1 : end_index],
+            memoryview(self.blocks[end_index])[:end],
+        ]
+
+    def tail(self, part: int) -> list[bytes | memoryview]:
+        """The run from the start of part ``part`` on (0: the one after the first)."""
+        if part >= len(self.cuts):
+            return []
+        index, at = self.cuts[part]
+        return [memoryview(self.blocks[index])[at:], *self.blocks[index + 1 :]]
+
+    def rest(self, used: int) -> bytes:
+        """What follows the last part's first ``used`` bytes: the run's unread end."""
+        out = []
+        for piece in self.tail(len(self.cuts) - 1):
+            if used < len(piece):
+                out.append(piece[used:])
+            used = max(0, used - len(piece))
+        return b"".join(out)
+
+    def start(self, pool: ThreadPoolExecutor) -> None:
+        """Queue the scans of the parts after the first, each by a new scanner."""
+        for part in range(len(self.cuts)):
+            pieces = self.pieces(part)
+            size = sum(len(piece) for piece in pieces)
+            scanner = native.scanner()
+            scanner.resume_events()
+            self.parts.append((scanner, size, pool.submit(_scan_part, scanner, pieces)))
+
+    def cancel(self, first: int = 0) -> None:
+        """Drop the scans of the parts from ``first`` on (those not started are not run)."""
+        for _, _, job in self.parts[first:]:
+            job.cancel()
 
 
-def _cores() -> int:
-    """The cores this process may run on."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
-
-
-def _scan_ahead(scanner: Any, data: memoryview) -> tuple[int, int, bytes]:
-    """A resumed scanner's read of ``data`` (on the second core): status, bytes used, raw args."""
+def _scan_part(scanner: Any, pieces: list[bytes | memoryview]) -> tuple[int, int, bytes]:
+    """A resumed scanner's read of one part (on another core): status, bytes used, raw args."""
+    data = pieces[0] if len(pieces) == 1 else b"".join(pieces)  # a big join releases the GIL
     status, used, _ = scanner.feed(data, False)
     return status, used, scanner.take_args()
 
@@ -394,10 +480,10 @@ def _recut(blocks: Iterator[bytes], size: int) -> Iterator[bytes]:
             yield block[start : start + size]
 
 
-def decode(data: bytes, path: Path, block: int = 0) -> Decoded:
+def decode(data: bytes, path: Path, block: int = 0, workers: int | None = None) -> Decoded:
     """Decode the JSON ``data`` in one go (as a load of a file holding it would, read in blocks of
-    ``block`` bytes); raise :class:`TraceError` if it is not a trace."""
-    return finish(read(path, iter([data] if data else []), block))
+    ``block`` bytes by ``workers`` scanners); raise :class:`TraceError` if it is not a trace."""
+    return finish(read(path, iter([data] if data else []), block, workers=workers))
 
 
 def finish(streamed: Streamed) -> Decoded:

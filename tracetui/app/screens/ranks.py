@@ -127,7 +127,9 @@ class RanksScreen(Screen[None]):
         )
         table.set_marks(frozenset(view.highlight), self.marked)
         self._draw_tabs()
-        self.query_one("#ranks-caption", Static).update(Content.styled(shown(view.caption), "bold"))
+        first, *more = view.caption.split("\n")  # the verdict, then why the straggler is late
+        caption = [Content.styled(shown(first), "bold"), *(Content(shown(line)) for line in more)]
+        self.query_one("#ranks-caption", Static).update(Content("\n").join(caption))
         self.query_one("#ranks-legend", Static).update(Content(view.legend))
         table.focus()
 
