@@ -17,7 +17,7 @@ from tracetui.app.app import TraceApp
 from tracetui.app.screens.explorer import ExplorerScreen
 from tracetui.app.widgets.range_panel import RangePanel
 from tracetui.app.widgets.timeline import LABEL_WIDTH, Timeline
-from tracetui.insight.critical_path import step_paths
+from tracetui.insight.critical_path import pieces, step_paths
 from tracetui.views.timeline.area import area
 
 TRAIN = fixture("mlp_train_tbhandler_stack_memory.pt.trace")
@@ -268,7 +268,7 @@ async def test_r_marks_the_steps_critical_paths_on_their_lanes_and_again_clears_
         await pilot.press("r")
         await settle(pilot)
         paths = step_paths(app.screen.trace)  # type: ignore[attr-defined]
-        on_path = set(paths.pieces["id"].drop_nulls().to_list())
+        on_path = set(pieces(app.screen.trace, paths)["id"].drop_nulls().to_list())
         assert on_path and timeline.marked.ids == on_path
         steps = paths.spans.height
         header = "".join(s.text for s in timeline.render_line(0))

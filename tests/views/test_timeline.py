@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import tracetui
 from tests.app.conftest import fixture
 from tracetui import formatting as fmt
-from tracetui.insight.critical_path import annotation_paths, step_paths
+from tracetui.insight.critical_path import annotation_paths, pieces, step_paths
 from tracetui.views.timeline import index as ix
 from tracetui.views.timeline import window as win
 from tracetui.views.timeline.area import area
@@ -272,5 +272,5 @@ def test_the_critical_path_overlay_is_the_paths_events(name: str, kind: str | No
         assert ids == []
         return
     paths = step_paths(trace) if kind == "steps" else annotation_paths(trace)
-    assert ids == sorted(set(paths.pieces["id"].drop_nulls().to_list())) and ids
+    assert ids == sorted(set(pieces(trace, paths)["id"].drop_nulls().to_list())) and ids
     assert set(ids) <= set(trace.events["id"].to_list())  # events of the trace, to mark on their lanes

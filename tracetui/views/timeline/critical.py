@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tracetui import formatting as fmt
-from tracetui.insight.critical_path import CriticalPaths, annotation_paths, step_paths
+from tracetui.insight.critical_path import CriticalPaths, annotation_paths, piece_parts, step_paths
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -21,7 +21,8 @@ LEGEND = "critical path"
 def critical_path_overlay(trace: Trace) -> tuple[list[int], str]:
     """The ids of the events on the steps' critical paths (a trace without steps: the annotation
     calls'), sorted, and the header's legend (``critical path: 3 steps, 12.4 ms``; its length is the
-    paths' summed ``length_us``, as ``summary`` and ``why`` give it); no spans: ``([], "")``."""
+    paths' summed ``length_us``, as ``summary`` and ``why`` give it); no spans: ``([], "")``. The
+    pieces are made a part of the spans at a time (:func:`piece_parts`), only their ids kept."""
     kinds: tuple[tuple[str, Callable[[Trace], CriticalPaths]], ...] = (
         ("step", step_paths),
         ("annotation", annotation_paths),
@@ -30,7 +31,8 @@ def critical_path_overlay(trace: Trace) -> tuple[list[int], str]:
         paths = paths_of(trace)
         if paths.spans.is_empty():
             continue
-        ids = paths.pieces.select(pl.col("id").drop_nulls().unique().sort())["id"].to_list()
+        found = [part.select(pl.col("id").drop_nulls().unique()) for part in piece_parts(trace, paths)]
+        ids = pl.concat(found)["id"].unique().sort().to_list() if found else []
         count = paths.spans.height
         length = float(paths.spans["length_us"].sum())
         return ids, f"{LEGEND}: {count} {what}{'s' if count != 1 else ''}, {fmt.duration(length)}"
