@@ -187,7 +187,7 @@ def test_a_healthy_run_has_no_cause() -> None:
     assert analysis.straggler is None and analysis.cause is None
     out = CliRunner().invoke(cli, ["summary", str(HEALTHY), "--json", "--workers", "1"])
     assert out.exit_code == 0, out.output
-    assert json.loads(out.output)["distributed"]["straggler_cause"] is None
+    assert json.loads(out.output)["distributed"]["straggler"] is None
     text = CliRunner().invoke(cli, ["summary", str(HEALTHY), "--workers", "1"]).output
     assert "Why:" not in text
 
@@ -195,7 +195,7 @@ def test_a_healthy_run_has_no_cause() -> None:
 def test_summary_says_why(tmp_path: Path) -> None:
     out = CliRunner().invoke(cli, ["summary", str(GLOO4), "--json", "--workers", "1"])
     assert out.exit_code == 0, out.output
-    why = json.loads(out.output)["distributed"]["straggler_cause"]
+    why = json.loads(out.output)["distributed"]["straggler"]["cause"]
     assert (why["rank"], why["kind"], why["name"], why["min_share"]) == (
         2,
         "host_gap",

@@ -9,6 +9,7 @@ import json
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -23,7 +24,7 @@ from tracetui.cli import cli
 from tracetui.ranks.clocks import align, rank_list
 from tracetui.ranks.discover import resolve
 from tracetui.ranks.run import RunReport, report_for
-from tracetui.ranks.thresholds import CLOCK_FLOOR_NS, MAD_SIGMA
+from tracetui.ranks.thresholds import CLOCK_FLOOR_NS, MAD_SIGMA, STRAGGLER_STEP_SHARE
 from tracetui.ranks.view import collectives_table, step_lanes
 
 HOUR_NS = 3_600_000_000_000
@@ -247,12 +248,28 @@ def _shifts(ranks: int) -> st.SearchStrategy[dict[int, int]]:
 def _check(name: str, shifts: dict[int, int]) -> None:
     tables = set_tables(SETS[name])
     plain, shifted = analyse_tables(tables), analyse_tables(tables, shifts)
-    assert (shifted.straggler and shifted.straggler.rank) == (plain.straggler and plain.straggler.rank)
     rows = {r["rank"]: r for r in shifted.clock_offsets.iter_rows(named=True)}
+    if not _at_its_threshold(plain, rows):
+        assert (shifted.straggler and shifted.straggler.rank) == (plain.straggler and plain.straggler.rank)
     for i, a in rows.items():  # every pair of ranks: their offsets differ as their shifts, within the spreads
         for j, b in rows.items():
             off = (a["offset_us"] - b["offset_us"]) * 1000 - (shifts[i] - shifts[j])
             assert abs(off) <= (a["spread_us"] + b["spread_us"]) * 1000, (i, j, shifts)
+
+
+def _at_its_threshold(plain: Any, rows: dict[int, dict[str, Any]]) -> bool:
+    """Whether the unshifted straggler's wait is within what the clocks' spreads can move it of the
+    step share it must reach: an offset is applied only past its spread, so a shifted run is read on
+    estimated clocks and the plain one on its own, and each collective's lag may differ by up to two
+    spreads. Such a verdict (fsdp_gloo_2ranks_straggler: 11 % of the step against 10 %) may go either
+    way; every other one must not move."""
+    named = plain.straggler
+    if named is None or not rows:
+        return False
+    spread_us = 2 * max(r["spread_us"] for r in rows.values())
+    steps = named.wait_us / named.wait_us_per_step
+    margin = spread_us * named.collectives / steps
+    return abs(named.wait_us_per_step - STRAGGLER_STEP_SHARE * named.step_us) <= margin
 
 
 @pytest.mark.parametrize("name", sorted(SETS))

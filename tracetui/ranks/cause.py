@@ -92,7 +92,7 @@ class Cause:
     totals: tuple[Difference, ...]  # per kind (name ""), in TOTAL_KINDS order
 
     def as_json(self) -> dict[str, object]:
-        """``distributed.straggler_cause`` (docs/ranks.md)."""
+        """``distributed.straggler.cause`` (docs/ranks.md)."""
         return {
             "rank": self.rank,
             "kind": self.cause.kind if self.cause else None,
@@ -144,7 +144,7 @@ TOTAL_LABELS = {
 
 def breakdown_line(rank: int, totals: dict[str, dict[str, Any]]) -> str:
     """Per step, the straggler's time of each kind against the others' median (``totals`` as in
-    ``distributed.straggler_cause.totals``)."""
+    ``distributed.straggler.cause.totals``)."""
     parts = [
         f"{label} {fmt.duration(totals[kind]['us_per_step'])} vs "
         f"{fmt.duration(totals[kind]['vs_others_us_per_step'])}"

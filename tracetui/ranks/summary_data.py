@@ -91,9 +91,13 @@ def ranks_data(report: RunReport) -> dict[str, Any]:
             "damaged": damaged,
             "notes": [*facts["notes"], *analysis.notes, *damage_notes(damaged)],
             "verdict": analysis.verdict,
-            "straggler": None if analysis.straggler is None else analysis.straggler.as_json(),
+            "straggler": None
+            if analysis.straggler is None
+            else {
+                **analysis.straggler.as_json(),
+                "cause": None if analysis.cause is None else analysis.cause.as_json(),
+            },
             "largest_lag": None if analysis.largest_lag is None else analysis.largest_lag.as_json(),
-            "straggler_cause": None if analysis.cause is None else analysis.cause.as_json(),
             "clocks_corrected": analysis.clocks_corrected,
             "clock_reference": analysis.clock_reference,
             "clock_offsets": records(analysis.clock_offsets, CLOCK_FIELDS),

@@ -49,10 +49,10 @@ def ranks_renderable(data: dict[str, Any]) -> RenderableType:
 
 def _why(run: dict[str, Any]) -> list[Text]:
     """Why the straggler is late: the sentence and the per-kind breakdown (none without one)."""
-    cause = run.get("straggler_cause")
+    if run["straggler"] is None:
+        return []
+    cause = run["straggler"]["cause"]
     if cause is None:
-        if run["straggler"] is None:
-            return []
         return [Text("Why: not known (no stretch before a late collective to compare)", style="dim")]
     why = Text("Why: ", style="bold")
     why.append(shown(cause["sentence"], None), style="bold" if cause["kind"] else "")
