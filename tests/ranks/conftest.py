@@ -16,6 +16,7 @@ from tracetui.ranks.analysis import Analysis, analyse
 from tracetui.ranks.discover import resolve
 from tracetui.ranks.engine import load_ranks
 from tracetui.ranks.tables import TABLES
+from tracetui.sample_traces import default_trace
 
 RANK_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ranks"
 GLOO4 = RANK_FIXTURES / "gloo_4rank_mlp"  # 4 ranks, one GPU, gloo; rank 2 a deliberate straggler
@@ -72,7 +73,7 @@ def nccl_report():  # type: ignore[no-untyped-def]
     return report_for(resolve([NCCL2]))
 
 
-SAMPLE_RUNS = Path(__file__).resolve().parents[2] / "sample_traces" / "runs"
+SAMPLE_RUNS = default_trace().parent / "runs"  # the bundled runs, in the checkout or the installed wheel
 TIMES = {
     "steps": ("start_ns", "end_ns", "window_start_ns", "window_end_ns"),
     "collectives": ("start_ns", "end_ns"),
