@@ -575,10 +575,11 @@ def settle(timeout: float = SETTLE_S) -> None:
         writers = list(_writers.values())
     for writer in writers:
         writer.join(max(0.0, deadline - time.monotonic()))
-    if any(writer.is_alive() for writer in writers):
-        _abort.set()
-        for writer in writers:
-            writer.join(5.0)
+    if not any(writer.is_alive() for writer in writers):
+        return  # each write removed its own staging folder (one begun since is left to run)
+    _abort.set()
+    for writer in writers:
+        writer.join(5.0)
     with _writers_lock:
         leftovers = list(_staging)
     for staging in leftovers:
