@@ -102,6 +102,7 @@ convert(as_rank_set([sys.argv[1]]), Path(sys.argv[2]), force=True)
 """
 
 
+@pytest.mark.slow  # kills a convert at each point of its removal (~25 s)
 def test_a_convert_killed_while_the_old_dataset_is_removed_leaves_a_whole_dataset(tmp_path: Path) -> None:
     out = tmp_path / "ds"
     assert tracetui("convert", str(GLOO4), "-o", str(out)).returncode == 0

@@ -14,6 +14,7 @@ UNITS = ("gate_proj", "up_proj", "down_proj")  # one FSDP unit each, then the ro
 STEPS = 3
 
 
+@pytest.mark.slow  # a real 2-rank FSDP capture (~35 s here)
 def test_traces_hold_the_all_gathers_and_reduce_scatters(rank_captures: dict[str, Run]) -> None:
     for path in sorted((rank_captures["fsdp"].cwd / "fsdp_gloo_2ranks").iterdir()):
         names = Counter(complete_names(read_trace(path)))
@@ -28,6 +29,7 @@ def test_traces_hold_the_all_gathers_and_reduce_scatters(rank_captures: dict[str
         assert names["gloo:all_reduce"] == len(UNITS) * STEPS
 
 
+@pytest.mark.slow
 def test_the_run_aligns_every_collective(rank_captures: dict[str, Run]) -> None:
     pytest.importorskip("polars")
     from tracetui.ranks.discover import resolve

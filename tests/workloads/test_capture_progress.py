@@ -50,6 +50,7 @@ def test_a_terminal_gets_a_bar_under_the_finished_stages() -> None:
     assert "━" in text  # the bar was drawn
 
 
+@pytest.mark.slow  # a capture under a pty (~13 s)
 def test_capture_on_a_terminal_draws_the_bar(tmp_path: Path) -> None:
     """The real command with its stderr on a pseudo-terminal: the bar (``━``, ``N/M``) is drawn and
     each finished stage is listed above it."""

@@ -11,6 +11,8 @@ import pytest
 
 from .helpers import STRAGGLER_MS, Run, complete_names, read_trace, run_cli
 
+pytestmark = pytest.mark.slow  # real 2-rank captures (~80 s here): CI's slow step runs them
+
 WORKLOADS = ("ddp", "fsdp")
 
 
