@@ -181,10 +181,10 @@ def test_max_inflate_reaches_the_load_as_a_value(monkeypatch: pytest.MonkeyPatch
     ``TRACETUI_MAX_INFLATE`` for the load to read)."""
     monkeypatch.delenv("TRACETUI_MAX_INFLATE", raising=False)
     seen: list[float | None] = []
-    monkeypatch.setattr(prefetch, "start", lambda path, max_inflate=None: seen.append(max_inflate))
+    monkeypatch.setattr(prefetch, "start", lambda path, max_inflate=None, *_: seen.append(max_inflate))
     real = loading.load_with_progress
     monkeypatch.setattr(
-        loading, "load_with_progress", lambda path, ratio=None: seen.append(ratio) or real(path)
+        loading, "load_with_progress", lambda path, ratio=None, workers=None: seen.append(ratio) or real(path)
     )
     result = CliRunner().invoke(cli, ["--max-inflate", "7", "summary", TRACE], catch_exceptions=False)
     assert result.exit_code == 0 and seen == [7.0, 7.0]

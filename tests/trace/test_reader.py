@@ -141,7 +141,7 @@ def _gzip_stream(path: Path, head: bytes, filler: bytes, size: int, tail: bytes 
         out.write(deflate.flush())
 
 
-@pytest.mark.slow  # writes and reads a multi-GB bomb (~12 s); test_gzipped_zeros_are_refused_before_they_inflate stays in the quick run
+@pytest.mark.slow  # writes and reads a multi-GB bomb (~12 s); the quick run keeps the gzipped zeros
 def test_a_gzip_bomb_is_refused_early_in_bounded_memory(tmp_path: Path) -> None:
     """1.5 GB of valid JSON (a trace of blanks) in 1.5 MB of gzip: before, inflated whole into memory."""
     bomb = tmp_path / "bomb.json.gz"

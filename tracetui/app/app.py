@@ -148,11 +148,12 @@ class TraceApp(TracetuiApp):
         expect: tuple[Path, list[Expectation]] | None = None,
         max_inflate: float | None = None,
         save_folder: SaveFolder | None = None,
+        workers: int | None = None,
     ) -> None:
         """``expect``: an expectations file and its (validated) expectations, checked once loaded.
         ``freeze_gc``: once loaded, freeze what exists and run full garbage collections only while
         the user is idle (:mod:`tracetui.app.collector`). For a process that runs one app:
-        ``tracetui open``. ``max_inflate``: as for :func:`tracetui.load`. ``save_folder``: where
+        ``tracetui open``. ``max_inflate``, ``workers``: as for :func:`tracetui.load`. ``save_folder``: where
         files go (:class:`TracetuiApp`)."""
         super().__init__(save_folder=save_folder)
         self.path = path
@@ -160,6 +161,7 @@ class TraceApp(TracetuiApp):
         self.freeze_gc = freeze_gc
         self.expect = expect
         self.max_inflate = max_inflate
+        self.scan_cores = workers
 
     def trace_paths(self) -> list[Path]:
         return [self.path]
@@ -178,7 +180,13 @@ class TraceApp(TracetuiApp):
             from tracetui.trace import load
             from tracetui.views.tree import TreeModel
 
-            trace = load(self.path, progress=progress, fraction=self._reading, max_inflate=self.max_inflate)
+            trace = load(
+                self.path,
+                progress=progress,
+                fraction=self._reading,
+                max_inflate=self.max_inflate,
+                workers=self.scan_cores,
+            )
             progress("building the tree")
             model = TreeModel(trace)
             model.first_frame()  # decodes the hot chain's kernel names off the UI thread, keeps the rows

@@ -30,23 +30,30 @@ def open_trace(
     expect: Path | None = None,
     max_inflate: float | None = None,
     save_folder: SaveFolder | None = None,
+    workers: int | None = None,
 ) -> int:
     """Run the explorer on ``path`` (``None``: the bundled sample), with the pass/fail panel of an
     expectations file when ``expect`` is given, writing files in ``save_folder`` (default: the
     current folder). Returns the exit status. A bad expectations file raises
-    :class:`TraceError` (``FILE: line N: problem``) before the app starts. ``max_inflate``: as
-    for :func:`tracetui.load`."""
+    :class:`TraceError` (``FILE: line N: problem``) before the app starts. ``max_inflate``,
+    ``workers``: as for :func:`tracetui.load`."""
     checks = None
     if expect is not None:
         checks = (expect, load_expectations(expect))
     sample = path is None
     target = default_trace() if path is None else path
     check_readable(target)
-    prefetch.start(target, max_inflate)  # reads and scans on another core while textual is imported
+    prefetch.start(target, max_inflate, workers)  # reads and scans on another core while textual is imported
     from tracetui.app.app import TraceApp
 
     app = TraceApp(
-        target, sample=sample, freeze_gc=True, expect=checks, max_inflate=max_inflate, save_folder=save_folder
+        target,
+        sample=sample,
+        freeze_gc=True,
+        expect=checks,
+        max_inflate=max_inflate,
+        save_folder=save_folder,
+        workers=workers,
     )
     app.run()
     return app.return_code or 0

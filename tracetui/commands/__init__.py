@@ -14,7 +14,10 @@ WORKERS = click.option(
     "--workers",
     type=click.IntRange(min=1),
     default=None,
-    help="With several ranks: the processes that load them [default: TRACETUI_WORKERS, else the cores].",
+    help=(
+        "The cores a load uses: one trace's scanners (at most 16), or the processes that load a "
+        "run's ranks [default: TRACETUI_WORKERS, else the cores]."
+    ),
 )
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from tracetui.commands import max_inflate
+from tracetui.commands import WORKERS, max_inflate
 from tracetui.errors import EXIT_CHECK_FAILED, EXIT_OK
 from tracetui.output import StdoutClosed
 from tracetui.trace import prefetch
@@ -27,20 +27,22 @@ TRACE = click.Path(path_type=Path)
     help="Expectations file (TOML, [[expect]] tables; see docs/compare.md).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON (schema tracetui.check/1).")
+@WORKERS
 @click.pass_context
-def check_command(ctx: click.Context, trace: Path, expect: Path, as_json: bool) -> None:
+def check_command(ctx: click.Context, trace: Path, expect: Path, as_json: bool, workers: int | None) -> None:
     """Check TRACE against an expectations file written before looking.
 
     Prints each expectation, what the trace showed and pass/fail. Exit code 0 when every
     expectation holds, 1 when any fails, 2 for a bad expectations file or trace.
     """
-    ctx.exit(run_check(trace, expect, as_json=as_json))
+    ctx.exit(run_check(trace, expect, as_json=as_json, workers=workers))
 
 
-def run_check(trace: Path, expect: Path, as_json: bool = False) -> int:
-    """Load, check and print; the exit code (0 all pass, 1 any fails). Bad input raises TraceError."""
+def run_check(trace: Path, expect: Path, as_json: bool = False, workers: int | None = None) -> int:
+    """Load (scanned on ``workers`` cores), check and print; the exit code (0 all pass, 1 any
+    fails). Bad input raises TraceError."""
     ratio = max_inflate()
-    prefetch.start(trace, ratio)
+    prefetch.start(trace, ratio, workers)
     from rich.console import Console
 
     from tracetui.compare.check import check_trace
@@ -49,7 +51,7 @@ def run_check(trace: Path, expect: Path, as_json: bool = False) -> int:
     from tracetui.report.loading import load_with_progress
 
     expectations = load_expectations(expect)
-    loaded = load_with_progress(trace, ratio)
+    loaded = load_with_progress(trace, ratio, workers)
     data = check_data(loaded, expect, check_trace(loaded, expectations))
     with contextlib.suppress(StdoutClosed):  # the verdict stands when the reader leaves early
         if as_json:

@@ -55,11 +55,11 @@ def export_command(
     if single is not None:
         if table in RUN_TABLES:
             raise click.UsageError(f"--table {table} needs the traces of several ranks")
-        prefetch.start(single, ratio)
+        prefetch.start(single, ratio, workers)
         from tracetui.report.export import export_parts, write_table
         from tracetui.report.loading import load_with_progress
 
-        loaded = load_with_progress(single, ratio)
+        loaded = load_with_progress(single, ratio, workers)
         write_table(export_parts(loaded, table), fmt, output, loaded.path)
         return
     from tracetui.report.export import write_table

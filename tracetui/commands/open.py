@@ -40,10 +40,10 @@ def open_command(
     """
     folder = None if save_dir is None else SaveFolder.only(save_dir)
     if not traces:
-        return open_trace(None, expect, max_inflate(), folder)
+        return open_trace(None, expect, max_inflate(), folder, workers)
     target = resolve(traces)
     if (trace := single_trace(target)) is not None:
-        return open_trace(trace, expect, max_inflate(), folder)
+        return open_trace(trace, expect, max_inflate(), folder, workers)
     if expect is not None:
         raise click.UsageError("--expect checks one trace: give one rank's trace with it")
     return open_run(target, max_inflate(), workers, folder)

@@ -54,22 +54,23 @@ def summarize_traces(
     loaded by ``workers`` processes)."""
     single, run = target_of(traces, rank)
     if single is not None:
-        summarize(single, as_json)
+        summarize(single, as_json, workers)
         return
     summarize_run(run, rank, as_json, workers)
 
 
-def summarize(trace: Path, as_json: bool = False) -> None:
-    """Load ``trace``, compute its summary's data, print it (the report, or ``--json``)."""
+def summarize(trace: Path, as_json: bool = False, workers: int | None = None) -> None:
+    """Load ``trace`` (scanned on ``workers`` cores), compute its summary's data, print it (the
+    report, or ``--json``)."""
     ratio = max_inflate()
-    prefetch.start(trace, ratio)  # reads and scans on another core while the report is imported
+    prefetch.start(trace, ratio, workers)  # reads and scans on another core while the report is imported
     from rich.console import Console
 
     from tracetui.insight.summary_data import summary_data
     from tracetui.report.loading import load_with_progress
     from tracetui.report.summary import summary_renderable
 
-    loaded = load_with_progress(trace, ratio)
+    loaded = load_with_progress(trace, ratio, workers)
     data = summary_data(loaded)
     if as_json:
         from tracetui.trace import cache

@@ -64,6 +64,7 @@ class Job:
     dataset: Path | None = None
     env: dict[str, str] = field(default_factory=dict)  # TRACETUI_* settings for a remote worker
     max_inflate: float | None = None  # as for tracetui.load
+    scanners: int | None = None  # the cores its load scans on (tracetui.load's workers)
 
 
 def load_ranks(
@@ -105,6 +106,8 @@ def run_jobs(
         yield from _ray_jobs(jobs, address)
         return
     count = processes.count_for([job.entry for job in jobs], workers)
+    share = max(1, settings.workers(workers) // count)  # each process scans on its share of the cores
+    jobs = [replace(job, scanners=share) for job in jobs]
     if count <= 1:
         yield from (run_job(job) for job in jobs)
         return
@@ -185,7 +188,7 @@ def run_job(job: Job) -> RankResult:
     entry = job.entry
     try:
         ident = cache.identity(entry.path)
-        trace = load(entry.path, max_inflate=job.max_inflate)
+        trace = load(entry.path, max_inflate=job.max_inflate, workers=job.scanners)
         tables = rank_tables(trace, entry)
         summary = None
         if job.summary or job.dataset is not None:
@@ -251,8 +254,8 @@ def _ray_jobs(jobs: Sequence[Job], address: str | None) -> Iterator[RankResult]:
         cloudpickle.register_pickle_by_value(ray_task)  # type: ignore[no-untyped-call]
         env = settings.given() | {k: v for k, v in os.environ.items() if k.startswith("POLARS_")}
         root = str(Path(__file__).resolve().parents[2])  # the folder holding this tracetui package
-        task = ray.remote(num_cpus=1, max_retries=1)(ray_task.run)
-        pending = [task.remote(root, pickle.dumps(replace(job, env=env))) for job in jobs]
+        task = ray.remote(num_cpus=1, max_retries=1)(ray_task.run)  # scanning on that one CPU
+        pending = [task.remote(root, pickle.dumps(replace(job, env=env, scanners=1))) for job in jobs]
         while pending:
             done, pending = ray.wait(pending, num_returns=1)
             yield from (pickle.loads(result) for result in ray.get(done))

@@ -23,16 +23,19 @@ if TYPE_CHECKING:
     from tracetui.trace import Trace
 
 
-def load_with_progress(path: str | Path, max_inflate: float | None = None) -> Trace:
-    """``tracetui.load`` with a spinner naming the stage, when stderr is a terminal.
+def load_with_progress(
+    path: str | Path, max_inflate: float | None = None, workers: int | None = None
+) -> Trace:
+    """``tracetui.load`` (``max_inflate``, ``workers``: as for it) with a spinner naming the stage,
+    when stderr is a terminal.
 
     ``TRACETUI_TIMING=1`` prints how long each stage took, on stderr.
     """
 
     if settings.TIMING.value():
-        return _timed(path, max_inflate)
+        return _timed(path, max_inflate, workers)
     if not sys.stderr.isatty():
-        return load(path, max_inflate=max_inflate)
+        return load(path, max_inflate=max_inflate, workers=workers)
     console = Console(stderr=True, markup=False, highlight=False)
     name = shown(Path(path).name)  # a file name: outside text
     with console.status(Text(f"loading {name}"), spinner="dots") as status:
@@ -41,15 +44,19 @@ def load_with_progress(path: str | Path, max_inflate: float | None = None) -> Tr
             progress=lambda stage: status.update(Text(f"loading {name}: {stage}")),
             fraction=lambda done: status.update(Text(f"loading {name}: reading {round(100 * done)} %")),
             max_inflate=max_inflate,
+            workers=workers,
         )
 
 
-def _timed(path: str | Path, max_inflate: float | None) -> Trace:
+def _timed(path: str | Path, max_inflate: float | None, workers: int | None) -> Trace:
 
     marks: list[tuple[str, float]] = []
     timing.begin()
     trace = load(
-        path, progress=lambda stage: marks.append((stage, time.perf_counter())), max_inflate=max_inflate
+        path,
+        progress=lambda stage: marks.append((stage, time.perf_counter())),
+        max_inflate=max_inflate,
+        workers=workers,
     )
     marks.append(("", time.perf_counter()))
     spans = ", ".join(

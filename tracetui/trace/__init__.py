@@ -22,6 +22,7 @@ def load(
     fraction: Callable[[float], None] | None = None,
     *,
     max_inflate: float | None = None,
+    workers: int | None = None,
 ) -> Trace:
     """Load a trace file or ``tensorboard_trace_handler`` directory.
 
@@ -29,7 +30,8 @@ def load(
     ``progress`` is called with the name of each stage as it starts, ``fraction`` with how much
     of the ``reading`` stage is done (0 to 1; a file's bytes read, not a pipe's). Gzip data may
     inflate to at most 256 MB plus ``max_inflate`` times its size (0: no cap; None: the setting
-    ``TRACETUI_MAX_INFLATE``, else 100). A trace loaded
+    ``TRACETUI_MAX_INFLATE``, else 100). The file is scanned on ``workers`` cores (None:
+    ``TRACETUI_WORKERS``, else the cores there are; at most 16). A trace loaded
     before (unchanged) comes from the disk cache (:mod:`tracetui.trace.cache`); one whose load a
     command started early (:mod:`tracetui.trace.prefetch`) is waited for.
     """
@@ -40,7 +42,7 @@ def load(
         return prefetched
     from tracetui.trace.loader import load_now
 
-    return load_now(path, progress, fraction=fraction, max_inflate=max_inflate)
+    return load_now(path, progress, fraction=fraction, max_inflate=max_inflate, workers=workers)
 
 
 def __getattr__(name: str) -> Any:

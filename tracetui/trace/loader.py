@@ -45,6 +45,7 @@ def load_now(
     read: Read | None = None,
     fraction: Callable[[float], None] | None = None,
     max_inflate: float | None = None,
+    workers: int | None = None,
 ) -> Trace:
     """:func:`tracetui.trace.load`, here and now; ``read``: the file already read and scanned (by
     :mod:`prefetch`), with its :func:`cache.identity` taken before it was read."""
@@ -52,7 +53,7 @@ def load_now(
     with _gc_paused():
         if read is None:
             say("reading")
-            found = read_trace(path, fraction, max_inflate)
+            found = read_trace(path, fraction, max_inflate, workers)
             if isinstance(found, Trace):
                 return found
             read = found
@@ -83,19 +84,23 @@ def _handing_back(say: Progress) -> Progress:
 
 
 def read_trace(
-    path: str | Path, fraction: Callable[[float], None] | None = None, max_inflate: float | None = None
+    path: str | Path,
+    fraction: Callable[[float], None] | None = None,
+    max_inflate: float | None = None,
+    workers: int | None = None,
 ) -> Read | Trace:
     """The cached trace of ``path``, or its file read and scanned (no polars needed; inflated within
-    ``max_inflate``: :func:`open_source`), with the file's cache identity taken before the read (the
-    entry is written only if it still holds after)."""
+    ``max_inflate``: :func:`open_source`; scanned on ``workers`` cores), with the file's cache
+    identity taken before the read (the entry is written only if it still holds after)."""
     source, blocks = open_source(path, max_inflate)
+    on_block = read_fraction(source, fraction)
     if not source.regular:  # a pipe: read once, never cached
-        return source, stream.read(source.path, blocks, on_block=read_fraction(source, fraction)), None
+        return source, stream.read(source.path, blocks, on_block=on_block, workers=workers), None
     ident = cache.identity(source.path)
     cached = cache.lookup(source.path, source.siblings, partial(_cached_args, source.path, max_inflate))
     if cached is not None:
         return cached
-    return source, stream.read(source.path, blocks, on_block=read_fraction(source, fraction)), ident
+    return source, stream.read(source.path, blocks, on_block=on_block, workers=workers), ident
 
 
 def _cached_args(path: Path, max_inflate: float | None, tables: TableSource, ident: str) -> RawArgs:

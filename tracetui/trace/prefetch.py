@@ -69,15 +69,16 @@ class _Job:
 _pending: dict[str, _Job] = {}
 
 
-def start(path: str | Path, max_inflate: float | None = None) -> None:
-    """Begin loading ``path`` (gzip inflated within ``max_inflate``: :func:`open_source`) in the
-    background (once; errors are left to :func:`take`)."""
+def start(path: str | Path, max_inflate: float | None = None, workers: int | None = None) -> None:
+    """Begin loading ``path`` (gzip inflated within ``max_inflate``: :func:`open_source`; scanned on
+    ``workers`` cores: :func:`stream.scanners_for`) in the background (once; errors are left to
+    :func:`take`)."""
     key = str(path)
     if key in _pending or settings.TIMING.value():
         return
     job = _Job()
     job.thread = threading.Thread(
-        target=_run, args=(path, job, max_inflate), name="tracetui-prefetch", daemon=True
+        target=_run, args=(path, job, max_inflate, workers), name="tracetui-prefetch", daemon=True
     )
     _pending[key] = job
     job.thread.start()
@@ -100,7 +101,7 @@ def take(
     return job.trace
 
 
-def _run(path: str | Path, job: _Job, max_inflate: float | None) -> None:
+def _run(path: str | Path, job: _Job, max_inflate: float | None, workers: int | None) -> None:
     try:
         read = None
         source, blocks = open_source(path, max_inflate)
@@ -108,9 +109,9 @@ def _run(path: str | Path, job: _Job, max_inflate: float | None) -> None:
             ident = cache.identity(source.path) if source.regular else None  # before the read
             job.say("reading")  # inflate and scan without the GIL, before polars is imported
             on_block = read_fraction(source, job.fraction)
-            read = source, stream.read(source.path, blocks, on_block=on_block), ident
+            read = source, stream.read(source.path, blocks, on_block=on_block, workers=workers), ident
         from tracetui.trace.loader import load_now
 
-        job.trace = load_now(path, job.say, read, max_inflate=max_inflate)
+        job.trace = load_now(path, job.say, read, max_inflate=max_inflate, workers=workers)
     except BaseException as exc:  # handed to the caller of take()
         job.error = exc
