@@ -254,6 +254,7 @@ class ExplorerScreen(Screen[None]):
     rebuilding: var[bool] = var(False, init=False)
     narrow: var[bool] = var(False, init=False)
     walk: var[PathWalk | None] = var(None, init=False)
+    finding: var[bool] = var(False, init=False)  # a step's critical path is being found
     status: var[Content] = var(Content(""))
 
     def __init__(
@@ -837,7 +838,7 @@ class ExplorerScreen(Screen[None]):
         """The Why view of the cursor's step (outside the steps: the slowest), found in a worker;
         its path is then marked in the tree."""
         self._pending.add("why")
-        self.notify("Finding the step's critical path …", timeout=2)
+        self.finding = True
         self.load_why(self._cursor_step())
 
     @work(thread=True, exclusive=True, group="why")
@@ -853,6 +854,7 @@ class ExplorerScreen(Screen[None]):
 
     def _why_ready(self, view: WhyView, marks: TreeMarks) -> None:
         self._pending.discard("why")
+        self.finding = False
         self._path_found(view.events, marks)
         self.app.push_screen(WhyScreen(view), self._why_chosen)
 
@@ -876,6 +878,7 @@ class ExplorerScreen(Screen[None]):
             self._walk(events, delta)
             return
         self._pending.add("path")
+        self.finding = True
         self.load_path(step, delta)
 
     @work(thread=True, exclusive=True, group="path")
@@ -887,6 +890,7 @@ class ExplorerScreen(Screen[None]):
 
     def _path_ready(self, events: PathEvents | None, marks: TreeMarks, delta: int) -> None:
         self._pending.discard("path")
+        self.finding = False
         if events is None:
             self.notify("No steps: no critical path to walk (y says why).", timeout=3)
             return
@@ -975,6 +979,8 @@ class ExplorerScreen(Screen[None]):
         """The status line: a running rebuild, else the filters and the search with its position."""
         if self.rebuilding:
             return Content.styled(" applying filters …", "$text-muted")
+        if self.finding:
+            return Content.styled(" finding the step's critical path …", "$text-muted")
         parts: list[str | tuple[str, str]] = []
         filters = self.model.options.describe()
         if filters:

@@ -19,8 +19,10 @@ from tracetui.safetext import shown
 from tracetui.views.table_spec import Column
 from tracetui.views.why import WhyView, row_frame
 
-HINT = "Enter: go to it in the tree · . / , walk the path (tree) · Tab scroll · Esc back"
+HINT = "Enter: go to it · . / , in the tree: walk the path · Tab: scroll · Esc: back"
 MAX_TABLE_ROWS = 8
+SHORT_TABLE_ROWS = 4  # below TALL lines: the advice shows under the table too
+TALL = 30
 
 
 def _share(value: float | None) -> str:
@@ -50,7 +52,7 @@ class WhyScreen(Screen[int | None]):
     WhyScreen #why-hint { height: 1; color: $text-muted; padding: 0 1; }
     WhyScreen #why-body { height: 1fr; padding: 0 1; }
     WhyScreen #why-body > Static { margin-bottom: 1; }
-    WhyScreen #why-path { margin-bottom: 1; }
+    WhyScreen #why-path { margin-bottom: 1; overflow-x: hidden; }
     """
 
     def __init__(self, view: WhyView) -> None:
@@ -77,8 +79,18 @@ class WhyScreen(Screen[int | None]):
             return
         table = self.query_one("#why-path", TableView)
         table.set_data(row_frame(self.view), COLUMNS)
-        table.styles.height = min(len(self.view.top), MAX_TABLE_ROWS) + 1
+        self._fit_table()
         table.focus()
+
+    def on_resize(self) -> None:
+        self._fit_table()
+
+    def _fit_table(self) -> None:
+        """The table's height: its rows, at most :data:`MAX_TABLE_ROWS` (short screens: fewer)."""
+        tables = self.query("#why-path")
+        if tables:
+            most = MAX_TABLE_ROWS if self.app.size.height >= TALL else SHORT_TABLE_ROWS
+            tables.first().styles.height = min(len(self.view.top), most) + 1
 
     def _verdict(self) -> Content:
         view = self.view

@@ -1,0 +1,116 @@
+"""The explorer's Why view (``y``), the critical path marked in the tree and walked with ``.`` / ``,``:
+Pilot tests on the rows as plain data, and snapshots (SVGs in __snapshots__) at 140×40 and 80×24."""
+
+from __future__ import annotations
+
+import pytest
+from textual.pilot import Pilot
+
+from tests.app.conftest import WIDE, fixture, keys, settle, tree_of
+from tracetui.app.app import TraceApp
+from tracetui.app.screens.explorer import ExplorerScreen
+from tracetui.app.screens.why import WhyScreen
+from tracetui.app.widgets.table_view import TableView
+from tracetui.views.why import NO_STEPS, why_view
+
+SIZES = pytest.mark.parametrize("size", [WIDE, (80, 24)], ids=["140x40", "80x24"])
+
+
+async def test_why_view_rows_and_enter_goes_to_the_event() -> None:
+    """``y`` on the opening kernel (ProfilerStep#4): the view's table is the model's rows, the path
+    is marked in the tree, Enter on an item puts the tree's cursor on its event."""
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        assert tree.model is not None and not tree.marks
+        step = tree.model.step_of(tree.cursor_key)  # type: ignore[arg-type]
+        await pilot.press("y")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, WhyScreen)
+        expected = why_view(tree.model.trace, step)
+        assert screen.view == expected and expected.step_name == "ProfilerStep#4"
+        table = screen.query_one("#why-path", TableView)
+        assert [table.row(i) for i in range(table.row_count)] == expected.rows()
+        assert expected.events is not None
+        assert tree.marks.on == frozenset(expected.events.ids)
+        target = next(i for i, row in enumerate(expected.rows()) if row["event_id"] is not None and i)
+        await pilot.press(*["down"] * target, "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ExplorerScreen)
+        assert tree.cursor_key == expected.rows()[target]["event_id"]
+
+
+async def test_walk_keys_visit_the_path_in_order() -> None:
+    """``.`` from the step's row visits the events of its critical path in the order the path
+    reaches them (expanding what holds them), wrapping; ``,`` walks back; the status line counts."""
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        assert tree.model is not None
+        await pilot.press("c")  # collapsed: each reveal expands the event's ancestors
+        step = tree.model.step_ids[-1]
+        assert tree.reveal_event(step)
+        await settle(pilot)
+        events = why_view(tree.model.trace, step).events
+        assert events is not None and len(events.ids) > 3
+        first = events.after(step, tree.model.node(step).start_ns)
+        assert first is not None
+        visited = []
+        for _ in range(len(events.ids) + 1):
+            await pilot.press("full_stop")
+            await settle(pilot)
+            visited.append(tree.cursor_key)
+        order = [events.ids[(first + i) % len(events.ids)] for i in range(len(events.ids) + 1)]
+        assert visited == order
+        screen = app.screen
+        assert isinstance(screen, ExplorerScreen)
+        count = len(events.ids)
+        assert f"critical path of ProfilerStep#4  {first + 1}/{count}" in str(screen.status)  # wrapped
+        await pilot.press("comma", "comma")
+        await settle(pilot)
+        assert tree.cursor_key == order[-3]
+
+
+async def test_a_trace_without_steps() -> None:
+    """No steps: the Why view says so and lists the advice; the walk keys only say so too."""
+    app = TraceApp(fixture("cpu_only"))
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        await pilot.press("full_stop")
+        await settle(pilot)
+        assert tree_of(app).marks.on == frozenset()
+        await pilot.press("y")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, WhyScreen) and screen.view.headline == NO_STEPS
+        assert not screen.query("#why-path")
+        await pilot.press("escape")
+        assert isinstance(app.screen, ExplorerScreen)
+
+
+@SIZES
+def test_why_view_snapshot(snap_compare, size: tuple[int, int]) -> None:
+    """The Why view of ProfilerStep#4: CPU-bound, its path's parts, the kernels and gaps on it, the
+    GPU's idle time, the launch delays, what to try."""
+    assert snap_compare(TraceApp(fixture("mlp_eager")), terminal_size=size, run_before=keys("y"))
+
+
+def test_tree_with_the_path_marked_snapshot(snap_compare) -> None:
+    """After ``.`` twice from the collapsed step: ``»`` on the path's events, ``›`` on the nodes
+    holding one; the status line counts the walk."""
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        await settle(pilot)
+        tree = tree_of(pilot.app)
+        assert tree.model is not None
+        await pilot.press("c")
+        assert tree.reveal_event(tree.model.step_ids[-1])
+        await settle(pilot)
+        for _ in range(3):
+            await pilot.press("full_stop")
+            await settle(pilot)
+
+    assert snap_compare(TraceApp(fixture("mlp_eager")), terminal_size=WIDE, run_before=run_before)
