@@ -72,6 +72,15 @@ async def test_walk_keys_visit_the_path_in_order() -> None:
         await pilot.press("comma", "comma")
         await settle(pilot)
         assert tree.cursor_key == order[-3]
+        assert tree.marks.on == frozenset(events.ids)  # this step's path only
+        assert screen.timeline.legend_extra.startswith("critical path: ProfilerStep#4, ")
+        await pilot.press("r")  # every step's path, in the tree too
+        await settle(pilot)
+        every = {i for s in tree.model.step_ids for i in why_view(tree.model.trace, s).events.ids}  # type: ignore[union-attr]
+        assert tree.marks.on == frozenset(every) and len(every) > len(events.ids)
+        await pilot.press("r")
+        await settle(pilot)
+        assert not tree.marks and not screen.timeline.legend_extra
 
 
 async def test_a_trace_without_steps() -> None:

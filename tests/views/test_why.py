@@ -19,8 +19,17 @@ from tracetui.insight.critical_path import pieces, step_paths
 from tracetui.insight.spans import verdicts
 from tracetui.insight.why_data import PATH_PARTS
 from tracetui.views.path_marks import NO_TREE_MARKS, tree_marks
+from tracetui.views.timeline.critical import critical_path_overlay
 from tracetui.views.tree import TreeModel
-from tracetui.views.why import HEADLINES, NO_STEPS, PathEvents, chosen_step, why_view
+from tracetui.views.why import (
+    HEADLINES,
+    NO_STEPS,
+    PathEvents,
+    chosen_step,
+    path_events,
+    paths_overlay,
+    why_view,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 WITH_STEPS = ("mlp_eager", "mlp_train_tbhandler_stack_memory.pt.trace")
@@ -104,6 +113,19 @@ def test_path_events_in_the_order_the_path_reaches_them() -> None:
         firsts = {i: crossed.filter(crossed["id"] == i)["start_ns"].min() for i in events.ids}
         assert list(events.starts) == [firsts[i] for i in events.ids]
         assert list(events.starts) == sorted(events.starts)
+
+
+def test_the_steps_paths_overlay_is_rs() -> None:
+    """Every step's path found one by one marks what ``r`` marks, with its legend; one step's
+    legend names it and its path's length (``summary --json``'s)."""
+    trace = tracetui.load(FIXTURES / "mlp_eager.json.gz")
+    steps = step_paths(trace).spans
+    every = [path_events(trace, step) for step in steps["span"].to_list()]
+    assert paths_overlay(every) == critical_path_overlay(trace)
+    first = steps.row(0, named=True)
+    ids, legend = paths_overlay(every[:1])
+    assert ids == sorted(every[0].ids)
+    assert legend == f"critical path: {first['name']}, {fmt.duration(first['length_us'])}"
 
 
 def test_next_and_previous_on_a_path() -> None:

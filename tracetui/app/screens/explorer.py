@@ -56,7 +56,7 @@ from tracetui.safetext import shown
 from tracetui.trace import Trace
 from tracetui.views.insight import Insight, load_insight
 from tracetui.views.memory import MemoryLane, memory_lanes, peak_target
-from tracetui.views.path_marks import TreeMarks, tree_marks
+from tracetui.views.path_marks import NO_TREE_MARKS, TreeMarks, tree_marks
 from tracetui.views.subtree import subtree_frame
 from tracetui.views.table_spec import TableSpec
 from tracetui.views.tables import build_tables
@@ -73,7 +73,7 @@ from tracetui.views.timeline.model import (
 )
 from tracetui.views.timeline.window import Window
 from tracetui.views.tree import GPU_KINDS, NodeKey, TreeModel, TreeOptions
-from tracetui.views.why import PathEvents, WhyView, chosen_step, path_events, why_view
+from tracetui.views.why import PathEvents, WhyView, chosen_step, path_events, paths_overlay, why_view
 
 DETAILS_DELAY = 0.08  # s: the details pane waits for the cursor to rest this long
 KEYS_HINT = "? help · / find · e expand chain · g go to op · t tables · k kernels only · p python"
@@ -213,7 +213,8 @@ class ExplorerScreen(Screen[None]):
             "Critical path",
             show=False,
             id="explorer.critical_path",
-            tooltip="mark the steps' critical paths on the timeline (else the annotations'); again: clear",
+            tooltip="mark the steps' critical paths on the timeline and in the tree (else the annotations'); "
+            "again: clear",
         ),
         Binding(
             "y",
@@ -281,6 +282,7 @@ class ExplorerScreen(Screen[None]):
         self._pending: set[str] = set()
         self._names: list[tuple[str, str, int]] | None = None
         self._paths: dict[int, PathEvents] = {}  # the steps' critical paths found so far
+        self._all_paths = False  # r: every step's path is marked
 
     # ---- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -444,27 +446,39 @@ class ExplorerScreen(Screen[None]):
             self.timeline.set_marks(marks, legend)
 
     def action_critical_path(self) -> None:
-        """Mark the critical path of every step (else of every annotation call) on the timeline;
-        again: clear it."""
-        if self._overlay is not None and self._overlay[1].startswith(LEGEND):
-            self._overlay = None
-            self.timeline.set_marks(NO_MARKS)
+        """Mark the critical path of every step (else of every annotation call) on the timeline and
+        in the tree; again: clear both (a step's path marked by ``y`` or ``.``: every step's)."""
+        if self._all_paths:
+            self._clear_paths()
             return
+        self._all_paths = True
         self._pending.add("critical")
         self.timeline.set_marks(NO_MARKS, f"{LEGEND} …")  # the header says it is being found
         self.load_critical_path()
 
+    def _clear_paths(self) -> None:
+        self._all_paths = False
+        self._overlay = None
+        self._paths.clear()
+        self.timeline.set_marks(NO_MARKS)
+        self.dispatch_tree.set_marks(NO_TREE_MARKS)
+
     @work(thread=True, exclusive=True, group="critical")
     def load_critical_path(self) -> None:
         ids, legend = critical_path_overlay(self.trace)
-        self.app.call_from_thread(self._critical_path_ready, ids, legend)
+        marks = tree_marks(self.model, ids, self.dispatch_tree.marks)
+        self.app.call_from_thread(self._critical_path_ready, ids, legend, marks)
 
-    def _critical_path_ready(self, ids: list[int], legend: str) -> None:
+    def _critical_path_ready(self, ids: list[int], legend: str, marks: TreeMarks) -> None:
         self._pending.discard("critical")
+        if not self._all_paths:  # cleared meanwhile
+            return
         if not ids:
+            self._all_paths = False
             self.timeline.set_marks(NO_MARKS)
             self.notify("No steps or annotations: no critical path to mark.", timeout=3)
             return
+        self.dispatch_tree.set_marks(marks)
         self.mark_on_timeline(ids, legend)
 
     def on_timeline_event_chosen(self, message: Timeline.EventChosen) -> None:
@@ -859,10 +873,14 @@ class ExplorerScreen(Screen[None]):
         self.app.push_screen(WhyScreen(view), self._why_chosen)
 
     def _path_found(self, events: PathEvents | None, marks: TreeMarks) -> None:
-        if events is not None:
-            self._paths[events.step_id] = events
+        """A step's path is found: marked in the tree and, unless every step's is, on the timeline."""
+        if events is None:
+            return
+        self._paths[events.step_id] = events
         if marks is not self.dispatch_tree.marks:
             self.dispatch_tree.set_marks(marks)
+        if not self._all_paths:
+            self.mark_on_timeline(*paths_overlay(self._paths.values()))
 
     def _why_chosen(self, event_id: int | None) -> None:
         if event_id is not None and not self.dispatch_tree.reveal_event(event_id):
