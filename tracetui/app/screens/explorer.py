@@ -928,8 +928,7 @@ class ExplorerScreen(Screen[None]):
         for attempt in range(count):
             candidate = (index + attempt * delta) % count
             if self.dispatch_tree.reveal_event(events.ids[candidate]):
-                target = events.ids[candidate]
-                self.walk = PathWalk(self.model.node(events.step_id).name, candidate, count, target)
+                self.walk = PathWalk(events.name, candidate, count, events.ids[candidate])
                 return
         self.notify(
             "Every event on the path is hidden by the current filters.", severity="warning", timeout=3
