@@ -3,11 +3,15 @@ Pilot tests on the rows as plain data, and snapshots (SVGs in __snapshots__) at 
 
 from __future__ import annotations
 
+import html
+from pathlib import Path
+
 import pytest
 from textual.pilot import Pilot
 
 from tests.app.conftest import WIDE, fixture, keys, settle, tree_of
 from tracetui.app.app import TraceApp
+from tracetui.app.render import Request, render
 from tracetui.app.screens.explorer import ExplorerScreen
 from tracetui.app.screens.why import WhyScreen
 from tracetui.app.widgets.table_view import TableView
@@ -123,3 +127,11 @@ def test_tree_with_the_path_marked_snapshot(snap_compare) -> None:
             await settle(pilot)
 
     assert snap_compare(TraceApp(fixture("mlp_eager")), terminal_size=WIDE, run_before=run_before)
+
+
+def test_render_why_of_the_nodes_step(tmp_path: Path) -> None:
+    """``tracetui render --view why --node aten::gelu``: the Why view of the first gelu's step."""
+    out = tmp_path / "why.svg"
+    render(fixture("mlp_eager"), out, Request("why", "aten::gelu"), (120, 30))
+    text = html.unescape(out.read_text()).replace("\xa0", " ")
+    assert "Why ProfilerStep#2 is slow (the cursor's step)" in text and "What to try" in text
