@@ -48,7 +48,8 @@ async def test_why_view_rows_and_enter_goes_to_the_event() -> None:
 
 async def test_walk_keys_visit_the_path_in_order() -> None:
     """``.`` from the step's row visits the events of its critical path in the order the path
-    reaches them (expanding what holds them), wrapping; ``,`` walks back; the status line counts."""
+    reaches them (expanding what holds them), wrapping at its end; ``,`` walks back; the status
+    line counts; ``r`` then marks every step's path in the tree, and again clears the marks."""
     app = TraceApp(fixture("mlp_eager"))
     async with app.run_test(size=WIDE) as pilot:
         await settle(pilot)
@@ -59,29 +60,32 @@ async def test_walk_keys_visit_the_path_in_order() -> None:
         assert tree.reveal_event(step)
         await settle(pilot)
         events = why_view(tree.model.trace, step).events
-        assert events is not None and len(events.ids) > 3
+        assert events is not None and len(events.ids) > 5
+        ids = events.ids
         first = events.after(step, tree.model.node(step).start_ns)
         assert first is not None
         visited = []
-        for _ in range(len(events.ids) + 1):
+        for _ in range(4):
             await pilot.press("full_stop")
-            await settle(pilot)
+            await settle(pilot)  # the first finds the path in a worker; the others move at once
             visited.append(tree.cursor_key)
-        order = [events.ids[(first + i) % len(events.ids)] for i in range(len(events.ids) + 1)]
-        assert visited == order
+        assert visited == list(ids[first : first + 4])
+        assert tree.reveal_event(ids[-2])
+        await pilot.press("full_stop")
+        await pilot.press("full_stop")  # past the end: the first
+        assert tree.cursor_key == ids[0]
+        await pilot.press("comma")
+        await settle(pilot)
+        assert tree.cursor_key == ids[-1]
         screen = app.screen
         assert isinstance(screen, ExplorerScreen)
-        count = len(events.ids)
-        assert f"critical path of ProfilerStep#4  {first + 1}/{count}" in str(screen.status)  # wrapped
-        await pilot.press("comma", "comma")
-        await settle(pilot)
-        assert tree.cursor_key == order[-3]
-        assert tree.marks.on == frozenset(events.ids)  # this step's path only
+        assert f"critical path of ProfilerStep#4  {len(ids)}/{len(ids)}" in str(screen.status)
+        assert tree.marks.on == frozenset(ids)  # this step's path only
         assert screen.timeline.legend_extra.startswith("critical path: ProfilerStep#4, ")
         await pilot.press("r")  # every step's path, in the tree too
         await settle(pilot)
         every = {i for s in tree.model.step_ids for i in why_view(tree.model.trace, s).events.ids}  # type: ignore[union-attr]
-        assert tree.marks.on == frozenset(every) and len(every) > len(events.ids)
+        assert tree.marks.on == frozenset(every) and len(every) > len(ids)
         await pilot.press("r")
         await settle(pilot)
         assert not tree.marks and not screen.timeline.legend_extra
