@@ -93,7 +93,7 @@ SHORT_HELP = {
     "check": "Check a trace against an expectations file (exit 1 on failure).",
     "convert": "Write the ranks of a distributed run as a Parquet dataset (local or Ray).",
     "serve": "Explore a trace in a web browser (textual-serve; localhost by default).",
-    "render": "Save a view of the explorer (tree, timeline, tables) as an SVG picture.",
+    "render": "Save a view of the explorer (tree, timeline, tables, why) as an SVG picture.",
 }
 
 

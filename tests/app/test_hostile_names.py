@@ -38,6 +38,12 @@ async def test_the_explorer_shows_outside_text_neutralised(hostile: Path) -> Non
         assert "\\u202enosj.json" in screen  # the header's file name
         await goto(pilot, HUGE)
         assert "x" * 300 not in app.export_screenshot()
+        await pilot.press("y")  # the Why view: its path's names, the advice's
+        await settle(pilot)
+        why = app.export_screenshot()
+        assert "Why" in why
+        for char in (*RAW_CONTROL, *RAW_INVISIBLE):
+            assert char not in why, f"raw {char!r} on the Why view"
         model = tree.model
         assert model is not None
         details = describe(model.trace, model, tree.cursor_node.event_id, Insight()).plain

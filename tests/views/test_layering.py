@@ -17,6 +17,8 @@ from tracetui.views.tables import build_tables
 from tracetui.views.timeline.area import area
 from tracetui.views.timeline.model import timeline_model, window_for
 from tracetui.views.tree import TreeModel
+from tracetui.views.path_marks import tree_marks
+from tracetui.views.why import why_view
 
 trace = tracetui.load(sys.argv[1])
 model = TreeModel(trace)
@@ -28,6 +30,8 @@ for lane in timeline.lanes:
         timeline.draw(row, window, 120)
 area(trace, window.start_ns, window.end_ns)
 tree_records(PairTree(model, model))
+why = why_view(trace, model.step_ids[0])
+tree_marks(model, why.events.ids)
 print(sorted(m for m in sys.modules if m.split(".")[0] in ("textual", "rich")))
 """
 

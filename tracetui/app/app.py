@@ -224,6 +224,7 @@ def explorer_sections(with_expect: bool = False) -> list[Section]:
     expectations panel of ``--expect``)."""
     from tracetui.app.screens.explorer import ExplorerScreen
     from tracetui.app.screens.tables import TablesScreen
+    from tracetui.app.screens.why import WhyScreen
     from tracetui.app.widgets.dispatch_tree import DispatchTree
     from tracetui.app.widgets.expect_panel import ExpectPanel
     from tracetui.app.widgets.table_view import TableView
@@ -235,11 +236,21 @@ def explorer_sections(with_expect: bool = False) -> list[Section]:
         ("Find, filters, views", views),
         ("Timeline (v; while it has the focus)", Timeline.BINDINGS),
         ("Tables", [*TablesScreen.BINDINGS, *TableView.BINDINGS]),
+        ("Why view (y)", why_keys(WhyScreen.BINDINGS, TableView.BINDINGS)),
     ]
     if with_expect:
         go = Binding("enter", "select", "Go to the node that broke the check")
         sections.append(("Expectations panel", [go, *ExpectPanel.BINDINGS]))
     return sections
+
+
+def why_keys(screen: list[BindingType], table: list[BindingType]) -> list[BindingType]:
+    """The Why view's keys: its own, its table's, Enter going to the path item's event."""
+    go = Binding(
+        "enter", "select", "Go to the event", tooltip="of the item, the one with the most time on the path"
+    )
+    rows = [b for b in table if not (isinstance(b, Binding) and b.action == "select")]
+    return [go, *screen, *rows]
 
 
 def _id(binding: BindingType) -> str | None:

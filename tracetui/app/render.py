@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from tracetui.app.app import TraceApp
 
-VIEWS = ("tree", "timeline", "tables")
+VIEWS = ("tree", "timeline", "tables", "why")
 TABLE_KEYS = ("ops", "kernels", "annotations", "steps", "anomalies", "orphans", "memory")
 DEFAULT_SIZE = (160, 48)
 
@@ -70,6 +70,9 @@ async def show(pilot: Pilot[object], app: TraceApp, request: Request) -> None:
         if error is not None:
             request.error = error
             return
+    elif request.view == "why":  # the Why view of the cursor's step (--node's)
+        await pilot.press("y")
+        await settle(pilot)
     elif request.view == "tables":
         await pilot.press(str(TABLE_KEYS.index(request.table) + 1))
         await settle(pilot)

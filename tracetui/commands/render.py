@@ -1,4 +1,4 @@
-"""``tracetui render TRACE --view tree|timeline|tables -o FILE.svg``: a view of the explorer as an SVG
+"""``tracetui render TRACE --view tree|timeline|tables|why -o FILE.svg``: a view of the explorer as an SVG
 picture (:mod:`tracetui.app.render`)."""
 
 from __future__ import annotations
@@ -86,7 +86,8 @@ def render_command(
 
     tree: the explorer as it opens (the hottest chain open to its kernel, the details, the timeline);
     timeline: the timeline full screen, over the whole trace, --window, or zoomed to --node, with
-    --lanes; tables: one of the tables. The same trace and options give a byte-identical file.
+    --lanes; tables: one of the tables; why: the Why view of the step of --node (else of the
+    hottest chain's). The same trace and options give a byte-identical file.
     """
     if (window is not None or lanes is not None) and view != "timeline":
         raise click.UsageError("--window and --lanes go with --view timeline")

@@ -17,6 +17,14 @@ if TYPE_CHECKING:
     from tracetui.trace import Trace
 
 TOP = 8  # the names listed in a path's ``top``
+PATH_PARTS = (
+    ("cpu_us", "CPU ops"),
+    ("launch_us", "launches"),
+    ("sync_wait_us", "sync waits"),
+    ("gap_us", "gaps"),
+    ("gpu_us", "GPU"),
+)
+"""The parts of a path's length (:data:`~tracetui.insight.critical_path.PARTS`) and their words."""
 LAUNCH_KEYS = (
     "launch_delay_p50_us",
     "launch_delay_p90_us",

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tracetui import formatting as fmt
+from tracetui.insight.why_data import PATH_PARTS
 from tracetui.report.memory_section import memory_renderable
 from tracetui.report.table import MISSING, Cell, nums, table
 from tracetui.safetext import shown
@@ -115,15 +116,6 @@ def _steps(data: dict[str, Any]) -> RenderableType | None:
     reading.append(shown(median.get("verdict") or ""))
     reading.append(" (CPU times include the profiler's own overhead)", style="dim")
     return Group(steps_table, reading)
-
-
-PATH_PARTS = (
-    ("cpu_us", "CPU ops"),
-    ("launch_us", "launches"),
-    ("sync_wait_us", "sync waits"),
-    ("gap_us", "gaps"),
-    ("gpu_us", "GPU"),
-)
 
 
 def _median_step(data: dict[str, Any]) -> dict[str, Any] | None:

@@ -42,6 +42,7 @@ from tracetui.app.messages import (
     TimelineReady,
 )
 from tracetui.app.screens.tables import TablesScreen
+from tracetui.app.screens.why import WhyScreen
 from tracetui.app.widgets.details import describe
 from tracetui.app.widgets.dispatch_tree import DispatchTree
 from tracetui.app.widgets.expect_panel import Checks, ExpectPanel
@@ -55,6 +56,7 @@ from tracetui.safetext import shown
 from tracetui.trace import Trace
 from tracetui.views.insight import Insight, load_insight
 from tracetui.views.memory import MemoryLane, memory_lanes, peak_target
+from tracetui.views.path_marks import NO_TREE_MARKS, TreeMarks, tree_marks
 from tracetui.views.subtree import subtree_frame
 from tracetui.views.table_spec import TableSpec
 from tracetui.views.tables import build_tables
@@ -71,11 +73,22 @@ from tracetui.views.timeline.model import (
 )
 from tracetui.views.timeline.window import Window
 from tracetui.views.tree import GPU_KINDS, NodeKey, TreeModel, TreeOptions
+from tracetui.views.why import PathEvents, WhyView, chosen_step, path_events, paths_overlay, why_view
 
 DETAILS_DELAY = 0.08  # s: the details pane waits for the cursor to rest this long
 KEYS_HINT = "? help · / find · e expand chain · g go to op · t tables · k kernels only · p python"
 KEYS_HINT_NARROW = "? help · / find · e chain · g op · t tables · k kernels · p python · ^p all"
 NARROW = 110  # columns: below, the details go under the tree and the footer is compact
+
+
+@dataclass(frozen=True)
+class PathWalk:
+    """Where ``.`` / ``,`` are on a step's critical path: its step's name, the event shown, how many."""
+
+    step: str
+    index: int
+    count: int
+    event_id: int
 
 
 @dataclass(frozen=True)
@@ -200,7 +213,33 @@ class ExplorerScreen(Screen[None]):
             "Critical path",
             show=False,
             id="explorer.critical_path",
-            tooltip="mark the steps' critical paths on the timeline (else the annotations'); again: clear",
+            tooltip="mark the steps' critical paths on the timeline and in the tree (else the annotations'); "
+            "again: clear",
+        ),
+        Binding(
+            "y",
+            "why",
+            "Why",
+            show=False,  # in the footer at 80 columns, q Quit would no longer fit
+            id="explorer.why",
+            tooltip="why the cursor's step is slow: what bounds it, its critical path, the GPU's idle "
+            "time, what to try (outside the steps: the slowest step)",
+        ),
+        Binding(
+            "full_stop",
+            "walk_path(1)",
+            "Next on path",
+            show=False,
+            id="explorer.path_next",
+            tooltip="the next event on the cursor's step's critical path (marked » in the tree)",
+        ),
+        Binding(
+            "comma",
+            "walk_path(-1)",
+            "Previous on path",
+            show=False,
+            id="explorer.path_previous",
+            tooltip="the previous event on the step's critical path",
         ),
         Binding(
             "x",
@@ -215,6 +254,8 @@ class ExplorerScreen(Screen[None]):
     matches: var[Matches] = var(Matches(), init=False)
     rebuilding: var[bool] = var(False, init=False)
     narrow: var[bool] = var(False, init=False)
+    walk: var[PathWalk | None] = var(None, init=False)
+    finding: var[bool] = var(False, init=False)  # a step's critical path is being found
     status: var[Content] = var(Content(""))
 
     def __init__(
@@ -240,6 +281,8 @@ class ExplorerScreen(Screen[None]):
         self._pending_table: str | None = None
         self._pending: set[str] = set()
         self._names: list[tuple[str, str, int]] | None = None
+        self._paths: dict[int, PathEvents] = {}  # the steps' critical paths found so far
+        self._all_paths = False  # r: every step's path is marked
 
     # ---- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -279,6 +322,8 @@ class ExplorerScreen(Screen[None]):
     @on(DispatchTree.CursorMoved)
     def _cursor_moved(self, event: DispatchTree.CursorMoved) -> None:
         key = event.key
+        if self.walk is not None and key != self.walk.event_id:
+            self.walk = None  # the cursor left the path's event it walked to
         timeline = self.query_one(Timeline)
         node = None if key is None else self.model.node(key)
         span = (
@@ -401,27 +446,39 @@ class ExplorerScreen(Screen[None]):
             self.timeline.set_marks(marks, legend)
 
     def action_critical_path(self) -> None:
-        """Mark the critical path of every step (else of every annotation call) on the timeline;
-        again: clear it."""
-        if self._overlay is not None and self._overlay[1].startswith(LEGEND):
-            self._overlay = None
-            self.timeline.set_marks(NO_MARKS)
+        """Mark the critical path of every step (else of every annotation call) on the timeline and
+        in the tree; again: clear both (a step's path marked by ``y`` or ``.``: every step's)."""
+        if self._all_paths:
+            self._clear_paths()
             return
+        self._all_paths = True
         self._pending.add("critical")
         self.timeline.set_marks(NO_MARKS, f"{LEGEND} …")  # the header says it is being found
         self.load_critical_path()
 
+    def _clear_paths(self) -> None:
+        self._all_paths = False
+        self._overlay = None
+        self._paths.clear()
+        self.timeline.set_marks(NO_MARKS)
+        self.dispatch_tree.set_marks(NO_TREE_MARKS)
+
     @work(thread=True, exclusive=True, group="critical")
     def load_critical_path(self) -> None:
         ids, legend = critical_path_overlay(self.trace)
-        self.app.call_from_thread(self._critical_path_ready, ids, legend)
+        marks = tree_marks(self.model, ids, self.dispatch_tree.marks)
+        self.app.call_from_thread(self._critical_path_ready, ids, legend, marks)
 
-    def _critical_path_ready(self, ids: list[int], legend: str) -> None:
+    def _critical_path_ready(self, ids: list[int], legend: str, marks: TreeMarks) -> None:
         self._pending.discard("critical")
+        if not self._all_paths:  # cleared meanwhile
+            return
         if not ids:
+            self._all_paths = False
             self.timeline.set_marks(NO_MARKS)
             self.notify("No steps or annotations: no critical path to mark.", timeout=3)
             return
+        self.dispatch_tree.set_marks(marks)
         self.mark_on_timeline(ids, legend)
 
     def on_timeline_event_chosen(self, message: Timeline.EventChosen) -> None:
@@ -786,6 +843,97 @@ class ExplorerScreen(Screen[None]):
         self.matches = Matches(search, tuple(row["slowest_ids"]))
         self._go_to_match(0)
 
+    # ---- why: the step's critical path ---------------------------------------------------------------
+    def _cursor_step(self) -> int | None:
+        key = self.dispatch_tree.cursor_key
+        return None if key is None else self.model.step_of(key)
+
+    def action_why(self) -> None:
+        """The Why view of the cursor's step (outside the steps: the slowest), found in a worker;
+        its path is then marked in the tree."""
+        self._pending.add("why")
+        self.finding = True
+        self.load_why(self._cursor_step())
+
+    @work(thread=True, exclusive=True, group="why")
+    def load_why(self, step: int | None) -> None:
+        view = why_view(self.trace, step)
+        marks = self._marks_with(view.events)
+        self.app.call_from_thread(self._why_ready, view, marks)
+
+    def _marks_with(self, events: PathEvents | None) -> TreeMarks:
+        """The tree's marks with ``events`` added (in a worker)."""
+        marks = self.dispatch_tree.marks
+        return marks if events is None else tree_marks(self.model, events.ids, marks)
+
+    def _why_ready(self, view: WhyView, marks: TreeMarks) -> None:
+        self._pending.discard("why")
+        self.finding = False
+        self._path_found(view.events, marks)
+        self.app.push_screen(WhyScreen(view), self._why_chosen)
+
+    def _path_found(self, events: PathEvents | None, marks: TreeMarks) -> None:
+        """A step's path is found: marked in the tree and, unless every step's is, on the timeline."""
+        if events is None:
+            return
+        self._paths[events.step_id] = events
+        if marks is not self.dispatch_tree.marks:
+            self.dispatch_tree.set_marks(marks)
+        if not self._all_paths:
+            self.mark_on_timeline(*paths_overlay(self._paths.values()))
+
+    def _why_chosen(self, event_id: int | None) -> None:
+        if event_id is not None and not self.dispatch_tree.reveal_event(event_id):
+            self.notify("That event is hidden by the current filters.", severity="warning", timeout=3)
+
+    def action_walk_path(self, delta: int) -> None:
+        """To the next (``delta`` 1) or previous (-1) event on the cursor's step's critical path
+        (outside the steps: the slowest step's), expanding what holds it; the path is found first
+        (in a worker) and marked in the tree."""
+        step = self._cursor_step()
+        events = self._paths.get(step) if step is not None else None
+        if events is not None:
+            self._walk(events, delta)
+            return
+        self._pending.add("path")
+        self.finding = True
+        self.load_path(step, delta)
+
+    @work(thread=True, exclusive=True, group="path")
+    def load_path(self, step: int | None, delta: int) -> None:
+        chosen, _ = chosen_step(self.trace, step)
+        events = None if chosen is None else self._paths.get(chosen) or path_events(self.trace, chosen)
+        marks = self._marks_with(events)
+        self.app.call_from_thread(self._path_ready, events, marks, delta)
+
+    def _path_ready(self, events: PathEvents | None, marks: TreeMarks, delta: int) -> None:
+        self._pending.discard("path")
+        self.finding = False
+        if events is None:
+            self.notify("No steps: no critical path to walk (y says why).", timeout=3)
+            return
+        self._path_found(events, marks)
+        self._walk(events, delta)
+
+    def _walk(self, events: PathEvents, delta: int) -> None:
+        """Put the cursor on the path's event after (before) the cursor; skip hidden ones."""
+        node = self.dispatch_tree.cursor_node
+        key = node.event_id if node is not None else None
+        start = node.start_ns if node is not None else None
+        index = events.after(key, start) if delta > 0 else events.before(key, start)
+        if index is None:
+            self.notify("Nothing on this step's critical path.", timeout=3)
+            return
+        count = len(events.ids)
+        for attempt in range(count):
+            candidate = (index + attempt * delta) % count
+            if self.dispatch_tree.reveal_event(events.ids[candidate]):
+                self.walk = PathWalk(events.name, candidate, count, events.ids[candidate])
+                return
+        self.notify(
+            "Every event on the path is hidden by the current filters.", severity="warning", timeout=3
+        )
+
     # ---- export ------------------------------------------------------------------------------------------
     def action_export_subtree(self) -> None:
         """Ask for a file name, then write the cursor's subtree (as the tree shows it) in a worker."""
@@ -848,6 +996,8 @@ class ExplorerScreen(Screen[None]):
         """The status line: a running rebuild, else the filters and the search with its position."""
         if self.rebuilding:
             return Content.styled(" applying filters …", "$text-muted")
+        if self.finding:
+            return Content.styled(" finding the step's critical path …", "$text-muted")
         parts: list[str | tuple[str, str]] = []
         filters = self.model.options.describe()
         if filters:
@@ -862,6 +1012,15 @@ class ExplorerScreen(Screen[None]):
                 (f"  {position}", "bold"),
             ]
             parts += [("   n / N: next / previous", "$text-muted")]
+        walk = self.walk
+        if walk is not None:
+            parts += [
+                ("   " if parts else "", ""),
+                ("critical path of ", "$text-muted"),
+                shown(walk.step),
+                (f"  {walk.index + 1}/{walk.count}", "bold"),
+                ("   . / ,: next / previous", "$text-muted"),
+            ]
         hint = KEYS_HINT_NARROW if self.narrow else KEYS_HINT
         return Content.assemble(" ", *(parts or [(hint, "$text-muted")]))
 

@@ -24,6 +24,7 @@ from tracetui import formatting as fmt
 from tracetui.app.widgets.cells import fit, pad
 from tracetui.app.widgets.line_style import CachedStyles
 from tracetui.app.widgets.row_tree import RowTree, row_bindings
+from tracetui.views.path_marks import NO_TREE_MARKS, TreeMarks
 from tracetui.views.tree import Node, NodeKey, TreeModel
 
 ICONS = {
@@ -41,6 +42,8 @@ ICONS = {
     "outside": "…",
     "orphans": "?",
 }
+PATH_GLYPHS = {"on": "» ", "above": "› ", "": "  "}
+"""The gutter of a tree with a critical path marked: on the path, holding an event on it, neither."""
 MAX_INDENT = 24  # levels drawn as guides; deeper rows show their depth as a number
 CPU_WIDTH = 9
 GPU_WIDTH = 9
@@ -62,6 +65,8 @@ ROW_CLASSES = tuple(
         "number",
         "where",
         "match",
+        "path",
+        "path-above",
         "cursor",
     )
 )
@@ -88,6 +93,8 @@ def row_css(widget: str) -> str:
     {widget} > .dispatch-tree--number {{ color: $foreground; }}
     {widget} > .dispatch-tree--where {{ color: $text-muted; }}
     {widget} > .dispatch-tree--match {{ text-style: bold underline; }}
+    {widget} > .dispatch-tree--path {{ color: $text-warning; text-style: bold; }}
+    {widget} > .dispatch-tree--path-above {{ color: $text-warning; }}
     {widget} > .dispatch-tree--cursor {{ background: $block-cursor-blurred-background; }}
     {widget}:focus > .dispatch-tree--cursor {{
         background: $block-cursor-background;
@@ -162,6 +169,7 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.model: TreeModel | None = None
+        self.marks: TreeMarks = NO_TREE_MARKS
         self._init_rows()
 
     # ---- RowTree ------------------------------------------------------------------------------
@@ -203,6 +211,16 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
             if path is not None:
                 return self.reveal(path, move=False)
         return None
+
+    def set_marks(self, marks: TreeMarks) -> None:
+        """Mark the events on a critical path (``»``) and the nodes holding them (``›``) in a
+        gutter left of the rows (none: no gutter)."""
+        self.marks = marks
+        self._strips.clear()
+        self.refresh()
+
+    def _gutter(self) -> int:
+        return 2 if self.marks else 0
 
     # ---- expand / collapse ----------------------------------------------------------------------
     def reveal(self, path: list[NodeKey], *, move: bool = True) -> int | None:
@@ -265,7 +283,7 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
         index = round(self.scroll_offset.y) + offset.y - 1
         if not 0 <= index < len(self._rows):
             return
-        indent = self._indent_width(self._depths[index])
+        indent = self._gutter() + self._indent_width(self._depths[index])
         if index == self._cursor or indent <= offset.x < indent + 2:
             self._set_cursor(index)
             self.action_toggle_row()
@@ -322,6 +340,10 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
         node = self.model.node(key)
         guide = self._style("guide")
         segments: list[Segment] = []
+        if self.marks:
+            mark = self.marks.of(key)
+            style = self._style("path" if mark == "on" else "path-above") if mark else guide
+            segments.append(Segment(PATH_GLYPHS[mark], style))
         if depth > MAX_INDENT:
             segments.append(Segment(f"⋯{depth:>5} ", guide))
         segments.append(Segment("│ " * min(depth, MAX_INDENT), guide))
