@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from itertools import pairwise
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,8 +16,9 @@ import tracetui
 from tests.app.conftest import fixture
 from tracetui.trace import Trace
 from tracetui.views.timeline import index as ix
+from tracetui.views.timeline import lanes as lane_ops
 from tracetui.views.timeline import window as win
-from tracetui.views.timeline.cells import from_level
+from tracetui.views.timeline.cells import Events, from_arrays, from_events, from_level
 from tracetui.views.timeline.lanes import ArrayRow, TraceRow
 from tracetui.views.timeline.model import TimelineModel
 from tracetui.views.timeline.window import Window
@@ -149,3 +151,57 @@ def test_a_pyramid_level_draws_the_same_cells(
                 if ref is not None:
                     s, e = spans[ref]
                     assert s < edges[c + 1] + (1 << level.shift) and e > edges[c] - (1 << level.shift)
+
+
+@settings(max_examples=200, deadline=None)
+@given(events=intervals, a=st.integers(-100, 5100), length=st.integers(1, 6000), cells=st.integers(1, 80))
+def test_arrays_draw_the_cells_the_lists_do(
+    events: list[tuple[int, int]], a: int, length: int, cells: int
+) -> None:
+    """A window of many events is drawn from arrays: every cell (busy, extent, top, order) as from lists,
+    instants (end = start) and events that end where others start included."""
+    events = sorted(events)
+    s = [start for start, _ in events]
+    e = [start + d for start, d in events]
+    refs = [7 * i + 3 for i in range(len(events))]
+    orders = [None if i % 5 == 4 else i for i in range(len(events))]
+    length = max(length, cells)
+    edges = win.edges(Window(a, a + length), cells)
+    lists = from_events(Events(s, e, refs, orders), edges)
+    arrays = from_arrays(
+        np.array(s, dtype=np.int64),
+        np.array(e, dtype=np.int64),
+        np.array(refs, dtype=np.int64),
+        np.array([-1 if o is None else o for o in orders], dtype=np.int64),
+        edges,
+    )
+    assert arrays == lists
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(window=windows)
+def test_a_trace_row_draws_the_same_from_arrays(
+    train: tuple[Trace, TimelineModel], window: tuple[float, float, int]
+) -> None:
+    """The rows of a trace (long events merged in by start) give the same cells whichever way a
+    window's events are read."""
+    _, model = train
+    a, b, cells = window
+    low, high = model.bounds
+    start = low + int(min(a, b) * (high - low))
+    shown = win.clamp(
+        Window(start, start + max(cells, int(abs(a - b) ** 3 * (high - low)))), model.bounds, cells
+    )
+    edges = win.edges(shown, cells)
+    patch = pytest.MonkeyPatch()
+    try:
+        for lane in model.lanes:
+            for row in (*lane.summary, *lane.detail):
+                source = row.source
+                assert isinstance(source, TraceRow)
+                patch.setattr(lane_ops, "VECTOR_MIN", 1 << 40)
+                lists = source.coverage(edges)
+                patch.setattr(lane_ops, "VECTOR_MIN", 0)
+                assert source.coverage(edges) == lists, (lane.label, row.label, shown)
+    finally:
+        patch.undo()
