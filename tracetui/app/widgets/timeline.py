@@ -208,22 +208,25 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         self.model = model
         self.note = ""
         self.lane_layout = lane_ops.first_layout(model.lanes)
-        self._relayout()
+        self._relayout(lanes_changed=True)
         if self.window is None:
             self.window = model.whole(self.cells)
 
     def lanes_changed(self) -> None:
         """The model's lanes changed (memory read, ranks, lanes from outside)."""
-        self._relayout()
+        self._relayout(lanes_changed=True)
 
     def set_layout(self, layout: Layout) -> None:
         self.lane_layout = layout
         self._relayout()
 
-    def _relayout(self) -> None:
+    def _relayout(self, lanes_changed: bool = False) -> None:
+        """The rows shown again; the strips drawn are kept (keyed by row, not place: a lane expanded
+        or moved draws only its own rows) unless the lanes changed."""
         self._rows = lane_ops.shown_rows(self.model.lanes, self.lane_layout) if self.model is not None else []
         self.row_cursor = max(0, min(self.row_cursor, len(self._rows) - 1))
-        self._strips.clear()
+        if lanes_changed:
+            self._strips.clear()
         self.refresh(layout=True)
 
     @property
@@ -650,8 +653,10 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         row = self._rows[index]
         cursor_here = self.has_focus and index == self.row_cursor
         key = (
-            index,
             id(row.row),
+            row.first,  # the label: a lane's first row, pinned, expanded (see _label)
+            row.pinned,
+            row.lane.key in self.lane_layout.expanded,
             self.window.start_ns,
             self.window.end_ns,
             width,

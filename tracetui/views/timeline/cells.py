@@ -56,7 +56,7 @@ class Events:
     (``order``; None: not one of the row's ordered ones). Python lists: the window mostly holds few
     events (the pyramid draws any window that holds many bins' worth), and a polars search or running
     sum costs a query's start-up, more than the whole row's work here; a window of
-    :data:`VECTOR_MIN` events or more (up to a few bins' worth per cell) is drawn from arrays."""
+    :data:`VECTOR_MIN` events or more is drawn from arrays (numpy: faster past a handful)."""
 
     s: list[int]
     e: list[int]
@@ -100,7 +100,7 @@ def from_events(events: Events, edges: list[int]) -> Coverage:
     return result
 
 
-VECTOR_MIN = 256  # a window of more events is drawn by :func:`from_arrays` (the lists' set-up is O(n))
+VECTOR_MIN = 16  # a window of more events is drawn by :func:`from_arrays` (faster past a handful)
 
 
 def from_arrays(
