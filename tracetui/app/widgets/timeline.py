@@ -29,7 +29,7 @@ from tracetui.app.widgets.line_style import CachedStyles
 from tracetui.views.memory import MemoryLane
 from tracetui.views.timeline import lanes as lane_ops
 from tracetui.views.timeline import window as win
-from tracetui.views.timeline.lanes import COLOUR_MODES, SLOTS, Layout, MemoryRow, ShownRow
+from tracetui.views.timeline.lanes import COLOUR_MODES, SLOTS, CounterRow, Layout, MemoryRow, ShownRow
 from tracetui.views.timeline.model import EMPTY, FAINT, LEVEL, NO_MARKS, PEAK_GLYPH, Marks, TimelineModel
 from tracetui.views.timeline.model import PEAK as PEAK_SLOT
 from tracetui.views.timeline.window import Window
@@ -623,9 +623,13 @@ class Timeline(CachedStyles, Widget, can_focus=True):
             left += f" · range {fmt.span_ns(self.range[1] - self.range[0])}"
         if self.legend_extra:
             left += f" · {self.legend_extra}"
-        legends = [row.row.source.legend for row in self._rows if row.row.levels and row.first]  # type: ignore[union-attr]
+        shown = [row.row.source for row in self._rows if row.first]
+        legends = [source.legend for source in shown if isinstance(source, MemoryRow)]
         if legends:
             left += " · memory " + "; ".join(dict.fromkeys(legends))
+        counters = [source.legend for source in shown if isinstance(source, CounterRow)]
+        if counters:
+            left += " · counters " + "; ".join(dict.fromkeys(counters))
         decimals = 6 if window.span < 10_000 else 3
         start, end = (fmt.fixed((t - t0) / 1e6, decimals) for t in (window.start_ns, window.end_ns))
         right = f"{start} ms → {end} ms "
