@@ -77,3 +77,20 @@ def test_critical_path_overlay(snap_compare, size: tuple[int, int]) -> None:
     """``r`` over the whole trace: the events on the steps' critical paths marked in amber on their
     lanes, the path's steps and length in the header."""
     assert snap_compare(TraceApp(TRAIN), terminal_size=size, run_before=keys("v", "0", "r"))
+
+
+def test_counter_lanes(snap_compare) -> None:
+    """A trace with hardware counters (``"ph":"C"``): a lane per series under the streams, each the
+    counter's level over time, its range in the header."""
+
+    async def run_before(pilot: Pilot[int]) -> None:
+        await settle(pilot)
+        await pilot.press("v", "0")
+        await settle(pilot)
+        timeline = pilot.app.screen.query_one(Timeline)
+        assert timeline.model is not None
+        timeline.set_layout(select(timeline.model.lanes, "GPU 0 s7,counter"))
+        await settle(pilot)
+
+    app = TraceApp(fixture("synthetic_counters"))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -270,11 +270,20 @@ def test_malformed_field_types_fall_back_not_fail(tmp_path: Path) -> None:
     assert trace.events.height == 2 and trace.repairs
 
 
-@pytest.mark.parametrize("phase", ["B", "C"])
+@pytest.mark.parametrize("phase", ["B", "E"])
 def test_unmodelled_phases_are_counted(tmp_path: Path, phase: str) -> None:
     events = [op("aten::mm", 0, 10), {"ph": phase, "name": "other", "pid": 1, "tid": 1, "ts": 3}]
     trace = load_doc(tmp_path, trace_doc(events))
     assert trace.other_phases == {phase: 1}
+    assert trace.event_count == 2
+
+
+def test_counter_samples_are_kept_not_only_counted(tmp_path: Path) -> None:
+    """``C`` is modelled (tracetui.views.counters reads its values): a row of ``counters``."""
+    events = [op("aten::mm", 0, 10), {"ph": "C", "name": "q", "pid": 1, "tid": 1, "ts": 3, "args": {"n": 2}}]
+    trace = load_doc(tmp_path, trace_doc(events))
+    assert trace.other_phases == {}
+    assert trace.counters.select("name", "ts").rows() == [("q", 3.0)]
     assert trace.event_count == 2
 
 

@@ -3,9 +3,11 @@ the events and from the pyramid, on a real trace and on any intervals (overlappi
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from itertools import pairwise
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -15,8 +17,9 @@ import tracetui
 from tests.app.conftest import fixture
 from tracetui.trace import Trace
 from tracetui.views.timeline import index as ix
+from tracetui.views.timeline import lanes as lane_ops
 from tracetui.views.timeline import window as win
-from tracetui.views.timeline.cells import from_level
+from tracetui.views.timeline.cells import Coverage, Events, empty, from_arrays, from_events, from_level
 from tracetui.views.timeline.lanes import ArrayRow, TraceRow
 from tracetui.views.timeline.model import TimelineModel
 from tracetui.views.timeline.window import Window
@@ -149,3 +152,122 @@ def test_a_pyramid_level_draws_the_same_cells(
                 if ref is not None:
                     s, e = spans[ref]
                     assert s < edges[c + 1] + (1 << level.shift) and e > edges[c] - (1 << level.shift)
+
+
+@settings(max_examples=200, deadline=None)
+@given(events=intervals, a=st.integers(-100, 5100), length=st.integers(1, 6000), cells=st.integers(1, 80))
+def test_arrays_draw_the_cells_the_lists_do(
+    events: list[tuple[int, int]], a: int, length: int, cells: int
+) -> None:
+    """A window of many events is drawn from arrays: every cell (busy, extent, top, order) as from lists,
+    instants (end = start) and events that end where others start included."""
+    events = sorted(events)
+    s = [start for start, _ in events]
+    e = [start + d for start, d in events]
+    refs = [7 * i + 3 for i in range(len(events))]
+    orders = [None if i % 5 == 4 else i for i in range(len(events))]
+    length = max(length, cells)
+    edges = win.edges(Window(a, a + length), cells)
+    lists = from_events(Events(s, e, refs, orders), edges)
+    arrays = from_arrays(
+        np.array(s, dtype=np.int64),
+        np.array(e, dtype=np.int64),
+        np.array(refs, dtype=np.int64),
+        np.array([-1 if o is None else o for o in orders], dtype=np.int64),
+        edges,
+    )
+    assert arrays == lists
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(window=windows)
+def test_a_trace_row_draws_the_same_from_arrays(
+    train: tuple[Trace, TimelineModel], window: tuple[float, float, int]
+) -> None:
+    """The rows of a trace (long events merged in by start) give the same cells whichever way a
+    window's events are read."""
+    _, model = train
+    a, b, cells = window
+    low, high = model.bounds
+    start = low + int(min(a, b) * (high - low))
+    shown = win.clamp(
+        Window(start, start + max(cells, int(abs(a - b) ** 3 * (high - low)))), model.bounds, cells
+    )
+    edges = win.edges(shown, cells)
+    patch = pytest.MonkeyPatch()
+    try:
+        for lane in model.lanes:
+            for row in (*lane.summary, *lane.detail):
+                source = row.source
+                assert isinstance(source, TraceRow)
+                patch.setattr(lane_ops, "VECTOR_MIN", 1 << 40)
+                lists = source.coverage(edges)
+                patch.setattr(lane_ops, "VECTOR_MIN", 0)
+                assert source.coverage(edges) == lists, (lane.label, row.label, shown)
+    finally:
+        patch.undo()
+
+
+def reference_from_level(level: ix.Level, origin: int, edges: list[int]) -> Coverage:
+    """:func:`from_level` as it was, a cell at a time (bisects over the window's bins as lists):
+    what the vectorised one must give, cell for cell."""
+    cells = len(edges) - 1
+    result = empty(cells)
+    shift = level.shift
+    rel = [t - origin for t in edges]
+    first_bins = [t >> shift for t in rel[:-1]]
+    last_bins = [(t - 1) >> shift for t in rel[1:]]
+    low = bisect_left(level.bins, first_bins[0])
+    high = bisect_right(level.bins, last_bins[-1])
+    if high <= low:
+        return result
+    bins = level.bins.slice(low, high - low).to_list()
+    firsts = level.first.slice(low, high - low).to_list()
+    lasts = level.last.slice(low, high - low).to_list()
+    tops = level.top.slice(low, high - low).to_list()
+    busy = level.busy.slice(low, high - low + 1).to_list()
+    n = len(bins)
+    i = after = 0
+    for c in range(cells):
+        lo, hi = rel[c], rel[c + 1]
+        fb, lb = first_bins[c], last_bins[c]
+        i = bisect_left(bins, fb, i)
+        after = bisect_right(bins, lb, after)
+        a, b = i, after - 1
+        if a <= b and bins[a] == fb and lasts[a] <= lo:
+            a += 1  # the bin cut at the cell's start holds nothing of it
+        if b >= a and bins[b] == lb and firsts[b] >= hi:
+            b -= 1  # the bin cut at its end holds nothing of it
+        if a > b or a >= n:
+            continue
+        first, last = max(firsts[a], lo), min(lasts[b], hi)
+        result.busy[c] = max(1, min(busy[b + 1] - busy[a], last - first, hi - lo))
+        result.first[c], result.last[c] = first + origin, last + origin
+        k = bisect_left(bins, ((lo + hi) // 2) >> shift, a, b + 1)
+        result.top[c] = tops[k if k <= b else a]
+    return result
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    events=intervals,
+    a=st.integers(-100, 5100),
+    length=st.integers(1, 6000),
+    cells=st.integers(1, 60),
+    origin=st.integers(-50, 50),
+)
+def test_a_level_draws_cell_for_cell_as_the_reference(
+    events: list[tuple[int, int]], a: int, length: int, cells: int, origin: int
+) -> None:
+    """Every level (fine enough or not), any window, any origin: the same busy, extent and top."""
+    events = sorted(events)
+    if not events:
+        return
+    starts = pl.Series([s for s, _ in events], dtype=pl.Int64)
+    ends = pl.Series([s + max(d, 1) for s, d in events], dtype=pl.Int64)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ix, "BIN_EVENTS", 1)  # the finest level as fine as the events: many bins a cell
+        levels = ix._pyramid(starts, ends, pl.int_range(0, len(events), dtype=pl.UInt32, eager=True))
+    edges = win.edges(Window(a, a + max(length, cells)), cells)
+    for level in levels:
+        assert from_level(level, origin, edges) == reference_from_level(level, origin, edges), level.shift

@@ -2,7 +2,8 @@
 
 The scan (native or msgspec) routes each event to the tables of its group (:func:`group_of`,
 by phase and category): every complete event to ``x``, a kernel's args also to ``gpu_args``,
-a flow to ``flows``, and so on (:data:`SCAN_TABLES`). Each row keeps the event's ``id`` (its
+a flow to ``flows``, a counter sample (``C``: its values are its args) to ``counters``, and so
+on (:data:`SCAN_TABLES`). Each row keeps the event's ``id`` (its
 index in ``traceEvents``). Free of polars (the native scan starts before polars is imported):
 kinds are names, mapped to polars types in :mod:`tracetui.trace.frames`.
 """
@@ -19,11 +20,11 @@ INT, FLOAT, STR, RAW, ID, PH = "int", "float", "str", "raw", "id", "ph"
 # PH: the phase, a string ("" when absent)
 VIEW, DICT = "view", "dict"  # text stored as string views (polars String) or a dictionary (Categorical)
 
-GROUPS = ("x_other", "gpu", "call", "op", "python", "flow", "instant", "meta", "other")
+GROUPS = ("x_other", "gpu", "call", "op", "python", "flow", "instant", "meta", "counter", "other")
 X_GROUPS = ("x_other", "gpu", "call", "op", "python")
 GROUP_CODE = {group: code for code, group in enumerate(GROUPS)}
 GPU_SET, CALL_SET = frozenset(GPU_LANE), frozenset(LAUNCH_CALLS)
-MODELLED_PHASES = ("X", "i", "I", "s", "t", "f", "M")
+MODELLED_PHASES = ("X", "i", "I", "s", "t", "f", "M", "C")
 
 
 def group_of(phase: str, cat: str | None) -> str:
@@ -39,6 +40,8 @@ def group_of(phase: str, cat: str | None) -> str:
         return "flow"
     if phase in ("i", "I"):
         return "instant"
+    if phase == "C":
+        return "counter"
     return "meta" if phase == "M" else "other"
 
 
@@ -181,6 +184,7 @@ SCAN_TABLES = (
             _arg("sort_index", INT),
         ),
     ),
+    ScanTable("counters", ("counter",), BASE),  # the values: the event's raw args ({series: value})
     ScanTable("other", ("other",), (Field("ph", "ph", PH),)),
 )
 TABLE_NAMES = tuple(table.name for table in SCAN_TABLES)

@@ -211,6 +211,7 @@ class Tables:
     instants: pl.DataFrame  # "i"/"I" events, e.g. [memory]
     flows: pl.DataFrame  # "s"/"t"/"f": ac2g and fwdbwd
     meta: pl.DataFrame  # "M": process/thread names and sort indices
+    counters: pl.DataFrame  # "C": counter samples (their values are their raw args)
     args: dict[str, pl.DataFrame]  # per group of events, the args of its events that hold some
     other_phases: dict[str, int] = field(default_factory=dict)  # phases not modelled -> count
     legacy_categories: bool = False
@@ -247,12 +248,18 @@ def build_tables(scanned: dict[str, pl.DataFrame]) -> Tables:
         .with_columns(pl.col("name").fill_null(""))
         .select(*_model_columns("meta_events"), "lane")
     )
+    counters = (
+        scanned["counters"]
+        .with_columns(pl.col("cat", "name").fill_null(""))
+        .select(*_model_columns("counters"))
+    )
     other = scanned["other"]["ph"].value_counts()
     return Tables(
         events=events,
         instants=instants,
         flows=flows,
         meta=meta,
+        counters=counters,
         args={name: scanned[name] for name in ARG_TABLES},
         other_phases=dict(zip(other["ph"].to_list(), other["count"].to_list(), strict=True)),
         legacy_categories=legacy,

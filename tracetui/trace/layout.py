@@ -28,6 +28,7 @@ MODEL_TABLES = (
     "instants",
     "flows",
     "meta_events",
+    "counters",
     "tracks",
     "anomalies",
     "gpu_args",
@@ -143,6 +144,14 @@ def schema(name: str) -> dict[str, pl.DataType]:
             "meta_name": text,
             "labels": text,
             "sort_index": i64,
+        },
+        "counters": {  # "C" events: their values are their raw args ({series: value})
+            "cat": text,
+            "name": text,
+            "pid": text,
+            "tid": text,
+            "ts": f64,
+            "id": u32,
         },
         "tracks": {
             "track": i32,

@@ -208,6 +208,7 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
         instants=tables.instants.drop("lane"),
         flows=aside_tables["flows"],
         meta_events=tables.meta.drop("lane"),
+        counters=tables.counters,
         tracks=tracks,
         anomalies=pl.concat([a.cast(ANOMALY_SCHEMA) for a in anomalies]),  # type: ignore[arg-type]
         metadata=decoded.top,

@@ -182,6 +182,7 @@ class Trace:
     instants: Stored = Stored()
     flows: Stored = Stored()
     meta_events: Stored = Stored()
+    counters: Stored = Stored()
     tracks: Stored = Stored()
     anomalies: Stored = Stored()
     gpu_args: Stored = Stored()
@@ -305,7 +306,7 @@ class Trace:
     @property
     def event_count(self) -> int:
         """Events of every phase read from the file."""
-        phases = sum(self.height(name) for name in ("events", "instants", "flows", "meta_events"))
+        phases = sum(self.height(name) for name in ("events", "instants", "flows", "meta_events", "counters"))
         return phases + sum(self.other_phases.values())
 
     @cached_property

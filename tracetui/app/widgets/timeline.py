@@ -29,7 +29,7 @@ from tracetui.app.widgets.line_style import CachedStyles
 from tracetui.views.memory import MemoryLane
 from tracetui.views.timeline import lanes as lane_ops
 from tracetui.views.timeline import window as win
-from tracetui.views.timeline.lanes import COLOUR_MODES, SLOTS, Layout, MemoryRow, ShownRow
+from tracetui.views.timeline.lanes import COLOUR_MODES, SLOTS, CounterRow, Layout, MemoryRow, ShownRow
 from tracetui.views.timeline.model import EMPTY, FAINT, LEVEL, NO_MARKS, PEAK_GLYPH, Marks, TimelineModel
 from tracetui.views.timeline.model import PEAK as PEAK_SLOT
 from tracetui.views.timeline.window import Window
@@ -197,6 +197,7 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         self.cursor_ns: int | None = None
         self._rows: list[ShownRow] = []
         self._strips: dict[tuple[object, ...], Strip] = {}
+        self._cell_styles: dict[tuple[object, ...], Style] = {}  # by a cell's look: see _cell_style
         self.compact = False
         """One header line (the ruler, the window's title in the label column): a narrow strip."""
         self._drag: tuple[int, int, bool, bool, Window] | None = None  # x, y, ctrl, on the ruler, window
@@ -207,22 +208,25 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         self.model = model
         self.note = ""
         self.lane_layout = lane_ops.first_layout(model.lanes)
-        self._relayout()
+        self._relayout(lanes_changed=True)
         if self.window is None:
             self.window = model.whole(self.cells)
 
     def lanes_changed(self) -> None:
         """The model's lanes changed (memory read, ranks, lanes from outside)."""
-        self._relayout()
+        self._relayout(lanes_changed=True)
 
     def set_layout(self, layout: Layout) -> None:
         self.lane_layout = layout
         self._relayout()
 
-    def _relayout(self) -> None:
+    def _relayout(self, lanes_changed: bool = False) -> None:
+        """The rows shown again; the strips drawn are kept (keyed by row, not place: a lane expanded
+        or moved draws only its own rows) unless the lanes changed."""
         self._rows = lane_ops.shown_rows(self.model.lanes, self.lane_layout) if self.model is not None else []
         self.row_cursor = max(0, min(self.row_cursor, len(self._rows) - 1))
-        self._strips.clear()
+        if lanes_changed:
+            self._strips.clear()
         self.refresh(layout=True)
 
     @property
@@ -373,7 +377,7 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         found = self.model.positions([self.selected, *self.linked.ids])
         if not len(found):
             return None
-        starts, ends = self.model.index.starts.gather(found), self.model.index.ends.gather(found)
+        starts, ends = self.model.index.starts[found], self.model.index.ends[found]
         return int(starts.min()), int(ends.max())  # type: ignore[arg-type]
 
     def action_colour(self) -> None:
@@ -572,6 +576,7 @@ class Timeline(CachedStyles, Widget, can_focus=True):
     # ---- drawing --------------------------------------------------------------------------------
     def styles_changed(self) -> None:
         self._strips.clear()
+        self._cell_styles.clear()
 
     def _style(self, name: str) -> Style:
         return self.component(f"timeline--{name}")
@@ -618,9 +623,13 @@ class Timeline(CachedStyles, Widget, can_focus=True):
             left += f" · range {fmt.span_ns(self.range[1] - self.range[0])}"
         if self.legend_extra:
             left += f" · {self.legend_extra}"
-        legends = [row.row.source.legend for row in self._rows if row.row.levels and row.first]  # type: ignore[union-attr]
+        shown = [row.row.source for row in self._rows if row.first]
+        legends = [source.legend for source in shown if isinstance(source, MemoryRow)]
         if legends:
             left += " · memory " + "; ".join(dict.fromkeys(legends))
+        counters = [source.legend for source in shown if isinstance(source, CounterRow)]
+        if counters:
+            left += " · counters " + "; ".join(dict.fromkeys(counters))
         decimals = 6 if window.span < 10_000 else 3
         start, end = (fmt.fixed((t - t0) / 1e6, decimals) for t in (window.start_ns, window.end_ns))
         right = f"{start} ms → {end} ms "
@@ -648,8 +657,10 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         row = self._rows[index]
         cursor_here = self.has_focus and index == self.row_cursor
         key = (
-            index,
             id(row.row),
+            row.first,  # the label: a lane's first row, pinned, expanded (see _label)
+            row.pinned,
+            row.lane.key in self.lane_layout.expanded,
             self.window.start_ns,
             self.window.end_ns,
             width,
@@ -675,6 +686,8 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         return marker + ("•" if row.pinned else " ") + row.lane.label
 
     def _draw_lane(self, row: ShownRow, width: int, cursor_here: bool) -> Strip:
+        """The row's strip: each run of cells of one look a segment, its style made once per look
+        (:meth:`_cell_style`) until the styles change."""
         assert self.model is not None and self.window is not None
         base = self.base_style
         cells = self.cells
@@ -682,47 +695,73 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         drawn = self.model.draw(row.row, window, cells, self.mode)
         label_style = self._style("label-cursor" if cursor_here else "label")
         segments = [Segment(pad(self._label(row), LABEL_WIDTH - 1) + " ", base + label_style)]
-        background = base.bgcolor
-        overlays = [Style()] * cells
-        shade: list[Style | None] = [None] * cells
+        overlays: list[str | None] = [None] * cells
+        shade: list[str | None] = [None] * cells
         self._shade(shade, self.span, "span")
         self._shade(shade, self.range, "range")
         marks = (("marked", self.marked), ("linked", self.linked), ("selected", self.selection))
         for name, found in marks:
             if found:
-                style = self._style(name)
                 for first, last in self.model.marked_cells(row.row, found, window, cells):
-                    for c in range(max(0, first), min(cells - 1, last) + 1):
-                        overlays[c] = style
+                    lo, hi = max(0, first), min(cells - 1, last) + 1
+                    if lo < hi:
+                        overlays[lo:hi] = [name] * (hi - lo)
         if self.has_focus:
-            shade[self._cursor_cell()] = self._style("cursor")
+            shade[self._cursor_cell()] = "cursor"
         label_at = {first: (length, text) for first, length, text in drawn.labels}
-        c = 0
+        memo = self._cell_styles
         glyphs, slots, inverse, alt = drawn.glyphs, drawn.slots, drawn.inverse, drawn.alt
+        run: tuple[object, ...] | None = None
+        texts: list[str] = []
+        c = 0
         while c < cells:
-            label = label_at.get(c)
             slot = slots[c]
-            colour = None if slot == EMPTY else self._slot_style(slot).color
-            if label is not None and colour is not None:
-                length, text = label
-                style = base + Style(color=background, bgcolor=colour, bold=True) + overlays[c]
-                segments.append(Segment(pad(" " + text, length), style))
-                c += length
-                continue
-            if slot == EMPTY:
-                style = base + self._style("idle")
-            elif inverse[c]:
-                style = base + Style(color=background, bgcolor=colour)
+            label = label_at.get(c) if label_at else None
+            if label is not None and slot != EMPTY:
+                key: tuple[object, ...] = (True, slot, False, False, overlays[c], None)
+                text, step = pad(" " + label[1], label[0]), label[0]
             else:
-                style = base + Style(color=colour, dim=alt[c])
-            style = style + overlays[c]
-            if shade[c] is not None:
-                style = style + Style(bgcolor=shade[c].bgcolor)  # type: ignore[union-attr]
-            segments.append(Segment(glyphs[c], style))
-            c += 1
+                if slot == EMPTY:
+                    key = (False, EMPTY, False, False, overlays[c], shade[c])
+                elif inverse[c]:
+                    key = (False, slot, True, False, overlays[c], shade[c])
+                else:
+                    key = (False, slot, False, alt[c], overlays[c], shade[c])
+                text, step = glyphs[c], 1
+            if key != run:
+                if run is not None:
+                    segments.append(Segment("".join(texts) if len(texts) > 1 else texts[0], memo[run]))
+                run, texts = key, []
+                if key not in memo:
+                    memo[key] = self._cell_style(key)
+            texts.append(text)
+            c += step
+        if run is not None:
+            segments.append(Segment("".join(texts), memo[run]))
         return Strip(segments).simplify()
 
-    def _shade(self, shade: list[Style | None], span: tuple[int, int] | None, name: str) -> None:
+    def _cell_style(self, key: tuple[object, ...]) -> Style:
+        """The style of a cell of one look: ``(labelled, slot, inverse, alternate, overlay, shade)``
+        (overlay: a mark's component, shade: the span's, the range's or the cursor's)."""
+        labelled, slot, flipped, dim, overlay, shade = key
+        base = self.base_style
+        background = base.bgcolor
+        over = self._style(overlay) if isinstance(overlay, str) else Style()
+        colour = None if slot == EMPTY else self._slot_style(slot).color  # type: ignore[arg-type]
+        if labelled:
+            return base + Style(color=background, bgcolor=colour, bold=True) + over
+        if slot == EMPTY:
+            style = base + self._style("idle")
+        elif flipped:
+            style = base + Style(color=background, bgcolor=colour)
+        else:
+            style = base + Style(color=colour, dim=bool(dim))
+        style = style + over
+        if isinstance(shade, str):
+            style = style + Style(bgcolor=self._style(shade).bgcolor)
+        return style
+
+    def _shade(self, shade: list[str | None], span: tuple[int, int] | None, name: str) -> None:
         if span is None or self.window is None:
             return
         if span[0] >= self.window.end_ns or span[1] <= self.window.start_ns:
@@ -732,6 +771,4 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         last = min(
             cells - 1, win.cell_of(self.window, cells, min(max(span[1], span[0] + 1), self.window.end_ns) - 1)
         )
-        style = self._style(name)
-        for c in range(first, last + 1):
-            shade[c] = style
+        shade[first : last + 1] = [name] * max(0, last + 1 - first)

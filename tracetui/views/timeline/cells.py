@@ -20,6 +20,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
+import numpy as np
+
 from tracetui.views.timeline.index import Level
 
 EIGHTHS = " ▏▎▍▌▋▊▉█"
@@ -51,9 +53,10 @@ def empty(cells: int) -> Coverage:
 class Events:
     """A row's events that may overlap a window, sorted by start (then reference): ``s``, ``e`` (ns; an
     instant's end is taken as its start + 1), their references and their positions in the row
-    (``order``; None: not one of the row's ordered ones). Python lists: the window holds few events
-    (the pyramid draws any window that holds many), and a polars search or running sum costs a
-    query's start-up, more than the whole row's work here."""
+    (``order``; None: not one of the row's ordered ones). Python lists: the window mostly holds few
+    events (the pyramid draws any window that holds many bins' worth), and a polars search or running
+    sum costs a query's start-up, more than the whole row's work here; a window of
+    :data:`VECTOR_MIN` events or more is drawn from arrays (numpy: faster past a handful)."""
 
     s: list[int]
     e: list[int]
@@ -97,45 +100,91 @@ def from_events(events: Events, edges: list[int]) -> Coverage:
     return result
 
 
-def from_level(level: Level, origin: int, edges: list[int]) -> Coverage:
-    """Cells from a pyramid level whose bins are at most half the narrowest cell: the window's bins
-    read once (a few per cell), then per cell its first and last occupied bin, each cut bin at its
-    ends kept only if it holds something inside the cell (its last covered ns past the cell's start,
-    its first before the cell's end), and the bin at its middle on top."""
+VECTOR_MIN = 16  # a window of more events is drawn by :func:`from_arrays` (faster past a handful)
+
+
+def from_arrays(
+    s: np.ndarray, e: np.ndarray, refs: np.ndarray, orders: np.ndarray, edges: list[int]
+) -> Coverage:
+    """:func:`from_events` over arrays (``orders``: -1 where None): its searches for every cell at once,
+    the running furthest end and busy sum native. The same cells: a window of many events."""
     cells = len(edges) - 1
     result = empty(cells)
-    shift = level.shift
-    rel = [t - origin for t in edges]
-    first_bins = [t >> shift for t in rel[:-1]]
-    last_bins = [(t - 1) >> shift for t in rel[1:]]
-    low = bisect_left(level.bins, first_bins[0])
-    high = bisect_right(level.bins, last_bins[-1])
-    if high <= low:
+    if not len(s):
         return result
-    bins = level.bins.slice(low, high - low).to_list()
-    firsts = level.first.slice(low, high - low).to_list()
-    lasts = level.last.slice(low, high - low).to_list()
-    tops = level.top.slice(low, high - low).to_list()
-    busy = level.busy.slice(low, high - low + 1).to_list()
-    n = len(bins)
-    i = after = 0
-    for c in range(cells):
-        lo, hi = rel[c], rel[c + 1]
-        fb, lb = first_bins[c], last_bins[c]
-        i = bisect_left(bins, fb, i)
-        after = bisect_right(bins, lb, after)
-        a, b = i, after - 1
-        if a <= b and bins[a] == fb and lasts[a] <= lo:
-            a += 1  # the bin cut at the cell's start holds nothing of it
-        if b >= a and bins[b] == lb and firsts[b] >= hi:
-            b -= 1  # the bin cut at its end holds nothing of it
-        if a > b or a >= n:
-            continue
-        first, last = max(firsts[a], lo), min(lasts[b], hi)
-        result.busy[c] = max(1, min(busy[b + 1] - busy[a], last - first, hi - lo))
-        result.first[c], result.last[c] = first + origin, last + origin
-        k = bisect_left(bins, ((lo + hi) // 2) >> shift, a, b + 1)
-        result.top[c] = tops[k if k <= b else a]
+    e = np.maximum(e, s + 1)
+    reach = np.maximum.accumulate(e)
+    before = np.concatenate(([0], np.cumsum(e - s)))
+    bounds = np.asarray(edges, dtype=np.int64)
+    lo, hi = bounds[:-1], bounds[1:]
+    a = np.searchsorted(reach, lo, side="right")
+    b = np.searchsorted(s, hi, side="left")
+    cell = np.flatnonzero(b > a)
+    if not len(cell):
+        return result
+    a, b, lo, hi = a[cell], b[cell], lo[cell], hi[cell]
+    start, last_end = s[a], e[b - 1]
+    first, last = np.maximum(start, lo), np.minimum(reach[b - 1], hi)
+    busy = before[b] - before[a] - np.maximum(0, lo - start) - np.maximum(0, last_end - hi)
+    busy = np.maximum(1, np.minimum(busy, last - first))
+    middle = (lo + hi) // 2
+    m = np.minimum(np.maximum(np.searchsorted(s, middle, side="right"), a), b) - 1
+    top = np.where((m >= a) & (e[np.maximum(m, 0)] > middle), m, a)
+    columns = zip(
+        cell.tolist(),
+        busy.tolist(),
+        first.tolist(),
+        last.tolist(),
+        refs[top].tolist(),
+        orders[top].tolist(),
+        strict=True,
+    )
+    for c, busy_c, first_c, last_c, ref, order in columns:
+        result.busy[c], result.first[c], result.last[c], result.top[c] = busy_c, first_c, last_c, ref
+        result.order[c] = order if order >= 0 else None
+    return result
+
+
+def from_level(level: Level, origin: int, edges: list[int]) -> Coverage:
+    """Cells from a pyramid level whose bins are at most half the narrowest cell (numpy: every cell's
+    searches at once): per cell its first and last occupied bin, each cut bin at its ends kept only
+    if it holds something inside the cell (its last covered ns past the cell's start, its first
+    before the cell's end), and the bin at its middle on top."""
+    cells = len(edges) - 1
+    result = empty(cells)
+    n = len(level.bins)
+    if not n:
+        return result
+    shift = level.shift
+    bins, firsts, lasts = level.bins.to_numpy(), level.first.to_numpy(), level.last.to_numpy()
+    rel = np.asarray(edges, dtype=np.int64) - origin
+    lo, hi = rel[:-1], rel[1:]
+    first_bins, last_bins = lo >> shift, (hi - 1) >> shift
+    a = np.searchsorted(bins, first_bins, side="left")
+    b = np.searchsorted(bins, last_bins, side="right") - 1
+    at_a = np.minimum(a, n - 1)
+    a = a + ((a <= b) & (bins[at_a] == first_bins) & (lasts[at_a] <= lo))  # cut at the start, empty there
+    at_b = np.maximum(b, 0)
+    b = b - ((b >= a) & (bins[at_b] == last_bins) & (firsts[at_b] >= hi))  # cut at the end, empty there
+    cell = np.flatnonzero(a <= b)
+    if not len(cell):
+        return result
+    a, b, lo, hi = a[cell], b[cell], lo[cell], hi[cell]
+    first, last = np.maximum(firsts[a], lo), np.minimum(lasts[b], hi)
+    busy = level.busy.to_numpy()
+    covered = np.maximum(1, np.minimum(np.minimum(busy[b + 1] - busy[a], last - first), hi - lo))
+    k = np.minimum(np.maximum(np.searchsorted(bins, ((lo + hi) // 2) >> shift, side="left"), a), b + 1)
+    tops = level.top.to_numpy()[np.where(k <= b, k, a)]
+    columns = zip(
+        cell.tolist(),
+        covered.tolist(),
+        (first + origin).tolist(),
+        (last + origin).tolist(),
+        tops.tolist(),
+        strict=True,
+    )
+    for c, busy_c, first_c, last_c, top in columns:
+        result.busy[c], result.first[c], result.last[c], result.top[c] = busy_c, first_c, last_c, top
     return result
 
 

@@ -19,11 +19,13 @@ import polars as pl
 
 from tracetui.trace.categories import GPU_KIND, GPU_WORK, LAUNCH_CALLS
 from tracetui.trace.stats import THREAD_NAME
+from tracetui.views.counters import counter_table
 from tracetui.views.timeline import window as win
 from tracetui.views.timeline.cells import BARS, glyph
 from tracetui.views.timeline.index import GPU_ROW_NAMES, SUMMARY, EventIndex, index_of, rows_of
 from tracetui.views.timeline.lanes import (
     ArrayRow,
+    CounterRow,
     IntervalSource,
     Lane,
     LevelSource,
@@ -108,6 +110,37 @@ def memory_rows(lanes: Sequence[MemoryLane]) -> list[Lane]:
     return [Lane(f"memory:{lane.label}", lane.label, "memory", (Row("", MemoryRow(lane)),)) for lane in lanes]
 
 
+def counter_rows(table: pl.DataFrame) -> list[Lane]:
+    """A lane per counter series of :func:`tracetui.views.counters.counter_table` (its level after
+    each sample, from 0 or its lowest value to its highest), labelled as Perfetto names its tracks,
+    ``<name> <series>`` (after the process when several hold counters)."""
+    lanes = []
+    several = table["pid"].n_unique() > 1
+    for (pid, name, series), rows in table.partition_by(
+        "pid", "name", "series", as_dict=True, maintain_order=True
+    ).items():
+        values = rows["value"]
+        floor = min(0.0, float(values.min()))  # type: ignore[arg-type]
+        top = float(values.max())  # type: ignore[arg-type]
+        scale = top if top > floor else floor + 1.0  # a flat counter: its floor, drawn low
+        label = f"{name} {series}"
+        legend = f"{label} {_number(floor)}–{_number(top)}"
+        row = CounterRow(rows["ts_ns"], values, floor, scale, legend)
+        lanes.append(
+            Lane(
+                f"counter:{pid}:{name}:{series}",
+                f"{pid} {label}" if several else label,
+                "counter",
+                (Row("", row),),
+            )
+        )
+    return lanes
+
+
+def _number(value: float) -> str:
+    return f"{value:.4g}"
+
+
 class TimelineModel:
     """A trace's lanes (and any handed in), drawn over any window."""
 
@@ -115,7 +148,7 @@ class TimelineModel:
         self.trace = trace
         self.index = index
         self.bounds = (index.origin, index.end)
-        self.lanes: list[Lane] = trace_lanes(trace, index)
+        self.lanes: list[Lane] = trace_lanes(trace, index) + counter_rows(counter_table(trace))
         self._drawn: OrderedDict[tuple[object, ...], DrawnRow] = OrderedDict()
         self._slots: dict[tuple[str, str, str], int] = {}
         self._names: dict[tuple[str, str], str] = {}
@@ -236,8 +269,8 @@ class TimelineModel:
         wanted = pl.Series(sorted(set(event_ids)), dtype=pl.UInt32)
         at = ids.search_sorted(wanted, side="left").cast(pl.Int64)
         found = at < len(ids)
-        at = at.filter(found)
-        return at.filter(ids.gather(at) == wanted.filter(found)).cast(pl.UInt32)
+        at = at.filter(found).cast(pl.UInt32)
+        return at.filter(ids[at] == wanted.filter(found))  # ids[at]: a direct gather (see TraceRow.events)
 
     def marks(self, event_ids: Sequence[int]) -> Marks:
         """Where the events ``event_ids`` are drawn: per row source, their references."""
