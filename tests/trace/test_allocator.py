@@ -208,3 +208,50 @@ def test_the_load_sets_half_its_json_as_the_budget(monkeypatch: pytest.MonkeyPat
     import gzip
 
     assert budgets == [len(gzip.decompress(trace.read_bytes())) // 2]
+
+
+# frees a 16 MiB numpy array, then allocates 50 of 8 MiB (each with a small one kept after it) and
+# frees the big ones: what stays resident
+NUMPY_CHILD = """
+import json, os, sys
+import numpy as np
+from tracetui.trace import allocator
+on = allocator.numpy_frees_back() if sys.argv[1] == "1" else False
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+big = np.ones(2 << 20)
+del big
+before = rss()
+big, small = [], []
+for _ in range(50):
+    big.append(np.ones(1 << 20))
+    small.append(np.ones(1 << 10))
+del big
+print(json.dumps({"on": on, "kept_mb": (rss() - before) / 2**20}))
+"""
+
+
+def _numpy_child(on: bool, env: dict[str, str] | None = None) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", NUMPY_CHILD, "1" if on else "0"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **(env or {})},
+    )
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+@pytest.mark.skipif(not LINUX, reason="glibc's malloc")
+def test_numpy_frees_go_back_at_once() -> None:
+    # glibc's default: the threshold grew to the 16 MiB freed, so the 8 MiB arrays came from the heap,
+    # which kept them (the small ones above them); with the fixed threshold each is mapped on its own
+    fixed, default = _numpy_child(on=True), _numpy_child(on=False)
+    assert fixed["on"] is True and fixed["kept_mb"] < 4
+    assert default["kept_mb"] > fixed["kept_mb"] + 8
+
+
+@pytest.mark.skipif(not LINUX, reason="glibc's malloc")
+def test_the_users_own_mmap_threshold_is_left_alone() -> None:
+    assert _numpy_child(on=True, env={"MALLOC_MMAP_THRESHOLD_": "33554432"})["on"] is False
