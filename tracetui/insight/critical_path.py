@@ -269,20 +269,13 @@ class _Threads:
         """Columns of the events at tree positions ``positions`` (one gather)."""
         return self.events.select(names)[pl.Series(self.row[positions])]
 
-    def first_at(self, track: int, times: np.ndarray, side: str) -> np.ndarray:
-        """Positions on ``track`` of the first event starting at or after each time (``side``
-        "left"), or after it ("right"): a binary search of them all at once, each step one gather."""
+    def first_at(self, track: int, *times: tuple[np.ndarray, str]) -> list[np.ndarray]:
+        """Positions on ``track`` of the first event starting at or after each time of each
+        ``(times, side)`` (side "left"), or after it ("right"): one gather of the thread's starts
+        (in tree order: sorted), a binary search of all the times."""
         lo, hi = self.bounds.get(track, (0, 0))
-        low, high = np.full(len(times), lo, dtype=np.int64), np.full(len(times), hi, dtype=np.int64)
-        while True:
-            open_ = low < high
-            if not open_.any():
-                return low
-            middle = (low + high) // 2
-            at = self.columns(np.where(open_, middle, lo), "start_ns")["start_ns"].to_numpy()
-            later = at > times if side == "right" else at >= times
-            high = np.where(open_ & later, middle, high)
-            low = np.where(open_ & ~later, middle + 1, low)
+        starts = self.columns(np.arange(lo, hi), "start_ns")["start_ns"].to_numpy()
+        return [lo + np.searchsorted(starts, at, side=side) for at, side in times]  # type: ignore[call-overload]
 
 
 def _threads(trace: Trace) -> _Threads:
@@ -693,8 +686,7 @@ def _member_ranges(
     starts, ends = keys["start_ns"].to_numpy(), keys["cpu_end_ns"].to_numpy()
     for track in np.unique(tracks):  # a few threads
         at = tracks == track
-        lo[at] = threads.first_at(int(track), starts[at], "left")
-        hi[at] = threads.first_at(int(track), ends[at], "right")
+        lo[at], hi[at] = threads.first_at(int(track), (starts[at], "left"), (ends[at], "right"))
     return keys.select("span", "track", lo=pl.Series(lo), hi=pl.Series(np.maximum(hi, lo)))
 
 
@@ -740,7 +732,8 @@ def _cpu_pieces(
     picked = picked.filter(keep)
     pos, code, span, first, offsets = pos[slots], code[slots], span[slots], first[slots], offsets[slots]
     start, end = picked["start_ns"].to_numpy(), picked["end_ns"].to_numpy()
-    on = _path_time_at(stretches, code, end) - _path_time_at(stretches, code, start)
+    to_end, to_start = _path_time_at(stretches, code, end, start)
+    on = to_end - to_start
     # children: a member's parent is a member of its (span, thread) if it is in the same range (its
     # slot there holds a member): each member's time goes off its parent's
     member_at = np.full(total, -1, dtype=np.int64)
@@ -790,9 +783,8 @@ def _cpu_pieces(
                 "ns",
             )
         )
-        return pl.concat(
-            [attributed.cast(_SUMMED), _host_gaps(stretches, code, ns, own, keys).select(SUMMED)]
-        )  # type: ignore[arg-type]
+        gaps = _host_gaps(stretches, code, ns, own, keys).select(SUMMED)
+        return pl.concat([attributed.cast(_SUMMED), gaps])  # type: ignore[arg-type]
     attributed = (
         picked.with_columns(
             span=pl.Series(span),
@@ -847,24 +839,29 @@ def _host_gaps(
     return rest.cast(_PIECES)  # type: ignore[arg-type]
 
 
-def _path_time_at(stretches: pl.DataFrame, code: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """The path's time on a thread of a span up to each point ``at``: the stretches of the
+def _path_time_at(stretches: pl.DataFrame, code: np.ndarray, *ats: np.ndarray) -> list[np.ndarray]:
+    """The path's time on a thread of a span up to each point of each ``at``: the stretches of the
     (span, thread) ``code`` before it, and the part of the one it falls in. ``stretches`` (sorted by
-    ``code``, ``start_ns``): ``code``, ``start_ns``, ``length``, ``before`` (the time of the earlier
-    stretches of its code). One binary search per point, on keys packing the code with the time."""
+    ``code``, ``start_ns``): ``code``, ``start_ns``, ``end_ns``, ``before`` (the time of the earlier
+    stretches of its code). One binary search per point, on keys packing the code with the time;
+    each code opens with a stretch of no time at the earliest point (a point before the code's
+    first stretch falls in it), so the stretch found is always of the point's code, and the time is
+    ``before - start + min(point, end)`` (the point is at or after the stretch's start)."""
     low = int(stretches["start_ns"].min())  # type: ignore[arg-type]
     width = int(stretches["end_ns"].max()) - low + 1  # type: ignore[arg-type]
-    starts = stretches["start_ns"].to_numpy()
     codes = stretches["code"].to_numpy().astype(np.int64)
-    keys = codes * width + (starts - low)
-    points = np.clip(at, low, low + width - 1)
-    index = np.searchsorted(keys, code * width + (points - low), side="right") - 1
-    found = index >= 0
-    index = np.maximum(index, 0)
-    found &= codes[index] == code
-    length = stretches["length"].to_numpy()
-    inside = np.clip(points - starts[index], 0, length[index])
-    return np.where(found, stretches["before"].to_numpy()[index] + inside, 0)
+    firsts = np.flatnonzero(np.concatenate([[True], codes[1:] != codes[:-1]]))
+    keys = np.insert(codes * width + (stretches["start_ns"].to_numpy() - low), firsts, codes[firsts] * width)
+    ends = np.insert(stretches["end_ns"].to_numpy(), firsts, low)
+    offset = np.insert(
+        stretches.select(pl.col("before") - pl.col("start_ns")).to_series().to_numpy(), firsts, -low
+    )
+    found = []
+    for at in ats:
+        points = np.clip(at, low, low + width - 1)
+        index = np.searchsorted(keys, code * width + (points - low), side="right") - 1
+        found.append(offset[index] + np.minimum(points, ends[index]))
+    return found
 
 
 def _gpu_pieces(graph: _Graph, segments: pl.DataFrame) -> pl.DataFrame:
