@@ -74,6 +74,9 @@ KERNEL_TO_KERNEL = "kernel to kernel"
 GPU_WAIT = "GPU wait (launched, not started)"
 MAX_HOPS = 1_000_000  # a walk changes resource at most this often (each hop is used once anyway)
 PART_ROWS = 1 << 18
+SEARCH_STEP_ROWS = 20_000
+"""A gather costs about this many rows more than the rows it gathers (a binary search of a thread's
+starts, a gather per step, against one gather of them all)."""
 """The spans' CPU events attributed at a time (a part of the spans): what bounds the memory."""
 KIND = pl.Enum(KINDS)
 
@@ -271,11 +274,30 @@ class _Threads:
 
     def first_at(self, track: int, *times: tuple[np.ndarray, str]) -> list[np.ndarray]:
         """Positions on ``track`` of the first event starting at or after each time of each
-        ``(times, side)`` (side "left"), or after it ("right"): one gather of the thread's starts
-        (in tree order: sorted), a binary search of all the times."""
+        ``(times, side)`` (side "left"), or after it ("right"). A thread's starts are sorted (tree
+        order): one gather of them all and a binary search, or, where that gathers more than a
+        search of a gather per step would (a long thread, few times), that search."""
         lo, hi = self.bounds.get(track, (0, 0))
-        starts = self.columns(np.arange(lo, hi), "start_ns")["start_ns"].to_numpy()
-        return [lo + np.searchsorted(starts, at, side=side) for at, side in times]  # type: ignore[call-overload]
+        count = sum(len(at) for at, _ in times)
+        steps = max(hi - lo, 1).bit_length()
+        if hi - lo <= steps * (SEARCH_STEP_ROWS + count):
+            starts = self.columns(np.arange(lo, hi), "start_ns")["start_ns"].to_numpy()
+            return [lo + np.searchsorted(starts, at, side=side) for at, side in times]  # type: ignore[call-overload]
+        return [self._search(lo, hi, at, side) for at, side in times]
+
+    def _search(self, lo: int, hi: int, times: np.ndarray, side: str) -> np.ndarray:
+        """:meth:`first_at` of ``times`` in positions ``[lo, hi)``: a binary search of them all at
+        once, each step one gather."""
+        low, high = np.full(len(times), lo, dtype=np.int64), np.full(len(times), hi, dtype=np.int64)
+        while True:
+            open_ = low < high
+            if not open_.any():
+                return low
+            middle = (low + high) // 2
+            at = self.columns(np.where(open_, middle, lo), "start_ns")["start_ns"].to_numpy()
+            later = at > times if side == "right" else at >= times
+            high = np.where(open_ & later, middle, high)
+            low = np.where(open_ & ~later, middle + 1, low)
 
 
 def _threads(trace: Trace) -> _Threads:
