@@ -53,10 +53,6 @@ FAST_S, SLOW_S = 0.001, 0.05  # how often the resident size is read: while it ch
 SETTLED = 100  # reads without a change before the slower pace
 SYMBOL = b"_rjem_mallctl"  # tikv-jemallocator's prefix for jemalloc's names
 
-MMAP_BYTES = 1 << 20  # glibc's malloc: blocks this big or bigger are mapped on their own
-M_MMAP_THRESHOLD = -3  # mallopt's parameter (malloc.h)
-GLIBC_THRESHOLD = "MALLOC_MMAP_THRESHOLD_"  # the user's own setting of it
-
 _Mallctl = ctypes.CFUNCTYPE(
     ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t
 )
@@ -74,23 +70,6 @@ def hand_back_at_once() -> None:
     if OPTIONS not in os.environ and "polars" not in sys.modules:
         os.environ[OPTIONS] = AT_ONCE
         os.environ[SET_BY_US] = "1"
-    numpy_frees_back()
-
-
-def numpy_frees_back() -> bool:
-    """glibc's malloc (numpy's arrays) maps every block of :data:`MMAP_BYTES` or more on its own,
-    so that freeing one hands it back at once. By default the threshold grows to the largest block
-    freed so far (up to 32 MiB): the analyses' temporary arrays after it came from the heap, which
-    kept them (~80 MB resident after the why of a 1 GB trace, none of it in use). False where there
-    is no glibc or the user set ``MALLOC_MMAP_THRESHOLD_`` (then nothing changes)."""
-    if GLIBC_THRESHOLD in os.environ or not sys.platform.startswith("linux"):
-        return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (AttributeError, OSError):
-        return False
-    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-    return bool(mallopt(M_MMAP_THRESHOLD, MMAP_BYTES))
 
 
 def keep_freed_below(budget: int) -> bool:
