@@ -10,7 +10,8 @@ names, distributions, compile overheads), then what ``summary`` computes for the
 and ``advice_records``; with ``--annotations`` also ``annotation_why``, the median call of each
 annotation) is timed alone: CPU seconds (user + sys of the process, every thread) and wall seconds,
 the peak resident memory above the resident memory before it (sampled every 2 ms), each stage's
-own figure too, what stays resident after it (``kept_mb``), and the process's peak RSS
+own figure too, what stays resident after it (``kept_mb``), the page faults it took (thousands:
+a figure of the memory it touched afresh, which load does not sway), and the process's peak RSS
 (``process_peak_mb``: with ``--no-why``, without the why, the figure to compare it with). The
 1 GB input::
 
@@ -104,6 +105,7 @@ def child(trace: Path, annotations: bool, why: bool) -> dict[str, float]:
     if not why:
         stages = []
     out: dict[str, float] = {}
+    faults0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     cpu0, wall0 = time.process_time(), time.perf_counter()
     with Peak() as whole:
         for name, stage in stages:
@@ -115,6 +117,7 @@ def child(trace: Path, annotations: bool, why: bool) -> dict[str, float]:
     out["total cpu_s"] = time.process_time() - cpu0
     out["total wall_s"] = time.perf_counter() - wall0
     out["total peak_mb"] = (whole.high - whole.base) / 1e6
+    out["page_faults_k"] = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults0) / 1e3
     out["kept_mb"] = (_rss() - whole.base) / 1e6
     out["process_peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
     return out

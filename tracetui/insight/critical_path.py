@@ -74,6 +74,9 @@ KERNEL_TO_KERNEL = "kernel to kernel"
 GPU_WAIT = "GPU wait (launched, not started)"
 MAX_HOPS = 1_000_000  # a walk changes resource at most this often (each hop is used once anyway)
 PART_ROWS = 1 << 18
+SEARCH_STEP_ROWS = 20_000
+"""A gather costs about this many rows more than the rows it gathers (a binary search of a thread's
+starts, a gather per step, against one gather of them all)."""
 """The spans' CPU events attributed at a time (a part of the spans): what bounds the memory."""
 KIND = pl.Enum(KINDS)
 
@@ -103,6 +106,9 @@ PIECE_SCHEMA: dict[str, PolarsDataType] = {
 }
 # the pieces while they are made: names as the events' categories, kinds as an enum
 _PIECES: dict[str, PolarsDataType] = PIECE_SCHEMA | {"name": pl.Categorical, "kind": KIND}
+SUMMED = ("span", "name", "kind", "ns")
+"""The columns of the pieces summed (what :attr:`CriticalPaths.names` is made of)."""
+_SUMMED = {k: _PIECES[k] for k in SUMMED}
 NAME_SCHEMA: dict[str, PolarsDataType] = {
     "span": pl.UInt32,
     "name": pl.String,
@@ -250,23 +256,38 @@ class _Threads:
         self.parent = np.empty(self.size, dtype=np.int32)
         self.parent[pos] = np.where(known, parents, -1)
         del pos_of_id, parent, parents, known
-        bounds = (
-            pl.DataFrame({"track": events["track"].filter(cpu), "pos": pos})
-            .group_by("track")
-            .agg(pl.col("pos").min().alias("lo"), (pl.col("pos").max() + 1).alias("hi"))
-        )
-        self.bounds: dict[int, tuple[int, int]] = {
-            int(t): (int(lo), int(hi)) for t, lo, hi in bounds.iter_rows() if t is not None
-        }
+        # each thread's positions, from its first to its last: the runs of the tracks in tree order
+        # (one per thread: the tracks come one after another; null: none)
+        unknown = np.iinfo(np.int64).min  # no Int32 track
+        tracks = np.empty(self.size, dtype=np.int64)
+        tracks[pos] = events["track"].filter(cpu).cast(pl.Int64).fill_null(unknown).to_numpy()
+        self.bounds: dict[int, tuple[int, int]] = {}
+        for t, lo, hi in _runs(tracks):
+            if t == unknown:
+                continue
+            low, high = self.bounds.get(t, (lo, hi))
+            self.bounds[t] = (min(low, lo), max(high, hi))
 
     def columns(self, positions: np.ndarray, *names: str) -> pl.DataFrame:
         """Columns of the events at tree positions ``positions`` (one gather)."""
         return self.events.select(names)[pl.Series(self.row[positions])]
 
-    def first_at(self, track: int, times: np.ndarray, side: str) -> np.ndarray:
-        """Positions on ``track`` of the first event starting at or after each time (``side``
-        "left"), or after it ("right"): a binary search of them all at once, each step one gather."""
+    def first_at(self, track: int, *times: tuple[np.ndarray, str]) -> list[np.ndarray]:
+        """Positions on ``track`` of the first event starting at or after each time of each
+        ``(times, side)`` (side "left"), or after it ("right"). A thread's starts are sorted (tree
+        order): one gather of them all and a binary search, or, where that gathers more than a
+        search of a gather per step would (a long thread, few times), that search."""
         lo, hi = self.bounds.get(track, (0, 0))
+        count = sum(len(at) for at, _ in times)
+        steps = max(hi - lo, 1).bit_length()
+        if hi - lo <= steps * (SEARCH_STEP_ROWS + count):
+            starts = self.columns(np.arange(lo, hi), "start_ns")["start_ns"].to_numpy()
+            return [lo + np.searchsorted(starts, at, side=side) for at, side in times]  # type: ignore[call-overload]
+        return [self._search(lo, hi, at, side) for at, side in times]
+
+    def _search(self, lo: int, hi: int, times: np.ndarray, side: str) -> np.ndarray:
+        """:meth:`first_at` of ``times`` in positions ``[lo, hi)``: a binary search of them all at
+        once, each step one gather."""
         low, high = np.full(len(times), lo, dtype=np.int64), np.full(len(times), hi, dtype=np.int64)
         while True:
             open_ = low < high
@@ -318,9 +339,13 @@ class _Graph:
         self.exit_ref = exits["ref"].to_numpy()
         self.track_bounds = {int(t): (int(a), int(b)) for t, a, b in _runs(self.exit_track)}
 
-    def row_of(self, event_id: int) -> int:
-        at = int(np.searchsorted(self.ids_sorted, event_id))
-        return int(self.row_of_sorted[at])
+    def rows_of(self, event_ids: pl.Series) -> np.ndarray:
+        """The lane row of each GPU work id (-1 where null): one binary search of them all."""
+        known = event_ids.is_not_null().to_numpy()
+        if not len(self.ids_sorted):
+            return np.full(len(event_ids), -1, dtype=np.int64)
+        at = np.searchsorted(self.ids_sorted, event_ids.fill_null(0).to_numpy())
+        return np.where(known, self.row_of_sorted[np.minimum(at, len(self.ids_sorted) - 1)], -1)
 
     def exit_before(self, track: int, t: int, used: set[int]) -> int:
         """Index of the latest unused exit of ``track`` at or before ``t``, else -1."""
@@ -486,10 +511,9 @@ def _busy(threads: _Threads, track: int) -> tuple[np.ndarray, np.ndarray]:
     and ends, sorted (the events in tree order are by start: a running maximum of the ends)."""
     lo, hi = threads.bounds.get(track, (0, 0))
     positions = np.arange(lo, hi)
-    chosen = threads.columns(positions, "cat", "end_ns").select(
+    picked = threads.columns(positions, "cat", "start_ns", "end_ns").filter(
         pl.col("cat").is_in(["cpu_op", *LAUNCH_CALLS]) & pl.col("end_ns").is_not_null()
     )
-    picked = threads.columns(positions[chosen.to_series().to_numpy()], "start_ns", "end_ns")
     starts, ends = picked["start_ns"].to_numpy(), picked["end_ns"].to_numpy()
     if not len(starts):
         return starts, ends
@@ -591,10 +615,10 @@ def _paths(trace: Trace, kind: str, only: list[int] | None = None) -> CriticalPa
     )
     windows = windows.join(last, on="span", how="left", maintain_order="left")
     rows: list[tuple[Any, ...]] = []
-    for span, track, start, cpu_end, last_id in windows.select(
-        "span", "track", "start_ns", "cpu_end_ns", "last_id"
-    ).iter_rows():  # one walk per span: a loop over spans and, inside, over the path's hops
-        last_row = graph.row_of(last_id) if last_id is not None else -1
+    last_rows = graph.rows_of(windows["last_id"]).tolist()
+    for (span, track, start, cpu_end), last_row in zip(
+        windows.select("span", "track", "start_ns", "cpu_end_ns").iter_rows(), last_rows, strict=True
+    ):  # one walk per span: a loop over spans and, inside, over the path's hops
         walked = _walk(graph, span, -1 if track is None else track, start, cpu_end, last_row)
         rows += [(span, len(walked) - i, *s) for i, s in enumerate(walked)]
     windows = windows.drop("last_id")
@@ -602,7 +626,7 @@ def _paths(trace: Trace, kind: str, only: list[int] | None = None) -> CriticalPa
     segments = segments.filter(pl.col("end_ns") > pl.col("start_ns"))
     summed = [
         part.group_by("span", "name", "kind").agg(pl.col("ns").sum())
-        for part in _parts(trace, windows, segments, graph, kind)
+        for part in _parts(trace, windows, segments, graph, kind, summed=True)
     ]
     names = (
         pl.concat(summed).cast(NAME_SCHEMA).sort("span", "name", "kind")  # type: ignore[arg-type]
@@ -619,9 +643,12 @@ def _parts(
     segments: pl.DataFrame,
     graph: _Graph,
     kind: str,
+    summed: bool = False,
 ) -> Iterator[pl.DataFrame]:
     """The pieces (:data:`_PIECES`) of the spans' paths, a part of the spans at a time: each part's
-    spans hold at most :data:`PART_ROWS` CPU events on the threads their paths crossed (or one span)."""
+    spans hold at most :data:`PART_ROWS` CPU events on the threads their paths crossed (or one span).
+    ``summed``: only ``span``, ``name``, ``kind``, ``ns``, the CPU pieces already summed by span,
+    name and category (what :attr:`CriticalPaths.names` sums: no row per event made)."""
     if segments.is_empty():
         return
     threads = _threads(trace)
@@ -634,13 +661,12 @@ def _parts(
         chosen = spans["span"].slice(int(first), int(past - first)).implode()
         mine = pl.col("span").is_in(chosen)
         part = segments.filter(mine)
-        yield pl.concat(
-            [
-                _cpu_pieces(trace, threads, part, members.filter(mine), kind),
-                _gpu_pieces(graph, part),
-                _other_pieces(trace, graph, part),
-            ]
-        )
+        found = [
+            _cpu_pieces(trace, threads, part, members.filter(mine), kind, summed),
+            _gpu_pieces(graph, part),
+            _other_pieces(trace, graph, part),
+        ]
+        yield pl.concat([f.select(SUMMED) for f in found] if summed else found)
 
 
 def _cuts(counts: np.ndarray, most: int) -> np.ndarray:
@@ -682,17 +708,22 @@ def _member_ranges(
     starts, ends = keys["start_ns"].to_numpy(), keys["cpu_end_ns"].to_numpy()
     for track in np.unique(tracks):  # a few threads
         at = tracks == track
-        lo[at] = threads.first_at(int(track), starts[at], "left")
-        hi[at] = threads.first_at(int(track), ends[at], "right")
+        lo[at], hi[at] = threads.first_at(int(track), (starts[at], "left"), (ends[at], "right"))
     return keys.select("span", "track", lo=pl.Series(lo), hi=pl.Series(np.maximum(hi, lo)))
 
 
 def _cpu_pieces(
-    trace: Trace, threads: _Threads, segments: pl.DataFrame, members: pl.DataFrame, kind: str
+    trace: Trace,
+    threads: _Threads,
+    segments: pl.DataFrame,
+    members: pl.DataFrame,
+    kind: str,
+    summed: bool = False,
 ) -> pl.DataFrame:
     """Each CPU stretch's time by the innermost event of the span covering it (its self time on the
     path: the overlap of the event with the span's stretches on its thread, less its children's),
-    and the rest as a host gap (untraced time, or a user annotation's self time)."""
+    and the rest as a host gap (untraced time, or a user annotation's self time). ``summed``: the
+    events' time summed per span, name and category first (:data:`SUMMED` columns only)."""
     stretches = (
         segments.filter(pl.col("what") == "cpu")
         .select("span", "track", "start_ns", "end_ns")
@@ -713,7 +744,8 @@ def _cpu_pieces(
     pos = first + (np.arange(total) - offsets)
     code = np.repeat(ranges["code"].to_numpy().astype(np.int64), counts)
     span = np.repeat(ranges["span"].to_numpy(), counts)
-    picked = threads.columns(pos, "id", "name", "cat", "start_ns", "end_ns", "step_id")
+    wanted = ("name", "cat", "start_ns", "end_ns", "step_id")
+    picked = threads.columns(pos, *wanted if summed else ("id", *wanted))
     keep = picked["cat"].is_in(CPU_CATS)
     if kind == "steps":
         keep = keep & (picked["step_id"] == pl.Series(span)).fill_null(False)
@@ -722,7 +754,8 @@ def _cpu_pieces(
     picked = picked.filter(keep)
     pos, code, span, first, offsets = pos[slots], code[slots], span[slots], first[slots], offsets[slots]
     start, end = picked["start_ns"].to_numpy(), picked["end_ns"].to_numpy()
-    on = _path_time_at(stretches, code, end) - _path_time_at(stretches, code, start)
+    to_end, to_start = _path_time_at(stretches, code, end, start)
+    on = to_end - to_start
     # children: a member's parent is a member of its (span, thread) if it is in the same range (its
     # slot there holds a member): each member's time goes off its parent's
     member_at = np.full(total, -1, dtype=np.int64)
@@ -747,6 +780,33 @@ def _cpu_pieces(
         .then(pl.lit("runtime"))
         .otherwise(pl.lit("cpu_op"))
     )
+    if summed:  # a row per span, name and category: the kinds and names then read on those
+        names = picked["name"].to_physical().to_numpy().astype(np.int64)
+        cats = picked["cat"].to_physical().to_numpy().astype(np.int64)
+        width = int(names.max(initial=0)) + 1
+        group = (code * (int(cats.max(initial=0)) + 1) + cats) * width + names  # (span, thread), cat, name
+        chosen = np.flatnonzero(own)
+        sums = (
+            pl.DataFrame({"group": group[chosen], "row": chosen, "ns": ns[chosen]})
+            .group_by("group")
+            .agg(pl.col("row").first(), pl.col("ns").sum())
+        )
+        rows = sums["row"]
+        attributed = (
+            picked.select("name", "cat")[rows]
+            .with_columns(span=pl.Series(span).gather(rows), ns=sums["ns"])
+            .select(
+                "span",
+                pl.when(cat == "user_annotation")
+                .then(pl.lit(HOST_GAP, pl.Categorical))
+                .otherwise(pl.col("name"))
+                .alias("name"),
+                piece_kind.cast(KIND).alias("kind"),
+                "ns",
+            )
+        )
+        gaps = _host_gaps(stretches, code, ns, own, keys).select(SUMMED)
+        return pl.concat([attributed.cast(_SUMMED), gaps])  # type: ignore[arg-type]
     attributed = (
         picked.with_columns(
             span=pl.Series(span),
@@ -771,7 +831,14 @@ def _cpu_pieces(
             pl.lit(None, pl.Int64).alias("lane"),
         )
     )
-    # what no member covers: untraced host time, per (span, thread)
+    rest = _host_gaps(stretches, code, ns, own, keys)
+    return pl.concat([attributed.cast(_PIECES), rest])  # type: ignore[arg-type]
+
+
+def _host_gaps(
+    stretches: pl.DataFrame, code: np.ndarray, ns: np.ndarray, own: np.ndarray, keys: pl.DataFrame
+) -> pl.DataFrame:
+    """What no member covers: untraced host time, per (span, thread) (:data:`_PIECES`)."""
     covered = np.bincount(code[own], weights=ns[own], minlength=len(keys)).round().astype(np.int64)
     totals = stretches.group_by("code").agg(
         pl.col("span", "track").first(), pl.col("length").sum().alias("total"), pl.col("start_ns").min()
@@ -791,27 +858,32 @@ def _cpu_pieces(
             pl.lit(None, pl.Int64).alias("lane"),
         )
     )
-    return pl.concat([attributed.cast(_PIECES), rest.cast(_PIECES)])  # type: ignore[arg-type]
+    return rest.cast(_PIECES)  # type: ignore[arg-type]
 
 
-def _path_time_at(stretches: pl.DataFrame, code: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """The path's time on a thread of a span up to each point ``at``: the stretches of the
+def _path_time_at(stretches: pl.DataFrame, code: np.ndarray, *ats: np.ndarray) -> list[np.ndarray]:
+    """The path's time on a thread of a span up to each point of each ``at``: the stretches of the
     (span, thread) ``code`` before it, and the part of the one it falls in. ``stretches`` (sorted by
-    ``code``, ``start_ns``): ``code``, ``start_ns``, ``length``, ``before`` (the time of the earlier
-    stretches of its code). One binary search per point, on keys packing the code with the time."""
+    ``code``, ``start_ns``): ``code``, ``start_ns``, ``end_ns``, ``before`` (the time of the earlier
+    stretches of its code). One binary search per point, on keys packing the code with the time;
+    each code opens with a stretch of no time at the earliest point (a point before the code's
+    first stretch falls in it), so the stretch found is always of the point's code, and the time is
+    ``before - start + min(point, end)`` (the point is at or after the stretch's start)."""
     low = int(stretches["start_ns"].min())  # type: ignore[arg-type]
     width = int(stretches["end_ns"].max()) - low + 1  # type: ignore[arg-type]
-    starts = stretches["start_ns"].to_numpy()
     codes = stretches["code"].to_numpy().astype(np.int64)
-    keys = codes * width + (starts - low)
-    points = np.clip(at, low, low + width - 1)
-    index = np.searchsorted(keys, code * width + (points - low), side="right") - 1
-    found = index >= 0
-    index = np.maximum(index, 0)
-    found &= codes[index] == code
-    length = stretches["length"].to_numpy()
-    inside = np.clip(points - starts[index], 0, length[index])
-    return np.where(found, stretches["before"].to_numpy()[index] + inside, 0)
+    firsts = np.flatnonzero(np.concatenate([[True], codes[1:] != codes[:-1]]))
+    keys = np.insert(codes * width + (stretches["start_ns"].to_numpy() - low), firsts, codes[firsts] * width)
+    ends = np.insert(stretches["end_ns"].to_numpy(), firsts, low)
+    offset = np.insert(
+        stretches.select(pl.col("before") - pl.col("start_ns")).to_series().to_numpy(), firsts, -low
+    )
+    found = []
+    for at in ats:
+        points = np.clip(at, low, low + width - 1)
+        index = np.searchsorted(keys, code * width + (points - low), side="right") - 1
+        found.append(offset[index] + np.minimum(points, ends[index]))
+    return found
 
 
 def _gpu_pieces(graph: _Graph, segments: pl.DataFrame) -> pl.DataFrame:

@@ -36,7 +36,6 @@ from tracetui.insight.launch_gaps import (
 )
 from tracetui.insight.spans import span_windows
 from tracetui.trace.memo import kept
-from tracetui.trace.stats import merged_intervals
 
 if TYPE_CHECKING:
     from tracetui.trace import Trace
@@ -73,8 +72,7 @@ def _idle(trace: Trace, by_stream: bool) -> pl.DataFrame:
         return pl.DataFrame(schema=schema)
     intervals = _lane_gaps(gaps) if by_stream else device_gaps(trace)
     # the groups (lanes or devices) each step's own work ran on
-    own = trace.span_work.join(windows.select("span"), on="span").select("span", "id")
-    placed = own.join(gaps.select("id", *keys), on="id").select("span", *keys).unique()
+    placed = step_work(trace).select("span", *keys).unique()
     groups = intervals.select(*keys, "group").unique()
     wanted = (
         placed.join(groups, on=keys)
@@ -96,6 +94,19 @@ def _idle(trace: Trace, by_stream: bool) -> pl.DataFrame:
         .sort("span", *keys)
         .cast(schema)  # type: ignore[arg-type]
     )
+
+
+def step_work(trace: Trace) -> pl.DataFrame:
+    """The steps' own GPU work on its lanes: ``span``, ``device``, ``stream``, ``launch_delay_ns``
+    (computed once per trace: the idle time per device and per lane and the launch delays read it)."""
+    return kept(trace, "step_work", lambda: _step_work(trace))
+
+
+def _step_work(trace: Trace) -> pl.DataFrame:
+    windows = span_windows(trace, "steps")
+    own = trace.span_work.join(windows.select("span"), on="span").select("span", "id")
+    lanes = launch_gaps(trace).select("id", "device", "stream", "launch_delay_ns")
+    return own.join(lanes, on="id").drop("id")
 
 
 def _lane_gaps(gaps: pl.DataFrame) -> pl.DataFrame:
@@ -133,17 +144,24 @@ def device_gaps(trace: Trace) -> pl.DataFrame:
 
 
 def _device_gaps(gaps: pl.DataFrame) -> pl.DataFrame:
-    busy = merged_intervals(gaps.select("device", "start_ns", "end_ns"), "device")
-    previous = pl.col("end_ns").shift(1).over("device")
-    device_gaps = busy.with_columns(gap_start=previous.fill_null(NEVER), gap_end=pl.col("start_ns"))
-    # the work that ends each gap: the first to start at the merged interval's start
-    first = (
-        gaps.select("device", "start_ns", "launch_start_ns", "row")
-        .sort("device", "start_ns", "launch_start_ns", "row")
-        .group_by("device", "start_ns", maintain_order=True)
-        .agg(pl.col("launch_start_ns").first())
+    # one pass over the work by (device, start): an item opens a busy interval where it starts after
+    # the furthest end before it on its device (touching work merges); the gap before it runs from
+    # that end, and the work that ends it is the first to start there (the earliest launch first,
+    # an unlaunched one before any: as a sort puts nulls)
+    ordered = gaps.select("device", "start_ns", "end_ns", "launch_start_ns", "row").sort(
+        "device", "start_ns", "launch_start_ns", "row"
     )
-    read = device_gaps.join(first, on=["device", "start_ns"], how="left")
+    device = pl.col("device")
+    reach = pl.col("end_ns").cum_max().over("device").shift(1)
+    changed = device.ne_missing(device.shift(1))
+    opens = changed | reach.is_null() | (pl.col("start_ns") > reach)
+    read = ordered.select(
+        "device",
+        pl.when(changed).then(None).otherwise(reach).fill_null(NEVER).alias("gap_start"),
+        pl.col("start_ns").alias("gap_end"),
+        "launch_start_ns",
+        opens.alias("opens"),
+    ).filter(pl.col("opens"))
     gap = pl.col("gap_end") - pl.col("gap_start")
     category = (
         pl.when(pl.col("launch_start_ns").is_null())
@@ -158,7 +176,7 @@ def _device_gaps(gaps: pl.DataFrame) -> pl.DataFrame:
         pl.col("gap_end") > pl.col("gap_start")
     )
     after = (
-        busy.group_by("device")
+        ordered.group_by("device")
         .agg(pl.col("end_ns").max())
         .select(
             "device",
@@ -226,9 +244,9 @@ def _step_launches(trace: Trace) -> pl.DataFrame:
     }
     if windows.is_empty() or gaps.is_empty():
         return pl.DataFrame(schema=schema)
-    own = trace.span_work.join(windows.select("span"), on="span").select("span", "id")
     delays = (
-        own.join(gaps.select("id", "launch_delay_ns"), on="id")
+        step_work(trace)
+        .select("span", "launch_delay_ns")
         .drop_nulls("launch_delay_ns")
         .group_by("span")
         .agg(
