@@ -62,8 +62,11 @@ def _cut(value: Any) -> tuple[Any, int] | None:
 def cut_values(values: list[Any]) -> list[tuple[int, int]]:
     """Cut, in place, the values of a column (text, raw JSON bytes, numbers or None) over
     :data:`MAX_TEXT` bytes; returns (position, original length) of each."""
-    # the longest text and the longest bytes, in C-level passes (no Python code per value)
-    longest = max(_longest(values, str), _longest(values, bytes))
+    # the longest text or bytes, in C-level passes (no Python code per value)
+    try:
+        longest = max(map(len, filter(None, values)), default=0)  # text or bytes, and None
+    except TypeError:  # numbers too (names, ids): raw JSON is all bytes, never mixed
+        longest = _longest(values, str)
     if longest * 4 <= MAX_TEXT:
         return []
     found = []
@@ -77,6 +80,7 @@ def cut_values(values: list[Any]) -> list[tuple[int, int]]:
 
 
 def _longest(values: list[Any], kind: type) -> int:
+    """The length of the longest value of type ``kind`` (0: none)."""
     return max(map(len, compress(values, map(is_, map(type, values), repeat(kind)))), default=0)
 
 
