@@ -2,7 +2,7 @@
 
     python benchmarks/bench_hostile.py duplicates [--calls N] [--limit-gb G] [--tracetui DIR]
     python benchmarks/bench_hostile.py nan [TRACE] [--tracetui DIR]
-    python benchmarks/bench_hostile.py long [--field F] [--mb N] [--cap-gb G] [--gzip] [--tracetui DIR]
+    python benchmarks/bench_hostile.py long [--field F] [--mb N] [--cap-kb K] [--gzip] [--tracetui DIR]
 
 ``duplicates``: N runtime calls that share one correlation id, each with its kernel (also of
 that id): a join on the correlation id pairs every call with every kernel (N² rows). The file is
@@ -11,7 +11,7 @@ with one NaN in a kernel's ``dur``: every event must load; the same file without
 loaded first, as the floor. ``long``: three events, one of them with an N MB (default 300) value
 in ``--field``: ``name``, ``cat``, ``thread`` (a thread_name event's name), ``args`` (an args
 value), ``escaped`` (a name written as ``\u00e9`` escapes), ``top`` (a top-level key's value);
-``tracetui summary`` runs on it under an address-space cap of ``--cap-gb`` (default 2.5, as
+``tracetui summary`` runs on it under an address-space cap of ``--cap-kb`` KB (default 2,500,000:
 ``ulimit -v 2500000``): its exit status and the last line of its stderr are reported.
 
 Each load runs in a fresh process (the trace cache off) whose wall time and peak RSS are
@@ -104,9 +104,9 @@ def long_value(path: Path, field: str, megabytes: int, gzipped: bool) -> None:
         handle.write(b"}\n")
 
 
-def measure_summary(path: Path, package: Path | None, limit_gb: float, cap_gb: float) -> str:
+def measure_summary(path: Path, package: Path | None, limit_gb: float, cap_kb: int) -> str:
     """``tracetui summary`` of ``path`` under an address-space cap: wall, peak RSS, status."""
-    cap = int(cap_gb * 2**30)
+    cap = cap_kb << 10
     env = dict(os.environ, TRACETUI_NO_CACHE="1", COLUMNS="200")
     if package is not None:
         env["PYTHONPATH"] = str(package)
@@ -201,7 +201,7 @@ def main() -> None:
         "--field", choices=["name", "cat", "thread", "args", "escaped", "top"], default="name"
     )
     parser.add_argument("--mb", type=int, default=300, help="the long value's size (MB)")
-    parser.add_argument("--cap-gb", type=float, default=2.5, help="address-space cap (long)")
+    parser.add_argument("--cap-kb", type=int, default=2_500_000, help="address-space cap, KB (long)")
     parser.add_argument("--gzip", action="store_true", help="write the long case gzip'd")
     parser.add_argument("trace", nargs="?", type=Path, default=DEFAULT_TRACE)
     parser.add_argument("--calls", type=int, default=20_000)
@@ -214,7 +214,7 @@ def main() -> None:
             path = path.with_name(f"long_{args.field}.json" + (".gz" if args.gzip else ""))
             long_value(path, args.field, args.mb, args.gzip)
             print(f"long {args.field}: {args.mb} MB value, {path.stat().st_size / 1e6:.1f} MB file")
-            print(measure_summary(path, args.tracetui, args.limit_gb, args.cap_gb))
+            print(measure_summary(path, args.tracetui, args.limit_gb, args.cap_kb))
             return
         if args.case == "duplicates":
             duplicates(path, args.calls)
