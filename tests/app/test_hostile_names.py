@@ -9,7 +9,14 @@ import pytest
 
 from tests.app.conftest import app_with_checks, goto, settle, tree_of
 from tests.as_data import visible_labels
-from tests.test_hostile_text import EVIL_FILE, HUGE, LOOKALIKE, RAW_CONTROL, RAW_INVISIBLE, hostile_events
+from tests.test_hostile_text import (
+    EVIL_FILE,
+    HUGE_LOADED,
+    LOOKALIKE,
+    RAW_CONTROL,
+    RAW_INVISIBLE,
+    hostile_events,
+)
 from tests.trace.synth import trace_doc, write
 from tracetui.app.app import TraceApp
 from tracetui.app.diff_app import DiffApp
@@ -36,7 +43,7 @@ async def test_the_explorer_shows_outside_text_neutralised(hostile: Path) -> Non
             assert char not in screen, f"raw {char!r} on the explorer's screen"
         assert "aten::mm\\u200b" in screen  # the tree row and the details pane
         assert "\\u202enosj.json" in screen  # the header's file name
-        await goto(pilot, HUGE)
+        await goto(pilot, HUGE_LOADED)  # the 2 MB name as loaded: its first 64 KiB, marked
         assert "x" * 300 not in app.export_screenshot()
         await pilot.press("y")  # the Why view: its path's names, the advice's
         await settle(pilot)
@@ -47,7 +54,7 @@ async def test_the_explorer_shows_outside_text_neutralised(hostile: Path) -> Non
         model = tree.model
         assert model is not None
         details = describe(model.trace, model, tree.cursor_node.event_id, Insight()).plain
-        assert f"…(+{len(HUGE) - MAX_SHOWN:,} chars)" in details and len(details) < 10_000
+        assert f"…(+{len(HUGE_LOADED) - MAX_SHOWN:,} chars)" in details and len(details) < 10_000
 
 
 def assert_screen_safe(screen: str) -> None:

@@ -179,7 +179,7 @@ def test_a_nan_and_a_bad_number_in_a_complete_file_are_not_a_truncated_file(
         text=True,
     )
     assert summary.returncode == 0 and "truncated" not in summary.stdout
-    assert "warning: repaired invalid JSON: skipped 1 unreadable events" in summary.stdout
+    assert "warning: repaired: skipped 1 unreadable events" in summary.stdout
 
 
 @pytest.mark.parametrize(

@@ -60,7 +60,7 @@ def _header(data: dict[str, Any]) -> RenderableType:
     if info["truncated"]:
         lines.append("\nwarning: the file is truncated; every complete event was read", style="bold yellow")
     for repair in info["repairs"]:
-        lines.append(f"\nwarning: repaired invalid JSON: {repair}", style="yellow")
+        lines.append(f"\nwarning: repaired: {repair}", style="yellow")
     if info["other_files"]:
         lines.append(
             f"\n{len(info['other_files'])} other trace file(s) in the directory; showing the newest",

@@ -345,6 +345,7 @@ typedef struct {
     int in_args, kind;
     uint64_t stamp; /* the event (parse) that set it */
     int null, escaped, unsafe;
+    uint64_t counted; /* the event whose cut (of this slot's value) was recorded */
     const char *a, *b; /* text: between the quotes; RAW: the value */
     Number num;
 } Slot;
@@ -379,6 +380,18 @@ typedef struct {
     char *key, *value; /* value NULL: traceEvents itself */
     Py_ssize_t keylen, len;
 } Top;
+
+/* A value cut (text over max_text: kind 0) or an args object not kept (over max_args: 1). */
+typedef struct {
+    int64_t event, length;
+    int kind;
+} Cut;
+
+/* The mark put after a cut value: prefix, the original length in decimal, suffix. */
+typedef struct {
+    char text[2][MAX_KEYLEN];
+    Py_ssize_t len[2];
+} Mark;
 
 enum { D_START, D_OBJ_FIRST, D_OBJ_KEY, D_OBJ_NEXT, D_EV_FIRST, D_EV, D_EV_NEXT, D_END };
 enum { R_MORE = 0, R_DONE = 1, R_EVENT = 2, R_DOCUMENT = 3, R_TRUNCATED = 4 };
@@ -419,6 +432,11 @@ typedef struct {
     uint32_t lane;
     const char *args_a, *args_b; /* the current event's args object */
     int resumed;                 /* reads from the middle of traceEvents (resume_events) */
+    int64_t max_text, max_args;  /* longer text values are cut, longer args objects not kept (0: any) */
+    Mark text_mark, args_mark;   /* what replaces a cut value's end / an args object not kept */
+    int64_t cut_from;            /* set by slot_text: the length of the value it cut (0: none) */
+    Cut *cuts;                   /* the values cut and args not kept, in event order */
+    int64_t ncuts, capcuts;
     int spent;                   /* flushed, finished, given lanes or events, or adopted: not adoptable */
 } Scan;
 
@@ -554,12 +572,40 @@ static void put_utf8(char **out, unsigned cp) {
     *out = o;
 }
 
-/* Decode the validated string text [a, b) into out (never longer); returns the length or
- * -1 (with s->why) on an unpaired surrogate escape. */
-static Py_ssize_t unescape(Scan *s, const char *a, const char *b, char *out) {
-    char *o = out;
+/* Decode the validated string text [a, b) into out (never longer); returns the decoded length
+ * or -1 (with s->why) on an unpaired surrogate escape. Past `room` decoded bytes the rest is
+ * only counted (a long value is cut): out needs room + 4 bytes (an escape may end past it). */
+static Py_ssize_t unescape(Scan *s, const char *a, const char *b, char *out, size_t room) {
+    char *o = out, *stop = out + room;
     const char *p = a;
+    Py_ssize_t beyond = 0; /* decoded bytes past the room, counted only */
     while (p < b) {
+        if (o >= stop) {
+            char tmp[4], *t = tmp;
+            if (*p != '\\') {
+                beyond++, p++;
+                continue;
+            }
+            if (p[1] != 'u') {
+                beyond++, p += 2;
+                continue;
+            }
+            unsigned cp, lo;
+            if (hex4(p + 2, &cp) < 0) return fail(s, "bad \\u escape");
+            p += 6;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (b - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &lo) < 0 || lo < 0xDC00 ||
+                    lo > 0xDFFF)
+                    return fail(s, "unpaired surrogate escape");
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                p += 6;
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                return fail(s, "unpaired surrogate escape");
+            }
+            put_utf8(&t, cp);
+            beyond += t - tmp;
+            continue;
+        }
         if (*p != '\\') {
             *o++ = *p++;
             continue;
@@ -591,7 +637,7 @@ static Py_ssize_t unescape(Scan *s, const char *a, const char *b, char *out) {
         default: *o++ = x; /* " \ / */
         }
     }
-    return o - out;
+    return (o - out) + beyond;
 }
 
 static const double POW10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
@@ -940,8 +986,55 @@ static int grow_table(Scan *s, Table *t, int64_t need) {
     return cap == t->cap ? 0 : resize_table(s, t, cap);
 }
 
-/* The decoded text of a staged text slot: in the input, or in the scratch (escaped), or for
- * an ID given as a number in `digits`. -1 with s->why on failure. */
+static int scratch_room(Scan *s, size_t need) {
+    if (need <= s->capscratch) return 0;
+    char *x = realloc(s->scratch, need);
+    if (!x) return fail(s, "out of memory");
+    s->scratch = x;
+    s->capscratch = need;
+    return 0;
+}
+
+/* Write `mark`'s prefix, the number, its suffix at out; returns the length. */
+static Py_ssize_t put_mark(char *out, const Mark *mark, int64_t number) {
+    char digits[24];
+    int k = snprintf(digits, sizeof digits, "%lld", (long long)number);
+    memcpy(out, mark->text[0], (size_t)mark->len[0]);
+    memcpy(out + mark->len[0], digits, (size_t)k);
+    memcpy(out + mark->len[0] + k, mark->text[1], (size_t)mark->len[1]);
+    return mark->len[0] + k + mark->len[1];
+}
+
+/* The decoded text `full` bytes long at src (its first max_text + 1 bytes there at least) cut:
+ * its first max_text bytes at most, ending on a character's end, then the text mark, in the
+ * scratch. s->cut_from says it was cut. */
+static int cut_text(Scan *s, const char *src, int64_t full, const char **p, Py_ssize_t *n) {
+    int64_t k = s->max_text;
+    while (k > 0 && ((unsigned char)src[k] & 0xC0) == 0x80) k--;
+    int in_scratch = src == s->scratch; /* escaped: decoded there (the room may move it) */
+    if (scratch_room(s, (size_t)k + 2 * MAX_KEYLEN + 24) < 0) return -1;
+    if (!in_scratch) memcpy(s->scratch, src, (size_t)k);
+    *n = k + put_mark(s->scratch + k, &s->text_mark, full);
+    *p = s->scratch;
+    s->cut_from = full;
+    return 0;
+}
+
+/* Note a cut value or an args object not kept, of event `event`. */
+static int add_cut(Scan *s, int64_t event, int kind, int64_t length) {
+    if (s->ncuts == s->capcuts) {
+        int64_t cap = s->capcuts ? 2 * s->capcuts : 16;
+        Cut *x = realloc(s->cuts, (size_t)cap * sizeof(Cut));
+        if (!x) return fail(s, "out of memory");
+        s->cuts = x;
+        s->capcuts = cap;
+    }
+    s->cuts[s->ncuts++] = (Cut){event, length, kind};
+    return 0;
+}
+
+/* The decoded text of a staged text slot: in the input, or in the scratch (escaped, or cut:
+ * over max_text), or for an ID given as a number in `digits`. -1 with s->why on failure. */
 static int slot_text(Scan *s, Slot *sl, const char **p, Py_ssize_t *n, char *digits) {
     if (sl->kind == K_RAW || !sl->escaped) {
         if (sl->kind == K_ID && !sl->a) { /* a number */
@@ -960,17 +1053,14 @@ static int slot_text(Scan *s, Slot *sl, const char **p, Py_ssize_t *n, char *dig
         }
         *p = sl->a;
         *n = sl->b - sl->a;
-        return 0;
+        return s->max_text && *n > s->max_text ? cut_text(s, *p, *n, p, n) : 0;
     }
-    size_t need = (size_t)(sl->b - sl->a) + 1;
-    if (need > s->capscratch) {
-        char *x = realloc(s->scratch, need);
-        if (!x) return fail(s, "out of memory");
-        s->scratch = x;
-        s->capscratch = need;
-    }
-    Py_ssize_t len = unescape(s, sl->a, sl->b, s->scratch);
+    size_t raw = (size_t)(sl->b - sl->a), room = raw;
+    if (s->max_text && raw > (size_t)s->max_text) room = (size_t)s->max_text + 1; /* what a cut keeps */
+    if (scratch_room(s, room + 4) < 0) return -1;
+    Py_ssize_t len = unescape(s, sl->a, sl->b, s->scratch, room);
     if (len < 0) return -1;
+    if (s->max_text && len > s->max_text) return cut_text(s, s->scratch, len, p, n);
     *p = s->scratch;
     *n = len;
     return 0;
@@ -1017,7 +1107,12 @@ static int put_value(Scan *s, Col *c, int64_t row, int present) {
     const char *p;
     Py_ssize_t n;
     char digits[24];
+    s->cut_from = 0;
     if (slot_text(s, sl, &p, &n, digits) < 0) return -1;
+    if (s->cut_from && sl->counted != s->stamp) { /* counted once per value */
+        sl->counted = s->stamp;
+        if (add_cut(s, s->events, 0, s->cut_from) < 0) return -1;
+    }
     return put_text(s, c, row, p, n);
 }
 
@@ -1268,8 +1363,20 @@ static int read_event(Scan *s) {
     if (read_object(s, 0) < 0) return -1;
     int group;
     if (s->dry) return event_group(s, &group);
-    if (keep_event(s) < 0) return -1;
-    if (keep_args(s, s->args_a, s->args_a ? (size_t)(s->args_b - s->args_a) : 0) < 0) return -1;
+    int64_t cuts = s->ncuts;
+    size_t n = s->args_a ? (size_t)(s->args_b - s->args_a) : 0;
+    int rc = keep_event(s);
+    if (rc == 0 && s->max_args && n > (size_t)s->max_args) { /* a note in its place */
+        char note[2 * MAX_KEYLEN + 24];
+        rc = add_cut(s, s->events, 1, (int64_t)n);
+        if (rc == 0) rc = keep_args(s, note, (size_t)put_mark(note, &s->args_mark, (int64_t)n));
+    } else if (rc == 0) {
+        rc = keep_args(s, s->args_a, n);
+    }
+    if (rc < 0) {
+        s->ncuts = cuts; /* the event is read again (or the read stops): not counted */
+        return -1;
+    }
     s->events++;
     return 0;
 }
@@ -1629,6 +1736,7 @@ static void free_scan(Scan *s) {
     free(s->args);
     free(s->arglen);
     free(s->scratch);
+    free(s->cuts);
     free(s);
 }
 
@@ -1744,6 +1852,8 @@ static int adopt(Scan *s, Scan *o) {
     free(lanes);
     if (rc < 0) return rc;
     if (arglen_room(s, s->events + o->events) < 0) return -1;
+    for (int64_t i = 0; i < o->ncuts; i++)
+        if (add_cut(s, o->cuts[i].event + s->events, o->cuts[i].kind, o->cuts[i].length) < 0) return -1;
     if (o->events) memcpy(s->arglen + s->events, o->arglen, (size_t)o->events * sizeof(uint32_t));
     s->events += o->events;
     s->state = o->state;
@@ -1875,16 +1985,45 @@ static int read_tables(Scan *s, PyObject *seq_obj) {
     return rc;
 }
 
+static int copy_mark(const char *prefix, Py_ssize_t np, const char *suffix, Py_ssize_t ns, Mark *mark) {
+    if (np >= MAX_KEYLEN || ns >= MAX_KEYLEN) {
+        PyErr_SetString(PyExc_ValueError, "a mark too long");
+        return -1;
+    }
+    memcpy(mark->text[0], prefix, (size_t)np);
+    memcpy(mark->text[1], suffix, (size_t)ns);
+    mark->len[0] = np;
+    mark->len[1] = ns;
+    return 0;
+}
+
+/* limits: (max_text, (prefix, suffix) of the text mark, max_args, (prefix, suffix) of the args note). */
+static int read_limits(Scan *s, PyObject *limits) {
+    long long max_text, max_args;
+    const char *tp, *ts, *ap, *as;
+    Py_ssize_t ntp, nts, nap, nas;
+    if (!PyArg_ParseTuple(limits, "L(y#y#)L(y#y#)", &max_text, &tp, &ntp, &ts, &nts, &max_args, &ap, &nap, &as,
+                          &nas))
+        return -1;
+    if (max_text < 0 || max_args < 0 || max_text > BUFFER_LIMIT || max_args > (long long)UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "bad limits");
+        return -1;
+    }
+    s->max_text = max_text;
+    s->max_args = max_args;
+    return copy_mark(tp, ntp, ts, nts, &s->text_mark) < 0 ? -1 : copy_mark(ap, nap, as, nas, &s->args_mark);
+}
+
 static Scan *new_scan(PyObject *spec) {
-    PyObject *slots, *phases, *cats, *tables;
+    PyObject *slots, *phases, *cats, *tables, *limits;
     Scan *s = calloc(1, sizeof(Scan));
     if (!s) {
         PyErr_NoMemory();
         return NULL;
     }
-    if (!PyArg_ParseTuple(spec, "OiiOOiiO", &slots, &s->ph_slot, &s->cat_slot, &phases, &cats, &s->x_default,
-                          &s->other_group, &tables) ||
-        read_slots(s, slots) < 0 || read_names(phases, s->phases, &s->nphases) < 0 ||
+    if (!PyArg_ParseTuple(spec, "OiiOOiiOO", &slots, &s->ph_slot, &s->cat_slot, &phases, &cats, &s->x_default,
+                          &s->other_group, &tables, &limits) ||
+        read_limits(s, limits) < 0 || read_slots(s, slots) < 0 || read_names(phases, s->phases, &s->nphases) < 0 ||
         read_names(cats, s->cats, &s->ncats) < 0 || read_tables(s, tables) < 0) {
         free_scan(s);
         return NULL;
@@ -2219,6 +2358,23 @@ static PyObject *scanner_events(ScannerObject *self, void *closure) {
     return PyLong_FromLongLong(self->s ? (long long)self->s->events : 0);
 }
 
+/* cuts: [(event id, kind, original length)]: 0 a text value cut, 1 an args object not kept. */
+static PyObject *scanner_cuts(ScannerObject *self, void *closure) {
+    (void)closure;
+    Scan *s = self->s;
+    PyObject *out = PyList_New(s ? (Py_ssize_t)s->ncuts : 0);
+    for (Py_ssize_t i = 0; out && s && i < (Py_ssize_t)s->ncuts; i++) {
+        PyObject *item = Py_BuildValue("(LiL)", (long long)s->cuts[i].event, s->cuts[i].kind,
+                                       (long long)s->cuts[i].length);
+        if (!item) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, i, item);
+    }
+    return out;
+}
+
 static PyObject *scanner_trailing_commas(ScannerObject *self, void *closure) {
     (void)closure;
     return PyLong_FromLongLong(self->s ? (long long)self->s->trailing_commas : 0);
@@ -2249,6 +2405,7 @@ static PyMethodDef scanner_methods[] = {
 static PyGetSetDef scanner_getset[] = {
     {"events", (getter)scanner_events, NULL, "events read so far", NULL},
     {"trailing_commas", (getter)scanner_trailing_commas, NULL, "commas before the array's end", NULL},
+    {"cuts", (getter)scanner_cuts, NULL, "values cut and args not kept: [(event, kind, length)]", NULL},
     {"state", (getter)scanner_state, NULL, "where in the document: start, header, events, tail, end", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

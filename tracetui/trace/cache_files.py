@@ -55,10 +55,11 @@ from typing import Any, BinaryIO
 
 from isal import isal_zlib
 
-FORMAT = 10  # the layout of an entry (this module's and the cache's); the code version covers the rest
+FORMAT = 11  # the layout of an entry (this module's and the cache's); the code version covers the rest
 # 8: the summary kept with an entry reads copies by their roofs, memory by allocating op, devices' arch
 # 9: the anomalies count bad durations (bad_duration)
 # 10: counter samples ("C") kept in a counters table (they were only counted among other phases)
+# 11: text values over limits.MAX_TEXT are cut, args over MAX_ARGS not kept (long_string, long_args)
 STORE = "tracetui-cache"
 TAG = "CACHEDIR.TAG"
 TAG_SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"

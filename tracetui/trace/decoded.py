@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from tracetui.trace.limits import LONG_ARGS, Cut, kept_args
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -26,10 +28,23 @@ class Part:
     top: dict[str, Any] = field(default_factory=dict)  # a whole document's other top-level keys
     top_keys: list[str] = field(default_factory=list)
     skipped: int = 0  # events too broken to read (reported in ``repairs``)
+    args_cuts: list[Cut] = field(default_factory=list)  # args objects not kept (set from args_bytes)
+
+    def __post_init__(self) -> None:
+        self.args_bytes, replaced = kept_args(self.args_bytes)
+        self.args_cuts = [(at, LONG_ARGS, length) for at, length in replaced]
 
     @property
     def size(self) -> int:
         return sum(chunk.size for chunk in self.chunks)
+
+    def cuts(self, offset: int = 0) -> list[Cut]:
+        """The values cut and the args not kept (:mod:`limits`), the first event's id ``offset``."""
+        found, start = [(at + offset, kind, n) for at, kind, n in self.args_cuts], offset
+        for chunk in self.chunks:
+            found += [(at + start, kind, n) for at, kind, n in chunk.cuts]
+            start += chunk.size
+        return sorted(found)
 
 
 @dataclass
@@ -47,6 +62,7 @@ class Decoded:
     repairs: list[str] = field(default_factory=list)
     decoder: str = "msgspec"  # what read the (repaired) JSON: "native" (the C scanner) or "msgspec"
     events: int = 0  # events read (every phase)
+    cuts: list[Cut] = field(default_factory=list)  # values cut, args not kept (:mod:`limits`), by event
 
     @property
     def reader(self) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tracetui.trace import limits
 from tracetui.trace.categories import CATEGORY_NAMES, GPU_LANE, LAUNCH_CALLS
 from tracetui.trace.schema import ARG_KEYS, SHAPE_KEYS
 
@@ -202,7 +203,8 @@ def _mask(groups: tuple[str, ...]) -> int:
 
 def scan_spec() -> tuple[object, ...]:
     """What :class:`tracetui.trace._scan.Scanner` reads: the fields it stages, where the phase
-    and the category are, the groups of phases and categories, and the tables."""
+    and the category are, the groups of phases and categories, the tables, and the limits of
+    :mod:`limits` (text values cut, args objects not kept)."""
     slots: list[tuple[bytes, int, bool]] = []
     index: dict[tuple[str, bool, str], int] = {}
 
@@ -229,4 +231,4 @@ def scan_spec() -> tuple[object, ...]:
     known = {*GPU_SET, *CALL_SET, "cpu_op", "python_function", *CATEGORY_NAMES}
     cats = [(name.encode(), GROUP_CODE[group_of("X", name)]) for name in sorted(known)]
     other = GROUP_CODE["other"]
-    return (slots, ph, cat, phases, cats, GROUP_CODE["x_other"], other, tables)
+    return (slots, ph, cat, phases, cats, GROUP_CODE["x_other"], other, tables, limits.spec())

@@ -31,6 +31,7 @@ from tracetui.trace.fields import (
     group_of,
 )
 from tracetui.trace.layout import schema
+from tracetui.trace.limits import LONG_STRING, Cut, cut_values
 from tracetui.trace.schema import Event
 from tracetui.trace.text import clean_series, raw_json_series
 
@@ -42,11 +43,12 @@ ARG_TABLES = ("gpu_args", "call_args", "op_args", "python_args", "shapes")
 class Chunk:
     """The scan tables of a run of consecutive events, as plain Python lists: per table, the
     local indices (0..size-1) of its rows and its columns; per table with lanes, each row's lane
-    (:func:`assign_lanes`)."""
+    (:func:`assign_lanes`); the text values cut (:mod:`limits`: local index, kind, length)."""
 
     size: int
     tables: dict[str, tuple[list[int], dict[str, list[Any]]]]
     lanes: dict[str, list[int]] = field(default_factory=dict)
+    cuts: list[Cut] = field(default_factory=list)
 
 
 LaneOf = Callable[[bytes | None, bytes | None], int]
@@ -96,6 +98,7 @@ def transpose(events: Sequence[Event]) -> Chunk:
     codes = list(map(code_of.__getitem__, pairs))
     args = list(map(attrgetter("args"), events))
     tables: dict[str, tuple[list[int], dict[str, list[Any]]]] = {}
+    cuts: list[Cut] = []
     for table in SCAN_TABLES:
         members = {GROUP_CODE[g] for g in table.groups}
         rows = [i for i, code in enumerate(codes) if code in members]
@@ -108,6 +111,8 @@ def transpose(events: Sequence[Event]) -> Chunk:
             if spec.groups:
                 allowed = {GROUP_CODE[g] for g in spec.groups}
                 values = [v if codes[i] in allowed else None for v, i in zip(values, rows, strict=True)]
+            if spec.kind in (STR, PH, ID, RAW):  # over limits.MAX_TEXT: cut, as the native scanner does
+                cuts += [(rows[at], LONG_STRING, length) for at, length in cut_values(values)]
             columns[spec.name] = values
         if table.sparse and rows:
             keep = [
@@ -119,7 +124,7 @@ def transpose(events: Sequence[Event]) -> Chunk:
                 rows = [rows[k] for k in keep]
                 columns = {name: [values[k] for k in keep] for name, values in columns.items()}
         tables[table.name] = (rows, columns)
-    return Chunk(len(events), tables)
+    return Chunk(len(events), tables, cuts=sorted(cuts))
 
 
 def _pick(items: Sequence[Any], indices: list[int]) -> Sequence[Any]:

@@ -201,7 +201,7 @@ def build(decoded: Decoded, source: Source, parts: PartStore, say: Progress = la
     anomalies = [classify_overlaps(overlaps, events), duplicates]
     if "baseTimeNanoseconds" in decoded.top:
         anomalies.append(links.external_id_mismatches(events))
-    anomalies += [_missing_times(events), bad_durations]
+    anomalies += [_missing_times(events), bad_durations, _long_values(decoded)]
     return Trace(
         path=source.path,
         events=events,
@@ -384,6 +384,20 @@ def _bad_durations(events: pl.DataFrame) -> pl.DataFrame:
         pl.lit("bad_duration").alias("kind"),
         pl.col("id").alias("event_id"),
         pl.lit(None, pl.UInt32).alias("other_id"),
+    )
+
+
+def _long_values(decoded: Decoded) -> pl.DataFrame:
+    """The values the read cut (``long_string``: a text value over ``limits.MAX_TEXT`` bytes) and
+    the args objects it did not keep (``long_args``): an anomaly each, on its event (the
+    repairs say how long the longest was)."""
+    return pl.DataFrame(
+        {
+            "kind": [kind for _, kind, _ in decoded.cuts],
+            "event_id": [event for event, _, _ in decoded.cuts],
+            "other_id": [None] * len(decoded.cuts),
+        },
+        schema=ANOMALY_SCHEMA,
     )
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracetui import settings
 from tracetui.errors import TraceError
-from tracetui.trace import native, repair, timing
+from tracetui.trace import limits, native, repair, timing
 from tracetui.trace.args import ArgsWriter
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ class Streamed:
     repairs: list[str] = field(default_factory=list)
     whole: Any = None  # the Decoded of the whole document, when msgspec read it whole
     adopted: int = 0  # parts read by the other scanners and adopted
+    cuts: list[limits.Cut] = field(default_factory=list)  # values cut, args not kept, by event
 
 
 def read(
@@ -124,6 +125,7 @@ class _Reader:
         self.repairs: list[str] = []
         self.truncated = False
         self.adopted = 0
+        self.cuts: list[limits.Cut] = []  # those of the parts msgspec read
 
     @property
     def final(self) -> bool:
@@ -131,17 +133,29 @@ class _Reader:
         return self.exhausted and self.pending is None
 
     def more(self) -> bool:
-        """Append the next block to the buffer (a run read ahead first: its parts' scans are dropped);
-        False at the end of the input."""
-        if self.pending is not None:
-            run, self.pending = self.pending, None
-            run.cancel()
-            self.buffer = b"".join((self.buffer, *run.blocks))
-            return True
-        block = self.next_block()
-        if block is None:
+        """Append the next block to the buffer (a run read ahead first: its parts' scans are dropped),
+        and more until the buffer's size doubles: a unit longer than a block (an event with a 300 MB
+        name) is scanned again a few times, not once a block; False at the end of the input."""
+        want = 2 * len(self.buffer)
+        pieces = [self.buffer]
+        size = len(self.buffer)
+        while True:
+            if self.pending is not None:
+                run, self.pending = self.pending, None
+                run.cancel()
+                pieces += run.blocks
+                size += sum(map(len, run.blocks))
+            else:
+                block = self.next_block()
+                if block is None:
+                    break
+                pieces.append(block)
+                size += len(block)
+            if size >= want:
+                break
+        if len(pieces) == 1:
             return False
-        self.buffer = self.buffer + block if self.buffer else block
+        self.buffer = pieces[1] if len(pieces) == 2 and not self.buffer else b"".join(pieces)
         return True
 
     def next_block(self) -> bytes | None:
@@ -200,8 +214,17 @@ class _Reader:
         self.segments.append(("native", scanner.flush()))
         self.args.finish(lengths)
         repairs = repair.merged_reports(self.repairs)
+        cuts = sorted([*((at, limits.KINDS[kind], n) for at, kind, n in scanner.cuts), *self.cuts])
         return Streamed(
-            form, top, lanes, self.segments, self.args, self.truncated, repairs, adopted=self.adopted
+            form,
+            top,
+            lanes,
+            self.segments,
+            self.args,
+            self.truncated,
+            repairs,
+            adopted=self.adopted,
+            cuts=cuts,
         )
 
     def split_scan(self) -> tuple[int, int, str | None] | None:
@@ -297,6 +320,7 @@ class _Reader:
         scanner = self.scanner
         self.segments.append(("native", scanner.flush()))
         self.segments.append(("decoded", (decoded, scanner.events)))
+        self.cuts += decoded.cuts(scanner.events)
         scanner.skip_events(decoded.args_bytes)
         self.repairs.extend(decoded.repairs)
         self.truncated |= decoded.truncated
@@ -418,7 +442,15 @@ def _whole(path: Path, head: bytes, blocks: Iterator[bytes]) -> Streamed:
     args.add(decoded.args_bytes)
     args.finish(None)
     return Streamed(
-        decoded.form, [], lanes, [], args, decoded.truncated, list(decoded.repairs), whole=decoded
+        decoded.form,
+        [],
+        lanes,
+        [],
+        args,
+        decoded.truncated,
+        list(decoded.repairs),
+        whole=decoded,
+        cuts=decoded.cuts(),
     )
 
 
@@ -523,6 +555,7 @@ def finish(streamed: Streamed) -> Decoded:
         repairs = repair.merged_reports([*repairs, *fixes]) if fixes else repairs
         top_keys, decoder = [key for key, _ in streamed.top], "native"
     events = streamed.args.events
+    repairs = [*repairs, *limits.report(streamed.cuts)]
     from tracetui.trace.decoded import Decoded
 
     return Decoded(
@@ -536,6 +569,7 @@ def finish(streamed: Streamed) -> Decoded:
         repairs,
         decoder,
         events,
+        streamed.cuts,
     )
 
 
