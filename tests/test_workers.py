@@ -87,10 +87,14 @@ def test_without_workers_a_load_scans_on_the_setting_else_every_core(
     assert stream.scanners_for(None) == min(2, stream.MAX_SCANNERS)
 
 
-@pytest.mark.parametrize("workers", [1, 2, 4])
+@pytest.mark.parametrize(
+    ("workers", "cores", "share"), [(1, 8, 1), (2, 8, 1), (4, 2, 1), (8, 2, 2), (16, 2, 4)]
+)
 def test_a_runs_processes_share_the_cores_between_their_scans(
-    workers: int, monkeypatch: pytest.MonkeyPatch
+    workers: int, cores: int, share: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """``--workers N`` (the cores the command uses) of a 4-rank run: min(N, 4) processes, each
+    scanning on N // processes cores; without it N is the cores there are (``cores``)."""
     ranks = resolve([RUN]).ranks  # type: ignore[union-attr]
     jobs = [engine.Job(entry) for entry in ranks]
     handed: list[Sequence[engine.Job]] = []
@@ -101,7 +105,11 @@ def test_a_runs_processes_share_the_cores_between_their_scans(
 
     monkeypatch.setattr(engine, "_with_processes", processes)
     monkeypatch.setattr(engine, "run_job", lambda job: handed.append([job]))
+    monkeypatch.setattr(settings, "cores", lambda: cores)
+    monkeypatch.delenv("TRACETUI_WORKERS", raising=False)
     list(engine.run_jobs(jobs, workers=workers))
-    count = min(len(ranks), workers)
-    given = [job.scanners for batch in handed for job in batch]
-    assert given == [max(1, settings.workers(workers) // count)] * len(ranks)
+    assert [job.scanners for batch in handed for job in batch] == [share] * len(ranks)
+    handed.clear()
+    list(engine.run_jobs(jobs))  # no --workers: the cores, shared by 4 processes
+    alone = {8: 2, 2: 1}[cores]  # 8 cores: 4 processes of 2; 2 cores: 2 processes of 1
+    assert [job.scanners for batch in handed for job in batch] == [alone] * len(ranks)

@@ -4,6 +4,7 @@ Pilot tests on the rows as plain data, and snapshots (SVGs in __snapshots__) at 
 from __future__ import annotations
 
 import html
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from textual.pilot import Pilot
 from tests.app.conftest import WIDE, fixture, keys, settle, tree_of
 from tracetui.app.app import TraceApp
 from tracetui.app.render import Request, render
+from tracetui.app.screens import explorer
 from tracetui.app.screens.explorer import ExplorerScreen
 from tracetui.app.screens.why import WhyScreen
 from tracetui.app.widgets.table_view import TableView
@@ -89,6 +91,39 @@ async def test_walk_keys_visit_the_path_in_order() -> None:
         await pilot.press("r")
         await settle(pilot)
         assert not tree.marks and not screen.timeline.legend_extra
+
+
+async def test_keys_pressed_while_a_path_is_found_stack_nothing_and_lose_no_marks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``y`` twice before the path is found (a slow one) opens one Why view; ``.`` then ``r`` at
+    once: every step's path is marked (the marks of each arrival merged with the tree's, never
+    replaced); ``r`` again clears them and the walk's count."""
+
+    def slow(*args: object) -> object:
+        time.sleep(0.3)
+        return why_view(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(explorer, "why_view", slow)
+    app = TraceApp(fixture("mlp_eager"))
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        tree = tree_of(app)
+        assert tree.model is not None
+        await pilot.press("y", "y")
+        await settle(pilot)
+        assert [type(screen) for screen in app.screen_stack].count(WhyScreen) == 1
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("full_stop", "r")
+        await settle(pilot)
+        every = {i for s in tree.model.step_ids for i in why_view(tree.model.trace, s).events.ids}  # type: ignore[union-attr]
+        assert tree.marks.on == frozenset(every)
+        await pilot.press("r")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ExplorerScreen)
+        assert not tree.marks and screen.walk is None
 
 
 async def test_a_trace_without_steps() -> None:

@@ -438,3 +438,56 @@ def damage_one(root: Path) -> None:
             data[len(data) // 2] ^= 1
             part.write_bytes(bytes(data))
             return
+
+
+def test_settle_stops_the_writes_it_waited_for_and_no_other(tmp_path: Path) -> None:
+    """A write still running past settle's timeout is stopped and its staging folder removed; a
+    write begun after settle looked (not among those it waited for) keeps its folder; with every
+    write done in time, settle removes nothing."""
+    import threading
+
+    from tracetui.trace import cache
+    from tracetui.trace import cache_files as files
+
+    store = files.store(tmp_path, create=True)
+    assert store is not None
+    release = threading.Event()
+    slow = threading.Thread(target=cache._abort.wait, args=(10.0,))  # stops when told
+    later = threading.Thread(target=release.wait, args=(10.0,))
+    slow.start()
+    ours, theirs = files.new_folder(store), files.new_folder(store)
+    try:
+        with cache._writers_lock:
+            cache._writers[store / "slow"] = slow
+            cache._staging[ours] = slow
+        real_set = cache._abort.set
+
+        def begun_meanwhile() -> None:  # a write that starts as settle stops the late ones
+            later.start()
+            with cache._writers_lock:
+                cache._staging[theirs] = later
+            real_set()
+
+        cache._abort.set = begun_meanwhile  # type: ignore[method-assign]
+        try:
+            cache.settle(timeout=0.05)
+        finally:
+            cache._abort.set = real_set  # type: ignore[method-assign]
+        assert not ours.exists() and theirs.exists()
+    finally:
+        release.set()
+        slow.join()
+        later.join()
+        with cache._writers_lock:
+            cache._writers.pop(store / "slow", None)
+            cache._staging.pop(ours, None)
+            cache._staging.pop(theirs, None)
+    kept = files.new_folder(store)
+    with cache._writers_lock:
+        cache._staging[kept] = threading.current_thread()  # a write of this thread, in progress
+    try:
+        cache.settle(timeout=0.05)  # no write left to wait for: nothing stopped, nothing removed
+        assert kept.exists()
+    finally:
+        with cache._writers_lock:
+            cache._staging.pop(kept, None)

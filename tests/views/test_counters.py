@@ -212,3 +212,22 @@ def test_a_flat_counter_is_drawn_low_and_several_processes_are_named() -> None:
     assert isinstance(flat, CounterRow)
     assert flat.levels([0, 5, 10, 20]) == [0.0, 0.0, 0.0]
     assert flat.levels([-10, -1]) == [None]  # before the first sample: nothing
+
+
+def test_an_args_key_is_outside_text_and_a_value_beyond_a_double_loses_only_itself(tmp_path: Path) -> None:
+    """A series named with control characters (an OSC 52 clipboard write) is neutralised in the table
+    (and so in the lane's key, label and legend); ``1e400`` in one sample is no value, the sample's
+    other series stay (as :meth:`Trace.event_args` reads it)."""
+    hostile = "\x1b]52;c;aGk=\x07x"
+    path = tmp_path / "odd.json"
+    x = '{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":0,"dur":100,"args":{}}'
+    odd = '{"ph":"C","name":"q","pid":1,"tid":1,"ts":10,"args":{"a":1e400,"b":2}}'
+    keyed = json.dumps({"ph": "C", "name": "q", "pid": 1, "tid": 1, "ts": 20, "args": {hostile: 5}})
+    path.write_text('{"traceEvents":[' + ",".join([x, odd, keyed]) + "]}")
+    table = counter_table(tracetui.load(path))
+    assert table.select("series", "ts_ns", "value").rows() == [
+        ("b", 10_000, 2.0),
+        ("\ufffd]52;c;aGk=\ufffdx", 20_000, 5.0),
+    ]
+    labels = [lane.label for lane in timeline_model(tracetui.load(path)).lanes if lane.kind == "counter"]
+    assert labels and not any(ch in label for label in labels for ch in "\x1b\x07")

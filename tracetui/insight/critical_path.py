@@ -74,10 +74,10 @@ KERNEL_TO_KERNEL = "kernel to kernel"
 GPU_WAIT = "GPU wait (launched, not started)"
 MAX_HOPS = 1_000_000  # a walk changes resource at most this often (each hop is used once anyway)
 PART_ROWS = 1 << 18
+"""The spans' CPU events attributed at a time (a part of the spans): what bounds the memory."""
 SEARCH_STEP_ROWS = 20_000
 """A gather costs about this many rows more than the rows it gathers (a binary search of a thread's
 starts, a gather per step, against one gather of them all)."""
-"""The spans' CPU events attributed at a time (a part of the spans): what bounds the memory."""
 KIND = pl.Enum(KINDS)
 
 _CAUSE = {HOST_WAIT: 0, KERNEL_WAIT: 1, OTHER: 2, NONE: 3}

@@ -548,7 +548,7 @@ def store(trace: Trace, json_bytes: int, ident: str | None, digest: files.Digest
 
 
 _writers: dict[Path, threading.Thread] = {}
-_staging: set[Path] = set()
+_staging: dict[Path, threading.Thread] = {}  # each write's staging folder, and its writer
 _writers_lock = threading.Lock()
 _abort = threading.Event()
 
@@ -581,7 +581,7 @@ def settle(timeout: float = SETTLE_S) -> None:
     for writer in writers:
         writer.join(5.0)
     with _writers_lock:
-        leftovers = list(_staging)
+        leftovers = [staging for staging, writer in _staging.items() if writer in writers]
     for staging in leftovers:
         files.discard(staging)
     _abort.clear()
@@ -600,7 +600,7 @@ def _write(trace: Trace, ident: str, entry: Path, record: dict[str, Any], cap: i
             return  # another process wrote it
         staging = files.new_folder(store)
         with _writers_lock:
-            _staging.add(staging)
+            _staging[staging] = threading.current_thread()
         tables = {}
         for name, frame in trace.stored_tables().items():
             if _abort.is_set():
@@ -639,7 +639,7 @@ def _write(trace: Trace, ident: str, entry: Path, record: dict[str, Any], cap: i
         if staging is not None:
             files.discard(staging)
             with _writers_lock:
-                _staging.discard(staging)
+                _staging.pop(staging, None)
         with _writers_lock:
             if _writers.get(entry) is threading.current_thread():
                 del _writers[entry]

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 import msgspec
 import polars as pl
 
+from tracetui.safetext import REPLACEMENT, UNSAFE_CLASS
+from tracetui.trace import repair
 from tracetui.trace.times import exact_ns
 
 if TYPE_CHECKING:
@@ -45,7 +47,9 @@ def counter_table(trace: Trace) -> pl.DataFrame:
     return (
         frame.unpivot(index=["pid", "name", "ts_ns"], variable_name="series")
         .filter(pl.col("value").is_finite() & pl.col("ts_ns").is_not_null())  # null, NaN, inf: no value
-        .with_columns(pl.col("series").str.strip_prefix(ARG))
+        .with_columns(  # an arg's key is outside text: its control characters neutralised
+            pl.col("series").str.strip_prefix(ARG).str.replace_all(UNSAFE_CLASS, REPLACEMENT)
+        )
         .select(list(SCHEMA))
         .cast(SCHEMA)  # type: ignore[arg-type]
         .sort("pid", "name", "series", "ts_ns", maintain_order=True)
@@ -70,10 +74,15 @@ def _decoded(texts: list[str]) -> pl.DataFrame:
 
 
 def _object(text: str) -> dict[str, object]:
+    """One args object; JSON msgspec refuses (``1e400``) read as :meth:`Trace.event_args` reads it
+    (the known defects patched: that value null, the others kept)."""
     try:
         value = msgspec.json.decode(text)
     except msgspec.MsgspecError:
-        return {}
+        try:
+            value = msgspec.json.decode(repair.patch_known_defects(text.encode())[0])
+        except msgspec.MsgspecError:
+            return {}
     return value if isinstance(value, dict) else {}
 
 

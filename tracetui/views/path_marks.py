@@ -26,6 +26,10 @@ class TreeMarks:
     def __bool__(self) -> bool:
         return bool(self.on)
 
+    def __or__(self, other: TreeMarks) -> TreeMarks:
+        """Both marks (the paths found one by one, merged as each arrives)."""
+        return TreeMarks(self.on | other.on, self.above | other.above)
+
     def of(self, key: NodeKey) -> str:
         """``"on"``, ``"above"`` or ``""`` for a node."""
         if key in self.on:

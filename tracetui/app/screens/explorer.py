@@ -283,6 +283,7 @@ class ExplorerScreen(Screen[None]):
         self._names: list[tuple[str, str, int]] | None = None
         self._paths: dict[int, PathEvents] = {}  # the steps' critical paths found so far
         self._all_paths = False  # r: every step's path is marked
+        self._marked = 0  # the marks' generation: r clearing them starts the next
 
     # ---- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -454,31 +455,33 @@ class ExplorerScreen(Screen[None]):
         self._all_paths = True
         self._pending.add("critical")
         self.timeline.set_marks(NO_MARKS, f"{LEGEND} …")  # the header says it is being found
-        self.load_critical_path()
+        self.load_critical_path(self._marked)
 
     def _clear_paths(self) -> None:
         self._all_paths = False
         self._overlay = None
         self._paths.clear()
+        self._marked += 1  # a path still being found is not marked when it arrives
+        self.walk = None
         self.timeline.set_marks(NO_MARKS)
         self.dispatch_tree.set_marks(NO_TREE_MARKS)
 
     @work(thread=True, exclusive=True, group="critical")
-    def load_critical_path(self) -> None:
+    def load_critical_path(self, marked: int) -> None:
         ids, legend = critical_path_overlay(self.trace)
-        marks = tree_marks(self.model, ids, self.dispatch_tree.marks)
-        self.app.call_from_thread(self._critical_path_ready, ids, legend, marks)
+        marks = tree_marks(self.model, ids)  # its own marks: merged with the tree's on the UI thread
+        self.app.call_from_thread(self._critical_path_ready, ids, legend, marks, marked)
 
-    def _critical_path_ready(self, ids: list[int], legend: str, marks: TreeMarks) -> None:
+    def _critical_path_ready(self, ids: list[int], legend: str, marks: TreeMarks, marked: int) -> None:
         self._pending.discard("critical")
-        if not self._all_paths:  # cleared meanwhile
+        if not self._all_paths or marked != self._marked:  # cleared meanwhile
             return
         if not ids:
             self._all_paths = False
             self.timeline.set_marks(NO_MARKS)
             self.notify("No steps or annotations: no critical path to mark.", timeout=3)
             return
-        self.dispatch_tree.set_marks(marks)
+        self.dispatch_tree.set_marks(self.dispatch_tree.marks | marks)
         self.mark_on_timeline(ids, legend)
 
     def on_timeline_event_chosen(self, message: Timeline.EventChosen) -> None:
@@ -850,35 +853,37 @@ class ExplorerScreen(Screen[None]):
 
     def action_why(self) -> None:
         """The Why view of the cursor's step (outside the steps: the slowest), found in a worker;
-        its path is then marked in the tree."""
+        its path is then marked in the tree (a second y while it is found: nothing more)."""
+        if "why" in self._pending:
+            return
         self._pending.add("why")
         self.finding = True
-        self.load_why(self._cursor_step())
+        self.load_why(self._cursor_step(), self._marked)
 
     @work(thread=True, exclusive=True, group="why")
-    def load_why(self, step: int | None) -> None:
+    def load_why(self, step: int | None, marked: int) -> None:
         view = why_view(self.trace, step)
-        marks = self._marks_with(view.events)
-        self.app.call_from_thread(self._why_ready, view, marks)
+        marks = self._marks_of(view.events)
+        self.app.call_from_thread(self._why_ready, view, marks, marked)
 
-    def _marks_with(self, events: PathEvents | None) -> TreeMarks:
-        """The tree's marks with ``events`` added (in a worker)."""
-        marks = self.dispatch_tree.marks
-        return marks if events is None else tree_marks(self.model, events.ids, marks)
+    def _marks_of(self, events: PathEvents | None) -> TreeMarks:
+        """The marks of ``events`` alone (in a worker: the tree's own are merged on the UI thread)."""
+        return NO_TREE_MARKS if events is None else tree_marks(self.model, events.ids)
 
-    def _why_ready(self, view: WhyView, marks: TreeMarks) -> None:
+    def _why_ready(self, view: WhyView, marks: TreeMarks, marked: int) -> None:
         self._pending.discard("why")
         self.finding = False
-        self._path_found(view.events, marks)
+        self._path_found(view.events, marks, marked)
         self.app.push_screen(WhyScreen(view), self._why_chosen)
 
-    def _path_found(self, events: PathEvents | None, marks: TreeMarks) -> None:
-        """A step's path is found: marked in the tree and, unless every step's is, on the timeline."""
-        if events is None:
+    def _path_found(self, events: PathEvents | None, marks: TreeMarks, marked: int) -> None:
+        """A step's path is found: marked in the tree and, unless every step's is, on the timeline
+        (unless the marks were cleared since it was asked for)."""
+        if events is None or marked != self._marked:
             return
         self._paths[events.step_id] = events
-        if marks is not self.dispatch_tree.marks:
-            self.dispatch_tree.set_marks(marks)
+        if marks:
+            self.dispatch_tree.set_marks(self.dispatch_tree.marks | marks)
         if not self._all_paths:
             self.mark_on_timeline(*paths_overlay(self._paths.values()))
 
@@ -895,24 +900,26 @@ class ExplorerScreen(Screen[None]):
         if events is not None:
             self._walk(events, delta)
             return
+        if "path" in self._pending:
+            return  # the path is being found: the walk starts when it is
         self._pending.add("path")
         self.finding = True
-        self.load_path(step, delta)
+        self.load_path(step, delta, self._marked)
 
     @work(thread=True, exclusive=True, group="path")
-    def load_path(self, step: int | None, delta: int) -> None:
+    def load_path(self, step: int | None, delta: int, marked: int) -> None:
         chosen, _ = chosen_step(self.trace, step)
         events = None if chosen is None else self._paths.get(chosen) or path_events(self.trace, chosen)
-        marks = self._marks_with(events)
-        self.app.call_from_thread(self._path_ready, events, marks, delta)
+        marks = self._marks_of(events)
+        self.app.call_from_thread(self._path_ready, events, marks, delta, marked)
 
-    def _path_ready(self, events: PathEvents | None, marks: TreeMarks, delta: int) -> None:
+    def _path_ready(self, events: PathEvents | None, marks: TreeMarks, delta: int, marked: int) -> None:
         self._pending.discard("path")
         self.finding = False
         if events is None:
             self.notify("No steps: no critical path to walk (y says why).", timeout=3)
             return
-        self._path_found(events, marks)
+        self._path_found(events, marks, marked)
         self._walk(events, delta)
 
     def _walk(self, events: PathEvents, delta: int) -> None:

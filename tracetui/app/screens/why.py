@@ -90,7 +90,7 @@ class WhyScreen(Screen[int | None]):
         tables = self.query("#why-path")
         if tables:
             most = MAX_TABLE_ROWS if self.app.size.height >= TALL else SHORT_TABLE_ROWS
-            tables.first().styles.height = min(len(self.view.top), most) + 1
+            tables.first().styles.height = max(1, min(len(self.view.top), most)) + 1  # empty: its message
 
     def _verdict(self) -> Content:
         view = self.view
@@ -115,7 +115,8 @@ class WhyScreen(Screen[int | None]):
         event.stop()
         target = event.row.get("event_id")
         if target is None:
-            self.notify(f"{event.row['name']}: no event in the trace to go to.", timeout=3, markup=False)
+            name = shown(str(event.row["name"]))
+            self.notify(f"{name}: no event in the trace to go to.", timeout=3, markup=False)
             return
         self.dismiss(int(target))
 
