@@ -25,6 +25,17 @@ PATH_PARTS = (
     ("gpu_us", "GPU"),
 )
 """The parts of a path's length (:data:`~tracetui.insight.critical_path.PARTS`) and their words."""
+
+
+def path_parts(path: dict[str, Any]) -> list[tuple[str, float, float | None]]:
+    """A critical path's parts (``steps[].critical_path``): ``(words, µs, share of its length)``,
+    the largest first (ties by their words); the share is None for a path of no length. The one
+    ranking the summary and the explorer's Why view write."""
+    length = path["length_us"]
+    ranked = sorted(((label, path[key]) for key, label in PATH_PARTS), key=lambda part: (-part[1], part[0]))
+    return [(label, us, us / length if length else None) for label, us in ranked]
+
+
 LAUNCH_KEYS = (
     "launch_delay_p50_us",
     "launch_delay_p90_us",

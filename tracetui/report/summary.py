@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tracetui import formatting as fmt
-from tracetui.insight.why_data import PATH_PARTS
+from tracetui.insight.why_data import path_parts
 from tracetui.report.memory_section import memory_renderable
 from tracetui.report.table import MISSING, Cell, nums, table
 from tracetui.safetext import shown
@@ -134,13 +134,12 @@ def _why(data: dict[str, Any]) -> RenderableType | None:
     if step is None:
         return None
     path = step["critical_path"]
-    length = path["length_us"] or 1.0
     text = Text("Why this step is slow ", style="bold")
     text.append(
         f"(median step {step['name']}, critical path {fmt.duration(path['length_us'])}): ", style="bold"
     )
-    parts = sorted(((path[k], label) for k, label in PATH_PARTS), reverse=True)
-    text.append(", ".join(f"{label} {fmt.percent(100 * us / length)}" for us, label in parts if us > 0))
+    shares = [(label, share) for label, us, share in path_parts(path) if us > 0 and share is not None]
+    text.append(", ".join(f"{label} {fmt.percent(100 * share)}" for label, share in shares))
     top = [t for t in path["top"] if t["us"] > 0][:4]
     if top:
         text.append("\n  most of it: ")

@@ -22,7 +22,7 @@ from tracetui import formatting as fmt
 from tracetui.insight.critical_path import pieces, step_paths
 from tracetui.insight.kernel_names import kernel_name_columns
 from tracetui.insight.spans import verdicts
-from tracetui.insight.why_data import PATH_PARTS, advice_records, step_why
+from tracetui.insight.why_data import advice_records, path_parts, step_why
 from tracetui.trace.memo import kept
 from tracetui.views.timeline.critical import LEGEND
 
@@ -270,9 +270,7 @@ def why_view(trace: Trace, step_id: int | None) -> WhyView:
     parts: tuple[tuple[str, float, float | None], ...] = ()
     top: tuple[PathItem, ...] = ()
     if path is not None:
-        length = path["length_us"]
-        ranked = sorted(((path[k], label) for k, label in PATH_PARTS), key=lambda p: (-p[0], p[1]))
-        parts = tuple((label, us, us / length if length else None) for us, label in ranked)
+        parts = tuple(path_parts(path))
         top = tuple(_items(trace, path["top"], crossed))
     return WhyView(
         step,
