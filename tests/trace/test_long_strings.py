@@ -18,7 +18,7 @@ import pytest
 
 import tracetui
 from tests.trace.test_native import assert_same, both, msgspec_only
-from tracetui.trace import limits, stream
+from tracetui.trace import limits, native, stream
 from tracetui.trace.limits import MAX_ARGS, MAX_TEXT
 
 MB = 1 << 20
@@ -166,7 +166,7 @@ def test_cuts_across_parts_and_damaged_events(tmp_path: Path) -> None:
     assert whole.cuts == [(i, "long_string", len(name)) for i, name in long.items()]
     for block, workers, source in ((1 << 18, 2, data), (1 << 16, 1, damaged), (1 << 18, 2, damaged)):
         streamed = stream.read(Path("t.json"), iter([source]), block, workers=workers)
-        assert streamed.adopted or workers == 1
+        assert streamed.adopted or workers == 1 or native.scanner() is None  # msgspec: one part
         assert (streamed.repairs != []) == (source is damaged)
         decoded = stream.finish(streamed)
         assert decoded.cuts == whole.cuts
