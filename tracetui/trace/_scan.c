@@ -572,6 +572,26 @@ static void put_utf8(char **out, unsigned cp) {
     *out = o;
 }
 
+/* The code point of the \u escape whose hex digits start at *pp (a surrogate pair read whole, up to
+ * b), *pp moved past it; -1 (with s->why) on a bad or unpaired escape. */
+static int code_point(Scan *s, const char **pp, const char *b, unsigned *out) {
+    const char *p = *pp;
+    unsigned cp, lo;
+    if (hex4(p, &cp) < 0) return fail(s, "bad \\u escape"); /* skip_string checked it */
+    p += 4;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+        if (b - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &lo) < 0 || lo < 0xDC00 || lo > 0xDFFF)
+            return fail(s, "unpaired surrogate escape");
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        p += 6;
+    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+        return fail(s, "unpaired surrogate escape");
+    }
+    *pp = p;
+    *out = cp;
+    return 0;
+}
+
 /* Decode the validated string text [a, b) into out (never longer); returns the decoded length
  * or -1 (with s->why) on an unpaired surrogate escape. Past `room` decoded bytes the rest is
  * only counted (a long value is cut): out needs room + 4 bytes (an escape may end past it). */
@@ -590,18 +610,9 @@ static Py_ssize_t unescape(Scan *s, const char *a, const char *b, char *out, siz
                 beyond++, p += 2;
                 continue;
             }
-            unsigned cp, lo;
-            if (hex4(p + 2, &cp) < 0) return fail(s, "bad \\u escape");
-            p += 6;
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                if (b - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &lo) < 0 || lo < 0xDC00 ||
-                    lo > 0xDFFF)
-                    return fail(s, "unpaired surrogate escape");
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                p += 6;
-            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                return fail(s, "unpaired surrogate escape");
-            }
+            unsigned cp;
+            p += 2;
+            if (code_point(s, &p, b, &cp) < 0) return -1;
             put_utf8(&t, cp);
             beyond += t - tmp;
             continue;
@@ -619,18 +630,8 @@ static Py_ssize_t unescape(Scan *s, const char *a, const char *b, char *out, siz
         case 'r': *o++ = '\r'; break;
         case 't': *o++ = '\t'; break;
         case 'u': {
-            unsigned cp, lo;
-            if (hex4(p, &cp) < 0) return fail(s, "bad \\u escape"); /* skip_string checked it */
-            p += 4;
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                if (b - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &lo) < 0 || lo < 0xDC00 ||
-                    lo > 0xDFFF)
-                    return fail(s, "unpaired surrogate escape");
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                p += 6;
-            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                return fail(s, "unpaired surrogate escape");
-            }
+            unsigned cp;
+            if (code_point(s, &p, b, &cp) < 0) return -1;
             put_utf8(&o, cp);
             break;
         }
