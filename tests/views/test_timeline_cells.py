@@ -128,18 +128,23 @@ def test_cells_of_any_intervals_overlapping_or_empty(
             assert top is not None and spans[top][0] < hi and spans[top][1] > lo
 
 
+def pyramid_of(events: list[tuple[int, int]]) -> tuple[pl.Series, pl.Series, tuple[ix.Level, ...]]:
+    """The starts, ends (at least 1 ns long) and pyramid levels of ``(start, duration)`` events."""
+    events = sorted(events)
+    starts = pl.Series([s for s, _ in events], dtype=pl.Int64)
+    ends = pl.Series([s + max(d, 1) for s, d in events], dtype=pl.Int64)
+    return starts, ends, ix._pyramid(starts, ends, pl.int_range(0, len(events), dtype=pl.UInt32, eager=True))
+
+
 @settings(max_examples=150, deadline=None)
 @given(events=intervals, a=st.integers(-100, 5100), length=st.integers(1, 6000), cells=st.integers(1, 60))
 def test_a_pyramid_level_draws_the_same_cells(
     events: list[tuple[int, int]], a: int, length: int, cells: int
 ) -> None:
     """Any level at most half a cell wide marks exactly the cells the events do."""
-    events = sorted(events)
     if not events:
         return
-    starts = pl.Series([s for s, _ in events], dtype=pl.Int64)
-    ends = pl.Series([s + max(d, 1) for s, d in events], dtype=pl.Int64)
-    levels = ix._pyramid(starts, ends, pl.int_range(0, len(events), dtype=pl.UInt32, eager=True))
+    starts, ends, levels = pyramid_of(events)
     length = max(length, cells)
     edges = win.edges(Window(a, a + length), cells)
     spans = list(zip(starts.to_list(), ends.to_list(), strict=True))
@@ -260,14 +265,11 @@ def test_a_level_draws_cell_for_cell_as_the_reference(
     events: list[tuple[int, int]], a: int, length: int, cells: int, origin: int
 ) -> None:
     """Every level (fine enough or not), any window, any origin: the same busy, extent and top."""
-    events = sorted(events)
     if not events:
         return
-    starts = pl.Series([s for s, _ in events], dtype=pl.Int64)
-    ends = pl.Series([s + max(d, 1) for s, d in events], dtype=pl.Int64)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(ix, "BIN_EVENTS", 1)  # the finest level as fine as the events: many bins a cell
-        levels = ix._pyramid(starts, ends, pl.int_range(0, len(events), dtype=pl.UInt32, eager=True))
+        _, _, levels = pyramid_of(events)
     edges = win.edges(Window(a, a + max(length, cells)), cells)
     for level in levels:
         assert from_level(level, origin, edges) == reference_from_level(level, origin, edges), level.shift

@@ -780,6 +780,9 @@ def _cpu_pieces(
         .then(pl.lit("runtime"))
         .otherwise(pl.lit("cpu_op"))
     )
+    piece_name = (  # a step's own time between its ops: untraced host work
+        pl.when(cat == "user_annotation").then(pl.lit(HOST_GAP, pl.Categorical)).otherwise(pl.col("name"))
+    )
     if summed:  # a row per span, name and category: the kinds and names then read on those
         names = picked["name"].to_physical().to_numpy().astype(np.int64)
         cats = picked["cat"].to_physical().to_numpy().astype(np.int64)
@@ -797,10 +800,7 @@ def _cpu_pieces(
             .with_columns(span=pl.Series(span).gather(rows), ns=sums["ns"])
             .select(
                 "span",
-                pl.when(cat == "user_annotation")
-                .then(pl.lit(HOST_GAP, pl.Categorical))
-                .otherwise(pl.col("name"))
-                .alias("name"),
+                piece_name.alias("name"),
                 piece_kind.cast(KIND).alias("kind"),
                 "ns",
             )
@@ -820,10 +820,7 @@ def _cpu_pieces(
         .select(
             "span",
             pl.when(cat == "user_annotation").then(None).otherwise(pl.col("id")).alias("id"),
-            pl.when(cat == "user_annotation")
-            .then(pl.lit(HOST_GAP, pl.Categorical))
-            .otherwise(pl.col("name"))
-            .alias("name"),
+            piece_name.alias("name"),
             piece_kind.cast(KIND).alias("kind"),
             "start_ns",
             "ns",
