@@ -159,7 +159,7 @@ async def test_n_and_N_walk_the_differences_and_help_lists_the_keys() -> None:
         await press(pilot, "f1")
         assert isinstance(app.screen, HelpScreen)
         text = str(app.screen.query_one("#help-text").render())
-        for words in ("Comparison", "Switch side", "Next difference", "Expand chain", "Quit"):
+        for words in ("Comparison", "Switch side", "Next difference", "Open chain", "Quit"):
             assert words in text
         # issue 14 item 15: the comparison has no timeline and no tables: its help lists no such mouse use
         assert "timeline" not in text and "table header" not in text and "double-click" not in text

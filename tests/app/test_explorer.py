@@ -284,7 +284,7 @@ async def test_command_palette_offers_every_action() -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
         names = {command.title for command in app.get_system_commands(app.screen)}
-        assert {"Find", "Tables", "Expand chain", "Go to op", "Kernels only", "Python", "Help"} <= names
+        assert {"Find", "Tables", "Open chain", "Go to op", "GPU only", "Python", "Why", "Help"} <= names
         screen = app.screen
         assert isinstance(screen, ExplorerScreen)
         assert ("aten::gelu", "op", 3) in screen.palette_names()
@@ -477,7 +477,16 @@ async def test_80x24_gives_the_tree_most_rows_and_every_footer_key_fits() -> Non
         assert heights["#tree"] == max(heights.values())
         keys = list(screen.query_one(Footer).query("FooterKey"))
         assert keys and all(key.region.x >= 0 and key.region.right <= 80 for key in keys)
-        assert {key.description for key in keys} >= {"Expand chain", "Find", "Tables", "Help", "Quit"}
+        assert {key.description for key in keys} >= {
+            "Open chain",
+            "Find",
+            "GPU only",
+            "Python",
+            "Tables",
+            "Why",
+            "Help",
+            "Quit",
+        }
         status = screen.query_one("#status", Static)
         assert len(str(status.render())) <= 80
         await pilot.press("1")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+import tracetui
 from tests.app.conftest import WIDE, fixture, keys, settle, tree_of
 from tracetui.app.app import TraceApp
 from tracetui.app.render import Request, render
@@ -17,7 +18,8 @@ from tracetui.app.screens import explorer
 from tracetui.app.screens.explorer import ExplorerScreen
 from tracetui.app.screens.why import WhyScreen
 from tracetui.app.widgets.table_view import TableView
-from tracetui.views.why import NO_STEPS, why_view
+from tracetui.insight.spans import verdicts
+from tracetui.views.why import HEADLINES, NO_STEPS, why_view
 
 SIZES = pytest.mark.parametrize("size", [WIDE, (80, 24)], ids=["140x40", "80x24"])
 
@@ -174,3 +176,19 @@ def test_render_why_of_the_nodes_step(tmp_path: Path) -> None:
     render(fixture("mlp_eager"), out, Request("why", "aten::gelu"), (120, 30))
     text = html.unescape(out.read_text()).replace("\xa0", " ")
     assert "Why ProfilerStep#2 is slow (the cursor's step)" in text and "What to try" in text
+
+
+def test_render_why_says_each_steps_headline(tmp_path: Path) -> None:
+    """The CUDA-graph sample has GPU-bound steps and one whose GPU waits: the view drawn for a step
+    of each leads with that step's headline."""
+    path = Path(__file__).resolve().parents[2] / "sample_traces" / "mlp_cudagraph.json.gz"
+    model = why_view(tracetui.load(path), None)
+    steps = dict(verdicts(tracetui.load(path))[0].select("name", "bound").iter_rows())
+    assert set(steps.values()) == {"gpu-bound", "gpu-waits"} and model.step_name in steps
+    first = {bound: name for name, bound in reversed(list(steps.items()))}  # a step of each
+    for bound, name in first.items():
+        out = tmp_path / f"{name}.svg"
+        render(path, out, Request("why", name), (160, 40))
+        text = html.unescape(out.read_text()).replace("\xa0", " ")
+        assert f"Why {name} is slow (the cursor's step)" in text
+        assert HEADLINES[bound] in text

@@ -182,3 +182,72 @@ def test_tree_marks_are_the_nodes_path_to_names(name: str) -> None:
     assert marks.on == on and marks.above == above
     assert any(isinstance(key, tuple) for key in above) or name == "mlp_eager"
     assert marks.of(next(iter(on))) == "on" and marks.of(("nothing",)) == ""
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces"
+
+
+def cpu_steps_trace(directory: Path) -> Path:
+    """Two ProfilerSteps of CPU ops only (no GPU work): each step's verdict is ``idle``."""
+    events: list[dict[str, Any]] = []
+    for step in range(2):
+        start = 1_000.0 + 1_000.0 * step
+        events.append(
+            {
+                "ph": "X",
+                "cat": "user_annotation",
+                "name": f"ProfilerStep#{step}",
+                "pid": 1,
+                "tid": 1,
+                "ts": start,
+                "dur": 900.0,
+            }
+        )
+        events.append(
+            {
+                "ph": "X",
+                "cat": "cpu_op",
+                "name": "aten::mm",
+                "pid": 1,
+                "tid": 1,
+                "ts": start + 10.0,
+                "dur": 800.0,
+            }
+        )
+    path = directory / "cpu_steps.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("where", "bounds"),
+    [
+        ("fixtures/mlp_eager.json.gz", {"launch-bound"}),
+        ("samples/mlp_cudagraph.json.gz", {"gpu-bound", "gpu-waits"}),
+        ("cpu steps", {"idle"}),
+    ],
+)
+def test_each_headline_is_the_steps_own_verdict(where: str, bounds: set[str], tmp_path: Path) -> None:
+    """Every one of the view's four headlines is reached by a real or built trace: per step, the
+    headline is the one of the step's ``bound`` in ``summary --json``, and the verdict beside it."""
+    if where == "cpu steps":
+        path = cpu_steps_trace(tmp_path)
+    else:
+        folder, name = where.split("/")
+        path = (FIXTURES if folder == "fixtures" else SAMPLES) / name
+    data = summary_json(path)
+    trace = tracetui.load(path)
+    ids = dict(verdicts(trace)[0].select("name", "id").iter_rows())
+    seen = set()
+    for step in data["steps"]:
+        view = why_view(trace, ids[step["name"]])
+        assert view.bound == step["bound"] and view.headline == HEADLINES[step["bound"]]
+        assert view.verdict == step["verdict"]
+        seen.add(view.bound)
+    assert seen == bounds
+
+
+def test_the_four_headlines_are_four_verdicts() -> None:
+    """The headlines are keyed by the verdicts ``verdicts`` gives, one sentence each."""
+    assert set(HEADLINES) == {"launch-bound", "gpu-bound", "gpu-waits", "idle"}
+    assert len(set(HEADLINES.values())) == 4

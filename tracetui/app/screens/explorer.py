@@ -131,7 +131,7 @@ class ExplorerScreen(Screen[None]):
         Binding(
             "k",
             "toggle_kernels_only",
-            "Kernels only",
+            "GPU only",
             id="explorer.kernels_only",
             tooltip="show only nodes that launched GPU work",
         ),
@@ -219,8 +219,7 @@ class ExplorerScreen(Screen[None]):
         Binding(
             "y",
             "why",
-            "Why",
-            show=False,  # in the footer at 80 columns, q Quit would no longer fit
+            "Why",  # e Open chain … k GPU only … y Why … q Quit: the footer's 80 columns, filled
             id="explorer.why",
             tooltip="why the cursor's step is slow: what bounds it, its critical path, the GPU's idle "
             "time, what to try (outside the steps: the slowest step)",

@@ -41,7 +41,7 @@ class DiffTree(RowTree[int], CachedStyles, ScrollView, can_focus=True):
         Binding(
             "e",
             "expand_chain",
-            "Expand chain",
+            "Open chain",
             id="diff_tree.expand_chain",
             tooltip="expand the single-child chain below the cursor (judged on the active side)",
         ),

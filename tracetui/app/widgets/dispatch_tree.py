@@ -126,7 +126,7 @@ class DispatchTree(RowTree[NodeKey], CachedStyles, ScrollView, can_focus=True):
         Binding(
             "e",
             "expand_chain",
-            "Expand chain",
+            "Open chain",
             id="tree.expand_chain",
             tooltip="expand the single-child chain below the cursor down to the kernel",
         ),
