@@ -28,6 +28,16 @@ def write(path: Path, events: list[dict[str, Any]], **top: Any) -> Path:
     return path
 
 
+def cpu_steps_trace(path: Path) -> Path:
+    """Two ProfilerSteps of CPU ops only (no GPU work): each step's verdict is ``idle``."""
+    events = []
+    for step in range(2):
+        start = 1_000.0 + 1_000.0 * step
+        events.append(op(f"ProfilerStep#{step}", start, 900.0, cat="user_annotation"))
+        events.append(op("aten::mm", start + 10, 800.0))
+    return write(path, events)
+
+
 MARKUP_NAMES = ("[bold red]x[/]", "[/tmp/x]", "[@click=app.quit]quit[/]", "esc\x1b]52;c;aGk=\x07bytes")
 
 

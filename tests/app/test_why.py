@@ -182,8 +182,9 @@ def test_render_why_says_each_steps_headline(tmp_path: Path) -> None:
     """The CUDA-graph sample has GPU-bound steps and one whose GPU waits: the view drawn for a step
     of each leads with that step's headline."""
     path = Path(__file__).resolve().parents[2] / "sample_traces" / "mlp_cudagraph.json.gz"
-    model = why_view(tracetui.load(path), None)
-    steps = dict(verdicts(tracetui.load(path))[0].select("name", "bound").iter_rows())
+    trace = tracetui.load(path)
+    model = why_view(trace, None)
+    steps = dict(verdicts(trace)[0].select("name", "bound").iter_rows())
     assert set(steps.values()) == {"gpu-bound", "gpu-waits"} and model.step_name in steps
     first = {bound: name for name, bound in reversed(list(steps.items()))}  # a step of each
     for bound, name in first.items():

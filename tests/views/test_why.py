@@ -6,6 +6,7 @@ are the ``critical_path`` pieces in the order the path reaches them, and the mar
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import tracetui
+from tests.app.synthetic import cpu_steps_trace
 from tracetui import formatting as fmt
 from tracetui.cli import cli
 from tracetui.insight.critical_path import pieces, step_paths
@@ -187,54 +189,21 @@ def test_tree_marks_are_the_nodes_path_to_names(name: str) -> None:
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces"
 
 
-def cpu_steps_trace(directory: Path) -> Path:
-    """Two ProfilerSteps of CPU ops only (no GPU work): each step's verdict is ``idle``."""
-    events: list[dict[str, Any]] = []
-    for step in range(2):
-        start = 1_000.0 + 1_000.0 * step
-        events.append(
-            {
-                "ph": "X",
-                "cat": "user_annotation",
-                "name": f"ProfilerStep#{step}",
-                "pid": 1,
-                "tid": 1,
-                "ts": start,
-                "dur": 900.0,
-            }
-        )
-        events.append(
-            {
-                "ph": "X",
-                "cat": "cpu_op",
-                "name": "aten::mm",
-                "pid": 1,
-                "tid": 1,
-                "ts": start + 10.0,
-                "dur": 800.0,
-            }
-        )
-    path = directory / "cpu_steps.json"
-    path.write_text(json.dumps({"traceEvents": events}))
-    return path
-
-
 @pytest.mark.parametrize(
-    ("where", "bounds"),
+    ("make", "bounds"),
     [
-        ("fixtures/mlp_eager.json.gz", {"launch-bound"}),
-        ("samples/mlp_cudagraph.json.gz", {"gpu-bound", "gpu-waits"}),
-        ("cpu steps", {"idle"}),
+        (lambda _: FIXTURES / "mlp_eager.json.gz", {"launch-bound"}),
+        (lambda _: SAMPLES / "mlp_cudagraph.json.gz", {"gpu-bound", "gpu-waits"}),
+        (lambda folder: cpu_steps_trace(folder / "cpu_steps.json"), {"idle"}),
     ],
+    ids=["eager", "cuda-graph", "cpu-steps"],
 )
-def test_each_headline_is_the_steps_own_verdict(where: str, bounds: set[str], tmp_path: Path) -> None:
+def test_each_headline_is_the_steps_own_verdict(
+    make: Callable[[Path], Path], bounds: set[str], tmp_path: Path
+) -> None:
     """Every one of the view's four headlines is reached by a real or built trace: per step, the
     headline is the one of the step's ``bound`` in ``summary --json``, and the verdict beside it."""
-    if where == "cpu steps":
-        path = cpu_steps_trace(tmp_path)
-    else:
-        folder, name = where.split("/")
-        path = (FIXTURES if folder == "fixtures" else SAMPLES) / name
+    path = make(tmp_path)
     data = summary_json(path)
     trace = tracetui.load(path)
     ids = dict(verdicts(trace)[0].select("name", "id").iter_rows())
