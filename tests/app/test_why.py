@@ -19,6 +19,7 @@ from tracetui.app.screens.explorer import ExplorerScreen
 from tracetui.app.screens.why import WhyScreen
 from tracetui.app.widgets.table_view import TableView
 from tracetui.insight.spans import verdicts
+from tracetui.sample_traces import default_trace
 from tracetui.views.why import HEADLINES, NO_STEPS, why_view
 
 SIZES = pytest.mark.parametrize("size", [WIDE, (80, 24)], ids=["140x40", "80x24"])
@@ -181,7 +182,7 @@ def test_render_why_of_the_nodes_step(tmp_path: Path) -> None:
 def test_render_why_says_each_steps_headline(tmp_path: Path) -> None:
     """The CUDA-graph sample has GPU-bound steps and one whose GPU waits: the view drawn for a step
     of each leads with that step's headline."""
-    path = Path(__file__).resolve().parents[2] / "sample_traces" / "mlp_cudagraph.json.gz"
+    path = default_trace().with_name("mlp_cudagraph.json.gz")  # the installed copy (CI tests an install)
     trace = tracetui.load(path)
     model = why_view(trace, None)
     steps = dict(verdicts(trace)[0].select("name", "bound").iter_rows())

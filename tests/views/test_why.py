@@ -20,6 +20,7 @@ from tracetui.cli import cli
 from tracetui.insight.critical_path import pieces, step_paths
 from tracetui.insight.spans import verdicts
 from tracetui.insight.why_data import PATH_PARTS
+from tracetui.sample_traces import default_trace
 from tracetui.views.path_marks import NO_TREE_MARKS, tree_marks
 from tracetui.views.timeline.critical import critical_path_overlay
 from tracetui.views.tree import TreeModel
@@ -186,7 +187,7 @@ def test_tree_marks_are_the_nodes_path_to_names(name: str) -> None:
     assert marks.of(next(iter(on))) == "on" and marks.of(("nothing",)) == ""
 
 
-SAMPLES = Path(__file__).resolve().parents[2] / "sample_traces"
+SAMPLES = default_trace().parent  # the installed package's copy: CI runs the tests against an install
 
 
 @pytest.mark.parametrize(
