@@ -156,6 +156,41 @@ async def test_lanes_expand_hide_pin_and_move() -> None:
         assert [row.lane.label for row in timeline.rows if row.first][1:3] == [labels[1], labels[0]]
 
 
+async def test_the_cursor_lanes_depths_are_drawn_before_space_asks() -> None:
+    """Once a frame is out, the cursor lane's depth rows are in the model's cache (this window, width
+    and colours): Space draws none of them anew, and what it shows is what a cold draw gives."""
+    app = TraceApp(TRAIN)
+    async with app.run_test(size=SIZE) as pilot:
+        timeline = await full(pilot)
+        model, window = timeline.model, timeline.window
+        assert model is not None and window is not None
+
+        def key(row: object) -> tuple[object, ...]:
+            return (id(row), window.start_ns, window.end_ns, timeline.cells, timeline.mode)
+
+        for press in ("down", "c"):  # the autograd thread, then drawn in the second colour mode
+            await pilot.press(press)
+            await settle(pilot)
+            lane = timeline.rows[timeline.row_cursor].lane
+            assert len(lane.detail) > 1 and all(key(row) in model._drawn for row in lane.detail)
+        misses: list[object] = []
+        draw = model.draw
+
+        def counted(row: object, *args: object) -> object:
+            if key(row) not in model._drawn:
+                misses.append(row)
+            return draw(row, *args)  # type: ignore[arg-type]
+
+        model.draw = counted  # type: ignore[assignment,method-assign]
+        await pilot.press("space")
+        await settle(pilot)
+        assert [row.row for row in timeline.rows if row.lane is lane] == list(lane.detail)
+        assert not [row for row in misses if row in lane.detail]
+        ahead = {id(row): model._drawn[key(row)] for row in lane.detail}
+        model._drawn.clear()
+        assert all(draw(row, window, timeline.cells, timeline.mode) == ahead[id(row)] for row in lane.detail)
+
+
 async def test_a_range_shows_its_table_and_exports_it(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     app = TraceApp(TRAIN)

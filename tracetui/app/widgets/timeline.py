@@ -674,10 +674,23 @@ class Timeline(CachedStyles, Widget, can_focus=True):
         if found is not None:
             return found
         strip = self._draw_lane(row, width, cursor_here)
+        if cursor_here and row.lane.detail and row.lane.key not in self.lane_layout.expanded:
+            self.call_after_refresh(self._draw_depths_ahead)
         if len(self._strips) > 4 * max(8, self.size.height):
             self._strips.clear()
         self._strips[key] = strip
         return strip
+
+    def _draw_depths_ahead(self) -> None:
+        """Once the frame is out, the cursor lane's depth rows are drawn into the model's cache (its
+        window, width and colours), so that Space (expand) finds them drawn: idle time, not the key's."""
+        row = self._current_row()
+        if row is None or self.model is None or self.window is None:
+            return
+        if row.lane.key in self.lane_layout.expanded:
+            return
+        for depth in row.lane.rows(True):
+            self.model.draw(depth, self.window, self.cells, self.mode)
 
     def _label(self, row: ShownRow) -> str:
         if not row.first:
