@@ -689,7 +689,7 @@ class Timeline(CachedStyles, Widget, can_focus=True):
             return
         if row.lane.key in self.lane_layout.expanded:
             return
-        for depth in row.lane.rows(True):
+        for depth in row.lane.rows(True)[: self._visible_lines()]:  # those the screen has room for
             self.model.draw(depth, self.window, self.cells, self.mode)
 
     def _label(self, row: ShownRow) -> str:
